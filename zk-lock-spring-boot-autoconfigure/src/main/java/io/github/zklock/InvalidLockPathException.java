@@ -1,0 +1,29 @@
+package io.github.zklock;
+
+/**
+ * Thrown when a lock path, or a value a path template resolves to, is {@code null}, empty or not
+ * a legal ZooKeeper path. Thrown before any ZooKeeper request; the guarded method is not invoked.
+ * Also thrown at start-up for a malformed {@code @DistributedLock} path template.
+ */
+public class InvalidLockPathException extends LockException {
+
+	private static final long serialVersionUID = 1L;
+
+	/**
+	 * Create an exception with a message.
+	 * @param message what is wrong with the path, naming the path or template
+	 */
+	public InvalidLockPathException(String message) {
+		super(message);
+	}
+
+	/**
+	 * Create an exception with a message and a cause.
+	 * @param message what is wrong with the path, naming the path or template
+	 * @param cause the parse or validation failure
+	 */
+	public InvalidLockPathException(String message, Throwable cause) {
+		super(message, cause);
+	}
+
+}

@@ -1,0 +1,82 @@
+package io.github.zklock;
+
+import java.time.Duration;
+import java.util.Objects;
+
+import org.jspecify.annotations.Nullable;
+
+import io.github.zklock.annotation.LockMode;
+
+/**
+ * What to lock and how: a path below the root path, a mode, whether an EXCLUSIVE lock is
+ * reentrant, and how long to wait. Immutable; build it with {@link #of(String)} and the
+ * {@code with...} methods.
+ *
+ * @param path the lock path below {@code zk.lock.root-path}, starting with {@code /}
+ * @param mode the lock mode
+ * @param reentrant whether an EXCLUSIVE lock may be re-entered by its holder thread (ignored
+ * for READ and WRITE, which are always reentrant)
+ * @param waitTime how long to wait: {@code null} for the template's default, zero for a single
+ * attempt, a negative duration to wait without limit
+ */
+public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullable Duration waitTime) {
+
+	/**
+	 * A wait time that waits until the lock is granted, without limit (any negative duration
+	 * does the same).
+	 */
+	public static final Duration WAIT_FOREVER = Duration.ofMillis(-1);
+
+	/**
+	 * Create a request, checking that path and mode are given.
+	 * @param path the lock path
+	 * @param mode the lock mode
+	 * @param reentrant whether an EXCLUSIVE lock is reentrant
+	 * @param waitTime the wait time or {@code null} for the default
+	 * @throws InvalidLockPathException if the path is {@code null} or empty
+	 * @throws NullPointerException if the mode is {@code null}
+	 */
+	public LockRequest {
+		if (path == null || path.isEmpty()) {
+			throw new InvalidLockPathException("Lock path must not be null or empty");
+		}
+		Objects.requireNonNull(mode, "mode must not be null");
+	}
+
+	/**
+	 * Create a request for a reentrant EXCLUSIVE lock with the default wait time.
+	 * @param path the lock path below the root path, starting with {@code /}
+	 * @return the request
+	 */
+	public static LockRequest of(String path) {
+		return new LockRequest(path, LockMode.EXCLUSIVE, true, null);
+	}
+
+	/**
+	 * Return a copy with another mode.
+	 * @param mode the lock mode
+	 * @return the new request
+	 */
+	public LockRequest withMode(LockMode mode) {
+		return new LockRequest(this.path, mode, this.reentrant, this.waitTime);
+	}
+
+	/**
+	 * Return a copy with another wait time.
+	 * @param waitTime the wait time, {@code null} for the default
+	 * @return the new request
+	 */
+	public LockRequest withWaitTime(@Nullable Duration waitTime) {
+		return new LockRequest(this.path, this.mode, this.reentrant, waitTime);
+	}
+
+	/**
+	 * Return a copy with reentrancy switched on or off (EXCLUSIVE only).
+	 * @param reentrant whether the lock is reentrant
+	 * @return the new request
+	 */
+	public LockRequest withReentrant(boolean reentrant) {
+		return new LockRequest(this.path, this.mode, reentrant, this.waitTime);
+	}
+
+}

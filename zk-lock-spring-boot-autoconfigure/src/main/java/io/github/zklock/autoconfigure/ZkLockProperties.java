@@ -1,0 +1,217 @@
+package io.github.zklock.autoconfigure;
+
+import java.time.Duration;
+
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.core.Ordered;
+
+/**
+ * Configuration properties for zk-lock, bound to {@code zk.lock.*}.
+ */
+@ConfigurationProperties("zk.lock")
+public class ZkLockProperties {
+
+	/**
+	 * Whether to enable the zk-lock auto-configuration.
+	 */
+	private boolean enabled = true;
+
+	/**
+	 * ZooKeeper connect string: comma-separated host:port pairs, optionally followed by a chroot
+	 * path. Ignored when the embedded server is enabled.
+	 */
+	private String connectString = "localhost:2181";
+
+	/**
+	 * Znode below which all lock paths live.
+	 */
+	private String rootPath = "/locks";
+
+	/**
+	 * ZooKeeper session timeout. The server bounds it to between 2 and 20 ticks. Locks of a
+	 * crashed process are released once it expires.
+	 */
+	private Duration sessionTimeout = Duration.ofSeconds(60);
+
+	/**
+	 * How long Curator waits for a connection before an operation fails.
+	 */
+	private Duration connectionTimeout = Duration.ofSeconds(15);
+
+	/**
+	 * Wait time of locks that do not set one. Zero makes a single attempt; a negative value waits
+	 * without limit.
+	 */
+	private Duration defaultWaitTime = Duration.ofMillis(-1);
+
+	/**
+	 * Order of the @DistributedLock advisor. It must be lower (outer) than the transaction
+	 * advisor's order so that the lock is held until the transaction has completed.
+	 */
+	private int aspectOrder = Ordered.LOWEST_PRECEDENCE - 100;
+
+	/**
+	 * How many idle lock recipe instances to keep cached. Instances being waited on or held are
+	 * kept beyond it.
+	 */
+	private int cacheCapacity = 10_000;
+
+	private final Retry retry = new Retry();
+
+	private final Embedded embedded = new Embedded();
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public String getConnectString() {
+		return this.connectString;
+	}
+
+	public void setConnectString(String connectString) {
+		this.connectString = connectString;
+	}
+
+	public String getRootPath() {
+		return this.rootPath;
+	}
+
+	public void setRootPath(String rootPath) {
+		this.rootPath = rootPath;
+	}
+
+	public Duration getSessionTimeout() {
+		return this.sessionTimeout;
+	}
+
+	public void setSessionTimeout(Duration sessionTimeout) {
+		this.sessionTimeout = sessionTimeout;
+	}
+
+	public Duration getConnectionTimeout() {
+		return this.connectionTimeout;
+	}
+
+	public void setConnectionTimeout(Duration connectionTimeout) {
+		this.connectionTimeout = connectionTimeout;
+	}
+
+	public Duration getDefaultWaitTime() {
+		return this.defaultWaitTime;
+	}
+
+	public void setDefaultWaitTime(Duration defaultWaitTime) {
+		this.defaultWaitTime = defaultWaitTime;
+	}
+
+	public int getAspectOrder() {
+		return this.aspectOrder;
+	}
+
+	public void setAspectOrder(int aspectOrder) {
+		this.aspectOrder = aspectOrder;
+	}
+
+	public int getCacheCapacity() {
+		return this.cacheCapacity;
+	}
+
+	public void setCacheCapacity(int cacheCapacity) {
+		this.cacheCapacity = cacheCapacity;
+	}
+
+	public Retry getRetry() {
+		return this.retry;
+	}
+
+	public Embedded getEmbedded() {
+		return this.embedded;
+	}
+
+	/**
+	 * Curator's exponential back-off retry policy for failed ZooKeeper operations.
+	 */
+	public static class Retry {
+
+		/**
+		 * Initial sleep between retries; later sleeps grow exponentially with jitter.
+		 */
+		private Duration baseSleep = Duration.ofSeconds(1);
+
+		/**
+		 * Maximum number of retries (at most 29).
+		 */
+		private int maxRetries = 3;
+
+		/**
+		 * Maximum sleep between two retries. When not set, only Curator's own cap applies.
+		 */
+		private @Nullable Duration maxSleep;
+
+		public Duration getBaseSleep() {
+			return this.baseSleep;
+		}
+
+		public void setBaseSleep(Duration baseSleep) {
+			this.baseSleep = baseSleep;
+		}
+
+		public int getMaxRetries() {
+			return this.maxRetries;
+		}
+
+		public void setMaxRetries(int maxRetries) {
+			this.maxRetries = maxRetries;
+		}
+
+		public @Nullable Duration getMaxSleep() {
+			return this.maxSleep;
+		}
+
+		public void setMaxSleep(@Nullable Duration maxSleep) {
+			this.maxSleep = maxSleep;
+		}
+
+	}
+
+	/**
+	 * In-process ZooKeeper server for development and tests; needs
+	 * {@code org.apache.curator:curator-test} on the class path.
+	 */
+	public static class Embedded {
+
+		/**
+		 * Whether to start an in-process ZooKeeper server and connect to it instead of
+		 * connect-string.
+		 */
+		private boolean enabled;
+
+		/**
+		 * Client port of the embedded server; 0 picks a free port.
+		 */
+		private int port;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public int getPort() {
+			return this.port;
+		}
+
+		public void setPort(int port) {
+			this.port = port;
+		}
+
+	}
+
+}

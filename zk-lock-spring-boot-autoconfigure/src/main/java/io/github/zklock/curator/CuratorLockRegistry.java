@@ -1,0 +1,238 @@
+package io.github.zklock.curator;
+
+import java.io.Closeable;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.utils.PathUtils;
+import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.KeeperException;
+
+import io.github.zklock.InvalidLockPathException;
+import io.github.zklock.LockException;
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockProvider;
+import io.github.zklock.annotation.LockMode;
+
+/**
+ * {@link LockProvider} on Apache Curator lock recipes: EXCLUSIVE on {@code InterProcessMutex}
+ * (or a one-lease {@code InterProcessSemaphoreV2}, the recipe behind
+ * {@code InterProcessSemaphoreMutex}, when not reentrant), READ and WRITE on
+ * {@code InterProcessReadWriteLock}. These follow the lock recipe of the ZooKeeper recipes page:
+ * ephemeral sequential znodes below the lock path, each waiter watching only its predecessor (no
+ * herd effect), with Curator's protected names making the create recoverable after a connection
+ * loss.
+ *
+ * <p>One recipe instance per (path, kind) is shared by all threads and kept in a bounded cache
+ * that never evicts an instance being waited on or held. Held grants follow the connection state
+ * (see {@link LockHandle#isHeld()}).
+ *
+ * <p>Thread-safe. Call {@link #close()} before closing the Curator client.
+ */
+public class CuratorLockRegistry implements LockProvider, Closeable {
+
+	private static final Log logger = LogFactory.getLog(CuratorLockRegistry.class);
+
+	private final CuratorFramework client;
+
+	private final String rootPath;
+
+	private final RecipeCache recipes;
+
+	private final HeldLocks heldLocks = new HeldLocks();
+
+	/**
+	 * Create a registry and start tracking the client's connection state.
+	 * @param client a Curator client (started before the first lock request)
+	 * @param rootPath the znode below which lock paths live, for example {@code /locks}
+	 * @param cacheCapacity how many idle recipe instances to keep; instances in use are kept
+	 * beyond it
+	 * @throws InvalidLockPathException if the root path is not a legal ZooKeeper path
+	 * @throws IllegalArgumentException if the capacity is not positive
+	 */
+	public CuratorLockRegistry(CuratorFramework client, String rootPath, int cacheCapacity) {
+		this.client = Objects.requireNonNull(client, "client must not be null");
+		this.rootPath = validRootPath(rootPath);
+		this.recipes = new RecipeCache(cacheCapacity, (path, kind) -> LockRecipe.create(client, path, kind));
+		client.getConnectionStateListenable().addListener(this.heldLocks);
+	}
+
+	@Override
+	public Optional<LockHandle> tryAcquire(String path, LockMode mode, boolean reentrant, Duration waitTime) {
+		Objects.requireNonNull(mode, "mode must not be null");
+		Objects.requireNonNull(waitTime, "waitTime must not be null");
+		String lockPath = fullPath(path);
+		RecipeCache.Entry entry = this.recipes.retain(lockPath, LockRecipe.Kind.of(mode, reentrant));
+		boolean granted = false;
+		try {
+			long waitMs = waitTime.isNegative() ? -1 : waitTime.toMillis();
+			LockRecipe.Grant grant = entry.recipe().acquire(mode, waitMs);
+			if (grant == null) {
+				if (!this.client.getZookeeperClient().isConnected()) {
+					throw new LockException("Could not acquire " + mode + " lock '" + lockPath
+							+ "': ZooKeeper connection lost while waiting (" + connectString(this.client) + ")");
+				}
+				return Optional.empty();
+			}
+			CuratorLockHandle handle = new CuratorLockHandle(this, entry, grant, lockPath, mode,
+					sessionId(this.client));
+			this.heldLocks.add(handle);
+			granted = true;
+			return Optional.of(handle);
+		}
+		catch (LockException ex) {
+			throw ex;
+		}
+		catch (Exception ex) {
+			throw translate(ex, "acquire", lockPath, mode, this.client);
+		}
+		finally {
+			if (!granted) {
+				this.recipes.unretain(entry);
+			}
+		}
+	}
+
+	/**
+	 * Return the full znode path of a lock path: the root path joined with it.
+	 * @param path the lock path, starting with {@code /}
+	 * @return the full path
+	 * @throws InvalidLockPathException if the path is not a legal lock path
+	 */
+	@Override
+	public String fullPath(String path) {
+		if (path == null || path.isEmpty() || path.equals("/")) {
+			throw new InvalidLockPathException("Lock path must name a znode below the root path, was '" + path + "'");
+		}
+		try {
+			PathUtils.validatePath(path);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new InvalidLockPathException("Invalid lock path '" + path + "': " + ex.getMessage(), ex);
+		}
+		return ZKPaths.makePath(this.rootPath, path);
+	}
+
+	/**
+	 * Return the root path below which lock paths live.
+	 * @return the root path
+	 */
+	public String getRootPath() {
+		return this.rootPath;
+	}
+
+	/**
+	 * Return how many recipe instances are cached, in use or idle.
+	 * @return the number of cached recipes
+	 */
+	public int cachedRecipeCount() {
+		return this.recipes.size();
+	}
+
+	/**
+	 * Return how many grants this application holds (nested grants counted each).
+	 * @return the number of unreleased grants
+	 */
+	public int heldLockCount() {
+		return this.heldLocks.size();
+	}
+
+	/**
+	 * Stop tracking the connection state. Grants still held stay valid until released or until
+	 * the client is closed.
+	 */
+	@Override
+	public void close() {
+		this.client.getConnectionStateListenable().removeListener(this.heldLocks);
+	}
+
+	CuratorFramework client() {
+		return this.client;
+	}
+
+	void release(CuratorLockHandle handle, RecipeCache.Entry entry, LockRecipe.Grant grant) {
+		try {
+			grant.release();
+		}
+		catch (Exception ex) {
+			if (ex instanceof InterruptedException) {
+				Thread.currentThread().interrupt();
+			}
+			// Curator retries the delete in the background (guaranteed delete); if the session
+			// ends first, ZooKeeper removes the ephemeral znode with it.
+			logger.warn("Failed to release " + handle + "; ZooKeeper removes its znode when the session ends", ex);
+		}
+		finally {
+			this.heldLocks.remove(handle);
+			this.recipes.unretain(entry);
+		}
+	}
+
+	static long sessionId(CuratorFramework client) {
+		try {
+			return client.getZookeeperClient().getZooKeeper().getSessionId();
+		}
+		catch (Exception ex) {
+			return 0;
+		}
+	}
+
+	static LockException translate(Exception ex, String action, String path, LockMode mode, CuratorFramework client) {
+		String what = "Could not " + action + " " + mode + " lock '" + path + "': ";
+		if (ex instanceof InterruptedException || Thread.currentThread().isInterrupted()) {
+			Thread.currentThread().interrupt();
+			return new LockException(what + "interrupted while waiting", ex);
+		}
+		KeeperException keeperException = findKeeperException(ex);
+		if (keeperException != null) {
+			switch (keeperException.code()) {
+				case CONNECTIONLOSS, OPERATIONTIMEOUT, SESSIONEXPIRED, SESSIONMOVED:
+					return new LockException(what + "ZooKeeper is unreachable (" + connectString(client) + ", "
+							+ keeperException.code() + ")", ex);
+				case NOAUTH, AUTHFAILED, SESSIONCLOSEDREQUIRESASLAUTH:
+					return new LockException(what + "ZooKeeper denied access (" + keeperException.code()
+							+ "): check the authentication and the ACLs of the lock znodes", ex);
+				default:
+					return new LockException(what + "ZooKeeper returned " + keeperException.code(), ex);
+			}
+		}
+		if (ex instanceof IllegalStateException && !client.getState().equals(
+				org.apache.curator.framework.imps.CuratorFrameworkState.STARTED)) {
+			return new LockException(what + "the Curator client is " + client.getState(), ex);
+		}
+		return new LockException(what + ex, ex);
+	}
+
+	private static @org.jspecify.annotations.Nullable KeeperException findKeeperException(Throwable ex) {
+		for (Throwable current = ex; current != null; current = current.getCause()) {
+			if (current instanceof KeeperException keeperException) {
+				return keeperException;
+			}
+		}
+		return null;
+	}
+
+	private static String connectString(CuratorFramework client) {
+		try {
+			return "connect string " + client.getZookeeperClient().getCurrentConnectionString();
+		}
+		catch (RuntimeException ex) {
+			return "connect string unknown";
+		}
+	}
+
+	private static String validRootPath(String rootPath) {
+		try {
+			PathUtils.validatePath(rootPath);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new InvalidLockPathException("Invalid lock root path '" + rootPath + "': " + ex.getMessage(), ex);
+		}
+		return rootPath;
+	}
+
+}
