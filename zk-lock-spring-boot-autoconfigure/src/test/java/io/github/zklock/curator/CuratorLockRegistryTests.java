@@ -1,0 +1,382 @@
+package io.github.zklock.curator;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+import io.github.zklock.InvalidLockPathException;
+import io.github.zklock.LockAcquisitionException;
+import io.github.zklock.LockException;
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockUpgradeException;
+import io.github.zklock.annotation.LockMode;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
+/**
+ * Behaviour of {@link CuratorLockRegistry} on a real ZooKeeper server. Two independent clients,
+ * each with its own registry, stand for two processes.
+ */
+class CuratorLockRegistryTests {
+
+	private static final Duration SHORT = Duration.ofMillis(200);
+
+	private static final Duration LONG = Duration.ofSeconds(10);
+
+	private static final Duration FOREVER = Duration.ofMillis(-1);
+
+	private static TestingServer server;
+
+	private CuratorFramework clientA;
+
+	private CuratorFramework clientB;
+
+	private CuratorLockRegistry processA;
+
+	private CuratorLockRegistry processB;
+
+	private String path;
+
+	@BeforeAll
+	static void startServer() throws Exception {
+		server = new TestingServer(true);
+	}
+
+	@AfterAll
+	static void stopServer() throws Exception {
+		server.close();
+	}
+
+	@BeforeEach
+	void connect(TestInfo testInfo) throws Exception {
+		this.clientA = startClient();
+		this.clientB = startClient();
+		this.processA = new CuratorLockRegistry(this.clientA, "/locks", 100);
+		this.processB = new CuratorLockRegistry(this.clientB, "/locks", 100);
+		this.path = "/" + testInfo.getTestMethod().orElseThrow().getName();
+	}
+
+	@AfterEach
+	void close() {
+		this.processA.close();
+		this.processB.close();
+		this.clientA.close();
+		this.clientB.close();
+	}
+
+	static CuratorFramework startClient() throws InterruptedException {
+		CuratorFramework client = CuratorFrameworkFactory.newClient(server.getConnectString(),
+				new ExponentialBackoffRetry(100, 3));
+		client.start();
+		assertThat(client.blockUntilConnected(10, TimeUnit.SECONDS)).isTrue();
+		return client;
+	}
+
+	@Test
+	void twoClientsExcludeEachOther() {
+		LockHandle held = acquire(this.processA, LockMode.EXCLUSIVE, SHORT);
+		assertThat(held.isHeld()).isTrue();
+		assertThat(held.path()).isEqualTo("/locks" + this.path);
+
+		assertThat(this.processB.tryAcquire(this.path, LockMode.EXCLUSIVE, true, SHORT)).isEmpty();
+
+		held.release();
+		assertThat(held.isHeld()).isFalse();
+		LockHandle next = acquire(this.processB, LockMode.EXCLUSIVE, SHORT);
+		assertThat(next.isHeld()).isTrue();
+		next.release();
+	}
+
+	@Test
+	void zeroWaitMakesOneAttemptAndLeavesNoZnode() throws Exception {
+		LockHandle held = acquire(this.processA, LockMode.EXCLUSIVE, Duration.ZERO);
+
+		long started = System.nanoTime();
+		assertThat(this.processB.tryAcquire(this.path, LockMode.EXCLUSIVE, true, Duration.ZERO)).isEmpty();
+		assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
+		assertThat(children()).hasSize(1);
+
+		held.release();
+	}
+
+	@Test
+	void boundedWaitTimesOutWhenHeldByAnotherClient() {
+		LockHandle held = acquire(this.processA, LockMode.EXCLUSIVE, Duration.ZERO);
+
+		long started = System.nanoTime();
+		Optional<LockHandle> attempt = this.processB.tryAcquire(this.path, LockMode.EXCLUSIVE, true, SHORT);
+		assertThat(attempt).isEmpty();
+		assertThat(Duration.ofNanos(System.nanoTime() - started)).isGreaterThanOrEqualTo(SHORT);
+
+		held.release();
+	}
+
+	@Test
+	void boundedWaitIsGrantedWhenReleasedInTime() throws Exception {
+		grantedToWaiterAfterRelease(LONG);
+	}
+
+	@Test
+	void unlimitedWaitIsGrantedWhenReleased() throws Exception {
+		grantedToWaiterAfterRelease(FOREVER);
+	}
+
+	private void grantedToWaiterAfterRelease(Duration waitTime) throws Exception {
+		LockHandle held = acquire(this.processA, LockMode.EXCLUSIVE, Duration.ZERO);
+		CompletableFuture<Optional<LockHandle>> waiter = CompletableFuture.supplyAsync(() -> {
+			Optional<LockHandle> handle = this.processB.tryAcquire(this.path, LockMode.EXCLUSIVE, true, waitTime);
+			handle.ifPresent(LockHandle::release);
+			return handle;
+		});
+		// The waiter has queued its own znode behind the holder's.
+		await().atMost(LONG).until(() -> children().size() == 2);
+		assertThat(waiter).isNotDone();
+
+		held.release();
+		assertThat(waiter.get(10, TimeUnit.SECONDS)).isPresent();
+	}
+
+	@Test
+	void reentersSamePathInSameThread() {
+		LockHandle outer = acquire(this.processA, LockMode.EXCLUSIVE, Duration.ZERO);
+		LockHandle inner = acquire(this.processA, LockMode.EXCLUSIVE, Duration.ZERO);
+		assertThat(inner.fencingToken()).isEqualTo(outer.fencingToken());
+
+		inner.release();
+		assertThat(outer.isHeld()).isTrue();
+		assertThat(this.processB.tryAcquire(this.path, LockMode.EXCLUSIVE, true, Duration.ZERO)).isEmpty();
+
+		outer.release();
+		acquire(this.processB, LockMode.EXCLUSIVE, Duration.ZERO).release();
+	}
+
+	@Test
+	void otherThreadOfSameProcessWaits() throws Exception {
+		LockHandle held = acquire(this.processA, LockMode.EXCLUSIVE, Duration.ZERO);
+		Optional<LockHandle> fromOtherThread = CompletableFuture
+			.supplyAsync(() -> this.processA.tryAcquire(this.path, LockMode.EXCLUSIVE, true, SHORT))
+			.get(10, TimeUnit.SECONDS);
+		assertThat(fromOtherThread).isEmpty();
+		held.release();
+	}
+
+	@Test
+	void nonReentrantNestedCallFailsAfterItsWaitTime() {
+		// The whole scenario runs on the timeout's thread: nesting is a property of the thread.
+		assertTimeoutPreemptively(LONG, () -> {
+			LockHandle outer = this.processA.tryAcquire(this.path, LockMode.EXCLUSIVE, false, Duration.ZERO)
+				.orElseThrow();
+			long started = System.nanoTime();
+			assertThat(this.processA.tryAcquire(this.path, LockMode.EXCLUSIVE, false, SHORT)).isEmpty();
+			assertThat(Duration.ofNanos(System.nanoTime() - started)).isGreaterThanOrEqualTo(SHORT);
+			outer.release();
+		});
+	}
+
+	@Test
+	void nonReentrantNestedCallWithoutLimitFailsAtOnce() {
+		assertTimeoutPreemptively(LONG, () -> {
+			LockHandle outer = this.processA.tryAcquire(this.path, LockMode.EXCLUSIVE, false, Duration.ZERO)
+				.orElseThrow();
+			assertThatExceptionOfType(LockAcquisitionException.class)
+				.isThrownBy(() -> this.processA.tryAcquire(this.path, LockMode.EXCLUSIVE, false, FOREVER))
+				.withMessageContaining("not reentrant");
+			outer.release();
+		});
+		// Released: free for another process.
+		this.processB.tryAcquire(this.path, LockMode.EXCLUSIVE, false, Duration.ZERO).orElseThrow().release();
+	}
+
+	@Test
+	void nonReentrantLockExcludesOtherClientAndMayBeReleasedByAnyThread() throws Exception {
+		LockHandle held = this.processA.tryAcquire(this.path, LockMode.EXCLUSIVE, false, Duration.ZERO).orElseThrow();
+		assertThat(this.processB.tryAcquire(this.path, LockMode.EXCLUSIVE, false, SHORT)).isEmpty();
+
+		CompletableFuture.runAsync(held::release).get(10, TimeUnit.SECONDS);
+		this.processB.tryAcquire(this.path, LockMode.EXCLUSIVE, false, SHORT).orElseThrow().release();
+	}
+
+	@Test
+	void reentrantGrantMustBeReleasedByItsThread() throws Exception {
+		LockHandle held = acquire(this.processA, LockMode.EXCLUSIVE, Duration.ZERO);
+		AtomicReference<Throwable> failure = new AtomicReference<>();
+		CompletableFuture.runAsync(held::release).exceptionally((ex) -> {
+			failure.set(ex.getCause());
+			return null;
+		}).get(10, TimeUnit.SECONDS);
+		assertThat(failure.get()).isInstanceOf(IllegalStateException.class).hasMessageContaining("must be released by it");
+		assertThat(held.isHeld()).isTrue();
+		held.release();
+		// Releasing twice is harmless.
+		held.release();
+	}
+
+	@Test
+	void readLocksAreShared() throws Exception {
+		LockHandle readA = acquire(this.processA, LockMode.READ, Duration.ZERO);
+		// Process B works on its own thread, as it would in its own JVM.
+		CompletableFuture.runAsync(() -> {
+			LockHandle readB = acquire(this.processB, LockMode.READ, Duration.ZERO);
+			assertThat(readA.isHeld()).isTrue();
+			assertThat(readB.isHeld()).isTrue();
+			readB.release();
+			assertThat(this.processB.tryAcquire(this.path, LockMode.WRITE, true, SHORT)).isEmpty();
+		}).get(10, TimeUnit.SECONDS);
+		readA.release();
+		acquire(this.processB, LockMode.WRITE, Duration.ZERO).release();
+	}
+
+	@Test
+	void writeExcludesReadersAndWriters() {
+		LockHandle write = acquire(this.processA, LockMode.WRITE, Duration.ZERO);
+		assertThat(this.processB.tryAcquire(this.path, LockMode.READ, true, SHORT)).isEmpty();
+		assertThat(this.processB.tryAcquire(this.path, LockMode.WRITE, true, SHORT)).isEmpty();
+		write.release();
+		acquire(this.processB, LockMode.READ, Duration.ZERO).release();
+	}
+
+	@Test
+	void writeHolderMayTakeReadLock() {
+		LockHandle write = acquire(this.processA, LockMode.WRITE, Duration.ZERO);
+		LockHandle read = acquire(this.processA, LockMode.READ, Duration.ZERO);
+		assertThat(read.isHeld()).isTrue();
+		write.release();
+		// Downgraded: the read lock still keeps writers out, readers may join.
+		assertThat(this.processB.tryAcquire(this.path, LockMode.WRITE, true, SHORT)).isEmpty();
+		acquire(this.processB, LockMode.READ, Duration.ZERO).release();
+		read.release();
+		acquire(this.processB, LockMode.WRITE, Duration.ZERO).release();
+	}
+
+	@Test
+	void readHolderAskingForWriteFailsFast() {
+		assertTimeoutPreemptively(Duration.ofSeconds(5), () -> {
+			LockHandle read = acquire(this.processA, LockMode.READ, Duration.ZERO);
+			assertThatExceptionOfType(LockUpgradeException.class)
+				.isThrownBy(() -> this.processA.tryAcquire(this.path, LockMode.WRITE, true, FOREVER))
+				.withMessageContaining("/locks" + this.path);
+			assertThat(read.isHeld()).isTrue();
+			read.release();
+		});
+		acquire(this.processB, LockMode.WRITE, Duration.ZERO).release();
+	}
+
+	@Test
+	void fencingTokensStrictlyIncreaseAcrossClients() throws Exception {
+		long previous = 0;
+		for (int i = 0; i < 6; i++) {
+			CuratorLockRegistry process = (i % 2 == 0) ? this.processA : this.processB;
+			LockMode mode = (i % 3 == 0) ? LockMode.WRITE : LockMode.EXCLUSIVE;
+			String lockPath = (mode == LockMode.WRITE) ? this.path + "-rw" : this.path;
+			LockHandle handle = acquire(process, lockPath, mode, Duration.ZERO);
+			long token = handle.fencingToken();
+			assertThat(token).isEqualTo(this.clientA.checkExists().forPath(((CuratorLockHandle) handle).nodePath()).getCzxid());
+			assertThat(token).isGreaterThan(previous);
+			previous = token;
+			handle.release();
+		}
+	}
+
+	@Test
+	void fencingTokenOfReleasedHandleIsRefused() {
+		LockHandle handle = acquire(this.processA, LockMode.EXCLUSIVE, Duration.ZERO);
+		handle.release();
+		assertThatIllegalStateException().isThrownBy(handle::fencingToken).withMessageContaining("released");
+		assertThatIllegalStateException().isThrownBy(handle::checkHeld);
+	}
+
+	@Test
+	void interruptWhileWaitingRestoresTheFlag() throws Exception {
+		LockHandle held = acquire(this.processA, LockMode.EXCLUSIVE, Duration.ZERO);
+		CountDownLatch done = new CountDownLatch(1);
+		AtomicReference<Throwable> failure = new AtomicReference<>();
+		AtomicReference<Boolean> interrupted = new AtomicReference<>();
+		Thread waiter = new Thread(() -> {
+			try {
+				this.processB.tryAcquire(this.path, LockMode.EXCLUSIVE, true, FOREVER);
+			}
+			catch (Throwable ex) {
+				failure.set(ex);
+			}
+			interrupted.set(Thread.currentThread().isInterrupted());
+			done.countDown();
+		});
+		waiter.start();
+		await().atMost(LONG).until(() -> children().size() == 2);
+		waiter.interrupt();
+		assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
+		assertThat(failure.get()).isExactlyInstanceOf(LockException.class).hasMessageContaining("interrupted");
+		assertThat(interrupted.get()).isTrue();
+		// The waiter's znode is gone, the holder is unaffected.
+		await().atMost(LONG).until(() -> children().size() == 1);
+		held.release();
+	}
+
+	@Test
+	void invalidPathsAreRejectedBeforeAnyRequest() {
+		for (String bad : List.of("", "/", "no-slash", "/a//b", "/a/", "/a/./b", "/a/../b", "/a\u0000b")) {
+			assertThatExceptionOfType(InvalidLockPathException.class)
+				.as(bad)
+				.isThrownBy(() -> this.processA.tryAcquire(bad, LockMode.EXCLUSIVE, true, Duration.ZERO));
+		}
+		assertThat(this.processA.cachedRecipeCount()).isZero();
+	}
+
+	@Test
+	void cacheNeverEvictsRecipesInUse() throws Exception {
+		CuratorLockRegistry small = new CuratorLockRegistry(this.clientA, "/locks", 2);
+		try {
+			LockHandle first = acquire(small, this.path + "/0", LockMode.EXCLUSIVE, Duration.ZERO);
+			List<LockHandle> others = new java.util.ArrayList<>();
+			for (int i = 1; i < 6; i++) {
+				others.add(acquire(small, this.path + "/" + i, LockMode.EXCLUSIVE, Duration.ZERO));
+			}
+			others.forEach(LockHandle::release);
+			assertThat(small.cachedRecipeCount()).isLessThanOrEqualTo(2);
+			// The held recipe survived eviction: re-entering it works and keeps the same znode.
+			LockHandle nested = acquire(small, this.path + "/0", LockMode.EXCLUSIVE, Duration.ZERO);
+			assertThat(((CuratorLockHandle) nested).nodePath()).isEqualTo(((CuratorLockHandle) first).nodePath());
+			nested.release();
+			first.release();
+			assertThat(small.heldLockCount()).isZero();
+		}
+		finally {
+			small.close();
+		}
+	}
+
+	private LockHandle acquire(CuratorLockRegistry registry, LockMode mode, Duration waitTime) {
+		return acquire(registry, this.path, mode, waitTime);
+	}
+
+	private static LockHandle acquire(CuratorLockRegistry registry, String path, LockMode mode, Duration waitTime) {
+		return registry.tryAcquire(path, mode, true, waitTime)
+			.orElseThrow(() -> new AssertionError("not granted: " + path));
+	}
+
+	private List<String> children() throws Exception {
+		return this.clientA.getChildren().forPath("/locks" + this.path);
+	}
+
+
+}
