@@ -1,0 +1,86 @@
+package io.github.zklock.curator;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.github.zklock.LockAcquisitionException;
+import io.github.zklock.LockException;
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockLostException;
+import io.github.zklock.annotation.LockMode;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
+/**
+ * A stopped ZooKeeper is reported as an infrastructure failure, never as a busy lock.
+ */
+class ZooKeeperUnavailableTests {
+
+	private TestingServer server;
+
+	private CuratorFramework client;
+
+	private CuratorLockRegistry registry;
+
+	@BeforeEach
+	void start() throws Exception {
+		this.server = new TestingServer(true);
+		this.client = CuratorFrameworkFactory.builder()
+			.connectString(this.server.getConnectString())
+			.connectionTimeoutMs(1000)
+			.sessionTimeoutMs(4000)
+			.retryPolicy(new RetryOneTime(100))
+			.build();
+		this.client.start();
+		assertThat(this.client.blockUntilConnected(10, TimeUnit.SECONDS)).isTrue();
+		this.registry = new CuratorLockRegistry(this.client, "/locks", 100);
+	}
+
+	@AfterEach
+	void stop() throws Exception {
+		this.registry.close();
+		this.client.close();
+		this.server.close();
+	}
+
+	@Test
+	void serverDownIsALockExceptionNotBusy() throws Exception {
+		this.server.stop();
+		for (LockMode mode : LockMode.values()) {
+			assertTimeoutPreemptively(Duration.ofSeconds(20),
+					() -> assertThatExceptionOfType(LockException.class)
+						.isThrownBy(() -> this.registry.tryAcquire("/down", mode, true, Duration.ofMillis(100)))
+						.isNotInstanceOf(LockAcquisitionException.class)
+						.withMessageContaining("ZooKeeper is unreachable"));
+		}
+		assertThat(this.registry.heldLockCount()).isZero();
+	}
+
+	@Test
+	void heldLockIsInDoubtWhenTheConnectionIsSuspended() {
+		// One thread from grant to release, as the grant is bound to it.
+		assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
+			LockHandle handle = this.registry.tryAcquire("/held", LockMode.EXCLUSIVE, true, Duration.ZERO)
+				.orElseThrow();
+			assertThat(handle.isHeld()).isTrue();
+			this.server.stop();
+			await().atMost(Duration.ofSeconds(10)).until(() -> !handle.isHeld());
+			assertThatExceptionOfType(LockLostException.class).isThrownBy(handle::checkHeld);
+			// Releasing without a server logs and returns: the ephemeral znode dies with the session.
+			handle.release();
+		});
+		assertThat(this.registry.heldLockCount()).isZero();
+	}
+
+}
