@@ -1,0 +1,516 @@
+package io.github.zklock.autoconfigure;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.apache.curator.RetryPolicy;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.imps.CuratorFrameworkState;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.annotation.Order;
+
+import io.github.zklock.InvalidLockPathException;
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockTemplate;
+import io.github.zklock.annotation.DistributedLock;
+import io.github.zklock.aop.DistributedLockAdvisor;
+import io.github.zklock.aop.DistributedLockMethodValidator;
+import io.github.zklock.aop.LockOperationSource;
+import io.github.zklock.curator.CuratorLockRegistry;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Tests for {@link ZkLockAutoConfiguration}, against a real ZooKeeper server.
+ */
+class ZkLockAutoConfigurationTests {
+
+	private static TestingServer server;
+
+	private static CuratorFramework zk;
+
+	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(ZkLockAutoConfiguration.class))
+		.withPropertyValues("zk.lock.connect-string=" + server.getConnectString());
+
+	@BeforeAll
+	static void startZooKeeper() throws Exception {
+		server = new TestingServer();
+		zk = CuratorFrameworkFactory.newClient(server.getConnectString(), new RetryOneTime(100));
+		zk.start();
+	}
+
+	@AfterAll
+	static void stopZooKeeper() throws IOException {
+		if (zk != null) {
+			zk.close();
+		}
+		if (server != null) {
+			server.close();
+		}
+	}
+
+	@Test
+	void createsStartedClientRegistryTemplateAndAdvisorByDefault() {
+		this.contextRunner.run((context) -> {
+			assertThat(context).hasSingleBean(CuratorFramework.class)
+				.hasSingleBean(CuratorLockRegistry.class)
+				.hasSingleBean(LockTemplate.class)
+				.hasSingleBean(DistributedLockAdvisor.class)
+				.hasSingleBean(LockOperationSource.class)
+				.hasSingleBean(DistributedLockMethodValidator.class)
+				.doesNotHaveBean(EmbeddedZooKeeper.class);
+			CuratorFramework client = context.getBean(CuratorFramework.class);
+			assertThat(client.getState()).isEqualTo(CuratorFrameworkState.STARTED);
+			assertThat(client.getZookeeperClient().getCurrentConnectionString())
+				.isEqualTo(server.getConnectString());
+			assertThat(context.getBean(CuratorLockRegistry.class).getRootPath()).isEqualTo("/locks");
+		});
+	}
+
+	@Test
+	void bindsDefaultProperties() {
+		this.contextRunner.run((context) -> {
+			ZkLockProperties properties = context.getBean(ZkLockProperties.class);
+			assertThat(properties.isEnabled()).isTrue();
+			assertThat(properties.getRootPath()).isEqualTo("/locks");
+			assertThat(properties.getSessionTimeout()).isEqualTo(Duration.ofSeconds(60));
+			assertThat(properties.getConnectionTimeout()).isEqualTo(Duration.ofSeconds(15));
+			assertThat(properties.getRetry().getBaseSleep()).isEqualTo(Duration.ofSeconds(1));
+			assertThat(properties.getRetry().getMaxRetries()).isEqualTo(3);
+			assertThat(properties.getRetry().getMaxSleep()).isNull();
+			assertThat(properties.getDefaultWaitTime()).isNegative();
+			assertThat(properties.getEmbedded().isEnabled()).isFalse();
+			assertThat(context.getBean(LockTemplate.class).getDefaultWaitTime()).isNegative();
+		});
+	}
+
+	@Test
+	void passesDefaultTimeoutsAndRetryPolicyToTheClient() {
+		this.contextRunner.withUserConfiguration(BuilderCaptureConfiguration.class).run((context) -> {
+			CuratorFrameworkFactory.Builder builder = context.getBean(BuilderCapture.class).builder.get();
+			assertThat(builder).isNotNull();
+			assertThat(builder.getSessionTimeoutMs()).isEqualTo(60_000);
+			assertThat(builder.getConnectionTimeoutMs()).isEqualTo(15_000);
+			assertThat(builder.getRetryPolicy()).isInstanceOfSatisfying(ExponentialBackoffRetry.class, (retry) -> {
+				assertThat(retry.getBaseSleepTimeMs()).isEqualTo(1000);
+				assertThat(retry.getN()).isEqualTo(3);
+			});
+			CuratorFramework client = context.getBean(CuratorFramework.class);
+			assertThat(client.getZookeeperClient().getConnectionTimeoutMs()).isEqualTo(15_000);
+		});
+	}
+
+	@Test
+	void locksUnderDefaultRootPath() {
+		this.contextRunner.run((context) -> {
+			CuratorFramework client = context.getBean(CuratorFramework.class);
+			LockTemplate lockTemplate = context.getBean(LockTemplate.class);
+			String lockPath = lockTemplate.execute("/defaults/order-1", (handle) -> {
+				assertThat(handle.path()).isEqualTo("/locks/defaults/order-1");
+				assertThat(client.checkExists().forPath("/locks/defaults/order-1")).isNotNull();
+				assertThat(client.getChildren().forPath("/locks/defaults/order-1")).hasSize(1);
+				return handle.path();
+			});
+			assertThat(zk.checkExists().forPath(lockPath)).isNotNull();
+			assertThat(zk.getChildren().forPath(lockPath)).as("lock znode deleted on release").isEmpty();
+		});
+	}
+
+	@Test
+	void usesCustomRootPath() {
+		this.contextRunner.withPropertyValues("zk.lock.root-path=/custom-root/app").run((context) -> {
+			LockTemplate lockTemplate = context.getBean(LockTemplate.class);
+			lockTemplate.execute("/root-path-check", (handle) -> {
+				assertThat(handle.path()).isEqualTo("/custom-root/app/root-path-check");
+				assertThat(zk.getChildren().forPath("/custom-root/app/root-path-check")).hasSize(1);
+				return null;
+			});
+			assertThat(zk.checkExists().forPath("/locks/root-path-check")).isNull();
+		});
+	}
+
+	@Test
+	void passesBoundTimeoutsAndRetryPolicyToTheClient() {
+		this.contextRunner.withUserConfiguration(BuilderCaptureConfiguration.class)
+			.withPropertyValues("zk.lock.session-timeout=12s", "zk.lock.connection-timeout=3500ms",
+					"zk.lock.retry.base-sleep=200ms", "zk.lock.retry.max-retries=7", "zk.lock.retry.max-sleep=300ms")
+			.run((context) -> {
+				ZkLockProperties properties = context.getBean(ZkLockProperties.class);
+				assertThat(properties.getSessionTimeout()).isEqualTo(Duration.ofSeconds(12));
+				assertThat(properties.getConnectionTimeout()).isEqualTo(Duration.ofMillis(3500));
+				CuratorFrameworkFactory.Builder builder = context.getBean(BuilderCapture.class).builder.get();
+				assertThat(builder.getSessionTimeoutMs()).isEqualTo(12_000);
+				assertThat(builder.getConnectionTimeoutMs()).isEqualTo(3500);
+				CuratorFramework client = context.getBean(CuratorFramework.class);
+				assertThat(client.getZookeeperClient().getConnectionTimeoutMs()).isEqualTo(3500);
+				RetryPolicy retryPolicy = client.getZookeeperClient().getRetryPolicy();
+				assertThat(retryPolicy).isInstanceOfSatisfying(ExponentialBackoffRetry.class, (retry) -> {
+					assertThat(retry.getBaseSleepTimeMs()).isEqualTo(200);
+					assertThat(retry.getN()).isEqualTo(7);
+				});
+				// Unbounded, the sleep of the 7th retry is 200 ms times a random 1..255: the cap shows.
+				List<Long> sleeps = new ArrayList<>();
+				for (int i = 0; i < 20; i++) {
+					assertThat(retryPolicy.allowRetry(6, 0, (time, unit) -> sleeps.add(unit.toMillis(time)))).isTrue();
+				}
+				assertThat(sleeps).hasSize(20).allSatisfy((sleep) -> assertThat(sleep).isBetween(200L, 300L));
+				assertThat(retryPolicy.allowRetry(7, 0, (time, unit) -> sleeps.add(unit.toMillis(time)))).isFalse();
+				// The server negotiates the session timeout within its bounds (2 to 20 ticks); 12 s fits.
+				await().atMost(Duration.ofSeconds(10)).until(() -> client.getZookeeperClient().isConnected());
+				assertThat(client.getZookeeperClient().getZooKeeper().getSessionTimeout()).isEqualTo(12_000);
+			});
+	}
+
+	@Test
+	void passesDefaultWaitTimeAndAspectOrder() {
+		this.contextRunner.withPropertyValues("zk.lock.default-wait-time=250ms", "zk.lock.aspect-order=42")
+			.run((context) -> {
+				assertThat(context.getBean(LockTemplate.class).getDefaultWaitTime()).isEqualTo(Duration.ofMillis(250));
+				assertThat(context.getBean(DistributedLockAdvisor.class).getOrder()).isEqualTo(42);
+			});
+	}
+
+	@Test
+	void backsOffWhenUserDefinesCuratorFramework() {
+		this.contextRunner.withUserConfiguration(UserClientConfiguration.class).run((context) -> {
+			assertThat(context).hasSingleBean(CuratorFramework.class).doesNotHaveBean("zkLockCuratorFramework");
+			CuratorFramework userClient = context.getBean("userCuratorFramework", CuratorFramework.class);
+			assertThat(context.getBean(CuratorFramework.class)).isSameAs(userClient);
+			assertThat(context.getBean(CustomizerCalls.class).calls).as("customizers are for the auto-configured client")
+				.isEmpty();
+			// The user's client lives in its own namespace: a lock taken through the registry shows there.
+			context.getBean(LockTemplate.class).execute("/user-client-check", (handle) -> {
+				assertThat(zk.getChildren().forPath("/user-namespace/locks/user-client-check")).hasSize(1);
+				return null;
+			});
+			assertThat(zk.checkExists().forPath("/locks/user-client-check")).isNull();
+		});
+	}
+
+	@Test
+	void appliesBuilderCustomizer() {
+		this.contextRunner.withUserConfiguration(NamespaceCustomizerConfiguration.class).run((context) -> {
+			CuratorFramework client = context.getBean(CuratorFramework.class);
+			assertThat(client.getNamespace()).isEqualTo("customized");
+			context.getBean(LockTemplate.class).execute("/customizer-check", (handle) -> {
+				assertThat(zk.getChildren().forPath("/customized/locks/customizer-check")).hasSize(1);
+				return null;
+			});
+			assertThat(zk.checkExists().forPath("/locks/customizer-check")).isNull();
+		});
+	}
+
+	@Test
+	void appliesBuilderCustomizersInOrder() {
+		this.contextRunner.withUserConfiguration(OrderedCustomizersConfiguration.class).run((context) -> {
+			assertThat(context.getBean(CustomizerCalls.class).calls).containsExactly("first", "second", "third");
+			// The last customizer wins.
+			assertThat(context.getBean(CuratorFramework.class).getNamespace()).isEqualTo("third");
+		});
+	}
+
+	@Test
+	void createsNothingWhenDisabled() {
+		this.contextRunner.withPropertyValues("zk.lock.enabled=false").run((context) -> {
+			assertThat(context).hasNotFailed()
+				.doesNotHaveBean(ZkLockProperties.class)
+				.doesNotHaveBean(CuratorFramework.class)
+				.doesNotHaveBean(CuratorLockRegistry.class)
+				.doesNotHaveBean(LockTemplate.class)
+				.doesNotHaveBean(DistributedLockAdvisor.class)
+				.doesNotHaveBean(LockOperationSource.class)
+				.doesNotHaveBean(DistributedLockMethodValidator.class)
+				.doesNotHaveBean(EmbeddedZooKeeper.class);
+		});
+	}
+
+	@Test
+	void startsEmbeddedZooKeeperAndStopsItWithTheContext() {
+		AtomicReference<InetSocketAddress> embeddedAddress = new AtomicReference<>();
+		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(ZkLockAutoConfiguration.class))
+			.withPropertyValues("zk.lock.embedded.enabled=true", "zk.lock.embedded.port=0",
+					"zk.lock.connection-timeout=5s")
+			.run((context) -> {
+				assertThat(context).hasSingleBean(EmbeddedZooKeeper.class);
+				EmbeddedZooKeeper embedded = context.getBean(EmbeddedZooKeeper.class);
+				assertThat(embedded.getPort()).isPositive().isNotEqualTo(server.getPort());
+				assertThat(embedded.getConnectString()).endsWith(":" + embedded.getPort());
+				CuratorFramework client = context.getBean(CuratorFramework.class);
+				assertThat(client.getZookeeperClient().getCurrentConnectionString())
+					.isEqualTo(embedded.getConnectString());
+				String lockPath = context.getBean(LockTemplate.class).execute("/embedded-check", (handle) -> {
+					assertThat(client.getChildren().forPath(handle.path())).hasSize(1);
+					return handle.path();
+				});
+				assertThat(lockPath).isEqualTo("/locks/embedded-check");
+				assertThat(zk.checkExists().forPath(lockPath)).as("not on the other server").isNull();
+				String host = embedded.getConnectString().substring(0, embedded.getConnectString().lastIndexOf(':'));
+				embeddedAddress.set(new InetSocketAddress(host, embedded.getPort()));
+				assertThat(acceptsConnections(embeddedAddress.get())).isTrue();
+			});
+		assertThat(embeddedAddress.get()).isNotNull();
+		await().atMost(Duration.ofSeconds(10)).until(() -> !acceptsConnections(embeddedAddress.get()));
+	}
+
+	@Test
+	void failsWhenEmbeddedModeLacksCuratorTest() {
+		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(ZkLockAutoConfiguration.class))
+			.withClassLoader(new FilteredClassLoader("org.apache.curator.test"))
+			.withPropertyValues("zk.lock.embedded.enabled=true")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(messages(context.getStartupFailure())).anySatisfy(
+						(message) -> assertThat(message).contains("curator-test"));
+			});
+	}
+
+	@ParameterizedTest
+	@CsvSource({ "zk.lock.session-timeout, -1s", "zk.lock.session-timeout, 0s", "zk.lock.connection-timeout, -5s",
+			"zk.lock.retry.base-sleep, 0ms", "zk.lock.retry.max-sleep, -1ms", "zk.lock.session-timeout, soon" })
+	void failsOnBadTimeValueNamingTheProperty(String property, String value) {
+		this.contextRunner.withPropertyValues(property + "=" + value).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(messages(context.getStartupFailure())).anySatisfy(
+					(message) -> assertThat(message).contains(property));
+		});
+	}
+
+	@Test
+	void failsOnRootPathWithoutLeadingSlash() {
+		this.contextRunner.withPropertyValues("zk.lock.root-path=locks").run((context) -> {
+			assertThat(context).hasFailed();
+			InvalidLockPathException ex = causeOfType(context.getStartupFailure(), InvalidLockPathException.class);
+			assertThat(ex).hasMessageContaining("'locks'");
+		});
+	}
+
+	@Test
+	void failsOnMalformedPathTemplateNamingTheMethod() {
+		this.contextRunner.withBean(MalformedTemplateService.class).run((context) -> {
+			assertThat(context).hasFailed();
+			InvalidLockPathException ex = causeOfType(context.getStartupFailure(), InvalidLockPathException.class);
+			assertThat(ex).hasMessageContaining("MalformedTemplateService.lock").hasMessageContaining("/x/#{#a");
+		});
+	}
+
+	@Test
+	void failsOnAsynchronousReturnTypeNamingTheMethod() {
+		this.contextRunner.withBean(AsyncService.class).run((context) -> {
+			assertThat(context).hasFailed();
+			IllegalStateException ex = causeOfType(context.getStartupFailure(), IllegalStateException.class);
+			assertThat(ex).hasMessageContaining("AsyncService.lock").hasMessageContaining("CompletableFuture");
+		});
+	}
+
+	@Test
+	void failsOnIllegalStaticPathNamingTheMethod() {
+		this.contextRunner.withBean(IllegalStaticPathService.class).run((context) -> {
+			assertThat(context).hasFailed();
+			InvalidLockPathException ex = causeOfType(context.getStartupFailure(), InvalidLockPathException.class);
+			assertThat(ex).hasMessageContaining("IllegalStaticPathService.lock").hasMessageContaining("/a//b");
+		});
+	}
+
+	@Test
+	void startsWithValidAnnotatedBean() {
+		this.contextRunner.withBean(ValidService.class).run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context.getBean(ValidService.class).lock("42")).isEqualTo("/locks/valid/42");
+		});
+	}
+
+	private static boolean acceptsConnections(InetSocketAddress address) {
+		try (Socket socket = new Socket()) {
+			socket.connect(address, 500);
+			return true;
+		}
+		catch (IOException ex) {
+			return false;
+		}
+	}
+
+	private static List<String> messages(Throwable failure) {
+		List<String> messages = new ArrayList<>();
+		for (Throwable current = failure; current != null; current = current.getCause()) {
+			messages.add(String.valueOf(current.getMessage()));
+		}
+		return messages;
+	}
+
+	private static <T extends Throwable> T causeOfType(Throwable failure, Class<T> type) {
+		for (Throwable current = failure; current != null; current = current.getCause()) {
+			if (type.isInstance(current)) {
+				return type.cast(current);
+			}
+		}
+		throw new AssertionError("No " + type.getName() + " in the cause chain of " + failure, failure);
+	}
+
+	static class BuilderCapture {
+
+		final AtomicReference<CuratorFrameworkFactory.Builder> builder = new AtomicReference<>();
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class BuilderCaptureConfiguration {
+
+		@Bean
+		BuilderCapture builderCapture() {
+			return new BuilderCapture();
+		}
+
+		@Bean
+		CuratorFrameworkBuilderCustomizer capturingCustomizer(BuilderCapture capture) {
+			return capture.builder::set;
+		}
+
+	}
+
+	static class CustomizerCalls {
+
+		final List<String> calls = new CopyOnWriteArrayList<>();
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UserClientConfiguration {
+
+		@Bean(destroyMethod = "close")
+		CuratorFramework userCuratorFramework() {
+			CuratorFramework client = CuratorFrameworkFactory.builder()
+				.connectString(server.getConnectString())
+				.namespace("user-namespace")
+				.retryPolicy(new RetryOneTime(100))
+				.build();
+			client.start();
+			return client;
+		}
+
+		@Bean
+		CustomizerCalls customizerCalls() {
+			return new CustomizerCalls();
+		}
+
+		@Bean
+		CuratorFrameworkBuilderCustomizer recordingCustomizer(CustomizerCalls calls) {
+			return (builder) -> calls.calls.add("called");
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class NamespaceCustomizerConfiguration {
+
+		@Bean
+		CuratorFrameworkBuilderCustomizer namespaceCustomizer() {
+			return (builder) -> builder.namespace("customized");
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class OrderedCustomizersConfiguration {
+
+		@Bean
+		CustomizerCalls customizerCalls() {
+			return new CustomizerCalls();
+		}
+
+		@Bean
+		@Order(3)
+		CuratorFrameworkBuilderCustomizer thirdCustomizer(CustomizerCalls calls) {
+			return (builder) -> {
+				calls.calls.add("third");
+				builder.namespace("third");
+			};
+		}
+
+		@Bean
+		@Order(1)
+		CuratorFrameworkBuilderCustomizer firstCustomizer(CustomizerCalls calls) {
+			return (builder) -> {
+				calls.calls.add("first");
+				builder.namespace("first");
+			};
+		}
+
+		@Bean
+		@Order(2)
+		CuratorFrameworkBuilderCustomizer secondCustomizer(CustomizerCalls calls) {
+			return (builder) -> {
+				calls.calls.add("second");
+				builder.namespace("second");
+			};
+		}
+
+	}
+
+	static class MalformedTemplateService {
+
+		@DistributedLock(path = "/x/#{#a")
+		public void lock(String a) {
+		}
+
+	}
+
+	static class AsyncService {
+
+		@DistributedLock(path = "/x")
+		public CompletableFuture<String> lock() {
+			return CompletableFuture.completedFuture("x");
+		}
+
+	}
+
+	static class IllegalStaticPathService {
+
+		@DistributedLock(path = "/a//b")
+		public void lock() {
+		}
+
+	}
+
+	static class ValidService {
+
+		private final CuratorFramework client;
+
+		ValidService(CuratorFramework client) {
+			this.client = client;
+		}
+
+		@DistributedLock(path = "/valid/#{#id}")
+		public String lock(String id) throws Exception {
+			for (String child : this.client.getChildren().forPath("/locks/valid")) {
+				if (!this.client.getChildren().forPath("/locks/valid/" + child).isEmpty()) {
+					return "/locks/valid/" + child;
+				}
+			}
+			return "none";
+		}
+
+	}
+
+}
