@@ -44,21 +44,21 @@ final class CuratorLockHandle implements LockHandle {
 
 	private final @Nullable Thread owner;
 
-	private final long sessionId;
+	private final long sessionInstance;
 
 	private final AtomicReference<State> state = new AtomicReference<>(State.HELD);
 
 	private volatile long fencingToken;
 
 	CuratorLockHandle(CuratorLockRegistry registry, RecipeCache.Entry entry, LockRecipe.Grant grant, String path,
-			LockMode mode, long sessionId) {
+			LockMode mode, long sessionInstance) {
 		this.registry = registry;
 		this.entry = entry;
 		this.grant = grant;
 		this.path = path;
 		this.mode = mode;
 		this.owner = entry.kind().threadBound() ? Thread.currentThread() : null;
-		this.sessionId = sessionId;
+		this.sessionInstance = sessionInstance;
 	}
 
 	@Override
@@ -79,8 +79,9 @@ final class CuratorLockHandle implements LockHandle {
 		return this.grant.nodePath();
 	}
 
-	long sessionId() {
-		return this.sessionId;
+	/** The Curator ZooKeeper handle instance (and so the session) the grant was made in. */
+	long sessionInstance() {
+		return this.sessionInstance;
 	}
 
 	State state() {

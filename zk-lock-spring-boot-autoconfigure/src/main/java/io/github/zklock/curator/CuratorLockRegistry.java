@@ -79,7 +79,7 @@ public class CuratorLockRegistry implements LockProvider, Closeable {
 				return Optional.empty();
 			}
 			CuratorLockHandle handle = new CuratorLockHandle(this, entry, grant, lockPath, mode,
-					sessionId(this.client));
+					sessionInstance(this.client));
 			this.heldLocks.add(handle);
 			granted = true;
 			return Optional.of(handle);
@@ -172,13 +172,14 @@ public class CuratorLockRegistry implements LockProvider, Closeable {
 		}
 	}
 
-	static long sessionId(CuratorFramework client) {
-		try {
-			return client.getZookeeperClient().getZooKeeper().getSessionId();
-		}
-		catch (Exception ex) {
-			return 0;
-		}
+	/**
+	 * Return which ZooKeeper handle the client uses now. Curator creates a new handle, and with it
+	 * a new session, only when the session expired (or the ensemble changed), so grants made under
+	 * the current index still have their ephemeral znodes. Read locally, without taking Curator's
+	 * queued background exceptions the way {@code getZooKeeper()} would.
+	 */
+	static long sessionInstance(CuratorFramework client) {
+		return client.getZookeeperClient().getInstanceIndex();
 	}
 
 	static LockException translate(Exception ex, String action, String path, LockMode mode, CuratorFramework client) {

@@ -43,9 +43,9 @@ final class HeldLocks implements ConnectionStateListener {
 			case SUSPENDED -> this.handles.forEach(CuratorLockHandle::suspend);
 			case LOST -> this.handles.forEach(CuratorLockHandle::lose);
 			case RECONNECTED -> {
-				long sessionId = CuratorLockRegistry.sessionId(client);
+				long sessionInstance = CuratorLockRegistry.sessionInstance(client);
 				for (CuratorLockHandle handle : this.handles) {
-					if (handle.sessionId() == sessionId) {
+					if (handle.sessionInstance() == sessionInstance) {
 						handle.regain();
 					}
 					else {

@@ -30,7 +30,6 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
 
 import io.github.zklock.InvalidLockPathException;
-import io.github.zklock.LockHandle;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.annotation.DistributedLock;
 import io.github.zklock.aop.DistributedLockAdvisor;
@@ -170,16 +169,13 @@ class ZkLockAutoConfigurationTests {
 					assertThat(retry.getBaseSleepTimeMs()).isEqualTo(200);
 					assertThat(retry.getN()).isEqualTo(7);
 				});
-				// Unbounded, the sleep of the 7th retry is 200 ms times a random 1..255: the cap shows.
+				// Uncapped, the sleep of the 7th retry is 200 ms times a random 1 to 127: the cap shows.
 				List<Long> sleeps = new ArrayList<>();
-				for (int i = 0; i < 20; i++) {
+				for (int i = 0; i < 10; i++) {
 					assertThat(retryPolicy.allowRetry(6, 0, (time, unit) -> sleeps.add(unit.toMillis(time)))).isTrue();
 				}
-				assertThat(sleeps).hasSize(20).allSatisfy((sleep) -> assertThat(sleep).isBetween(200L, 300L));
+				assertThat(sleeps).hasSize(10).allSatisfy((sleep) -> assertThat(sleep).isBetween(200L, 300L));
 				assertThat(retryPolicy.allowRetry(7, 0, (time, unit) -> sleeps.add(unit.toMillis(time)))).isFalse();
-				// The server negotiates the session timeout within its bounds (2 to 20 ticks); 12 s fits.
-				await().atMost(Duration.ofSeconds(10)).until(() -> client.getZookeeperClient().isConnected());
-				assertThat(client.getZookeeperClient().getZooKeeper().getSessionTimeout()).isEqualTo(12_000);
 			});
 	}
 

@@ -1,10 +1,13 @@
 package io.github.zklock.curator;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterEach;
@@ -81,6 +84,54 @@ class ZooKeeperUnavailableTests {
 			handle.release();
 		});
 		assertThat(this.registry.heldLockCount()).isZero();
+	}
+
+	@Test
+	void heldLockIsRegainedWhenTheSameSessionReconnects() {
+		assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
+			LockHandle handle = this.registry.tryAcquire("/regained", LockMode.EXCLUSIVE, true, Duration.ZERO)
+				.orElseThrow();
+			long token = handle.fencingToken();
+			List<ConnectionState> states = new CopyOnWriteArrayList<>();
+			this.client.getConnectionStateListenable().addListener((client, state) -> states.add(state));
+			// A quick restart keeps the session (it is in the server's log): SUSPENDED, then RECONNECTED.
+			this.server.restart();
+			await().atMost(Duration.ofSeconds(15)).until(() -> states.contains(ConnectionState.RECONNECTED));
+			assertThat(states).startsWith(ConnectionState.SUSPENDED).doesNotContain(ConnectionState.LOST);
+			assertThat(handle.isHeld()).isTrue();
+			assertThat(handle.fencingToken()).isEqualTo(token);
+			handle.release();
+		});
+	}
+
+	@Test
+	void expiredSessionLosesTheLockForGood() throws Exception {
+		CuratorFramework other = CuratorFrameworkFactory.newClient(this.server.getConnectString(), new RetryOneTime(100));
+		other.start();
+		CuratorLockRegistry otherProcess = new CuratorLockRegistry(other, "/locks", 10);
+		try {
+			assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
+				LockHandle handle = this.registry.tryAcquire("/expired", LockMode.EXCLUSIVE, true, Duration.ZERO)
+					.orElseThrow();
+				long token = handle.fencingToken();
+				this.client.getZookeeperClient().getZooKeeper().getTestable().injectSessionExpiration();
+				await().atMost(Duration.ofSeconds(10)).until(() -> !handle.isHeld());
+				LockHandle next = otherProcess.tryAcquire("/expired", LockMode.EXCLUSIVE, true, Duration.ofSeconds(10))
+					.orElseThrow();
+				assertThat(next.fencingToken()).isGreaterThan(token);
+				// Even after this client reconnects with a new session, the old grant stays lost.
+				await().atMost(Duration.ofSeconds(10)).until(() -> this.client.getZookeeperClient().isConnected());
+				assertThat(handle.isHeld()).isFalse();
+				assertThatExceptionOfType(LockLostException.class).isThrownBy(handle::checkHeld)
+					.withMessageContaining("session was lost");
+				handle.release();
+				next.release();
+			});
+		}
+		finally {
+			otherProcess.close();
+			other.close();
+		}
 	}
 
 }
