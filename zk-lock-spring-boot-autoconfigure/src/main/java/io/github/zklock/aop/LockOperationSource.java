@@ -32,6 +32,8 @@ public class LockOperationSource {
 
 	private final Map<MethodClassKey, Optional<LockOperation>> operations = new ConcurrentHashMap<>(64);
 
+	private final Map<String, LockOperation> operationsByPath = new ConcurrentHashMap<>(64);
+
 	private final LockPathExpressionEvaluator evaluator;
 
 	/**
@@ -50,7 +52,9 @@ public class LockOperationSource {
 	 * @throws InvalidLockPathException if the path template is malformed or not a legal path
 	 * @throws IllegalStateException if the declaration is otherwise invalid: an asynchronous or
 	 * reactive return type, a negative wait time other than the two constants, or
-	 * {@code reentrant = false} on READ or WRITE
+	 * {@code reentrant = false} on READ or WRITE, or the same path template already used by another
+	 * method with a lock kind that would not exclude this one (EXCLUSIVE vs READ/WRITE, reentrant vs
+	 * not)
 	 */
 	public @Nullable LockOperation getOperation(Method method, @Nullable Class<?> targetClass) {
 		MethodClassKey key = new MethodClassKey(method, targetClass);
@@ -89,13 +93,38 @@ public class LockOperationSource {
 			throw new IllegalStateException("@DistributedLock on " + where + ": reentrant = false applies to "
 					+ LockMode.EXCLUSIVE + " only; " + annotation.mode() + " locks are always reentrant");
 		}
+		LockOperation operation;
 		try {
-			return new LockOperation(specificMethod, this.evaluator.parse(annotation.path()), annotation.mode(),
+			operation = new LockOperation(specificMethod, this.evaluator.parse(annotation.path()), annotation.mode(),
 					annotation.reentrant(), waitTime(annotation, where));
 		}
 		catch (InvalidLockPathException ex) {
 			throw new InvalidLockPathException("@DistributedLock on " + where + ": " + ex.getMessage(), ex);
 		}
+		rejectConflictingKind(operation, where);
+		return operation;
+	}
+
+	/**
+	 * Each kind keeps its own znodes below the path, so an EXCLUSIVE and a WRITE lock (or a
+	 * reentrant and a non-reentrant one) on one path would not exclude each other.
+	 */
+	private void rejectConflictingKind(LockOperation operation, String where) {
+		LockOperation first = this.operationsByPath.putIfAbsent(operation.path().getSource(), operation);
+		if (first != null && !recipeKind(first).equals(recipeKind(operation))) {
+			throw new IllegalStateException("@DistributedLock on " + where + " locks '" + operation.path()
+					+ "' as " + recipeKind(operation) + ", but " + ClassUtils.getQualifiedMethodName(first.method())
+					+ " locks the same path as " + recipeKind(first)
+					+ "; the two kinds do not exclude each other. Use one kind per path (READ/WRITE for readers and "
+					+ "writers)");
+		}
+	}
+
+	private static String recipeKind(LockOperation operation) {
+		if (operation.mode() != LockMode.EXCLUSIVE) {
+			return "READ/WRITE";
+		}
+		return operation.reentrant() ? "EXCLUSIVE" : "EXCLUSIVE (reentrant = false)";
 	}
 
 	private static @Nullable Duration waitTime(DistributedLock annotation, String where) {

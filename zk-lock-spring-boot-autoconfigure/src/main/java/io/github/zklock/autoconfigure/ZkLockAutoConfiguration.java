@@ -15,6 +15,7 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
@@ -24,7 +25,6 @@ import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotationMetadata;
-import org.springframework.util.ClassUtils;
 import org.springframework.util.function.SingletonSupplier;
 
 import io.github.zklock.LockProvider;
@@ -47,6 +47,7 @@ import io.github.zklock.expression.LockPathExpressionEvaluator;
 @ConditionalOnBooleanProperty(name = "zk.lock.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(ZkLockProperties.class)
 @Import({ ZkLockAutoConfiguration.EmbeddedZooKeeperConfiguration.class,
+		ZkLockAutoConfiguration.MissingEmbeddedZooKeeperConfiguration.class,
 		ZkLockAutoConfiguration.AutoProxyRegistrar.class })
 public class ZkLockAutoConfiguration {
 
@@ -91,6 +92,7 @@ public class ZkLockAutoConfiguration {
 
 	@Bean
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	@ConditionalOnMissingBean
 	static DistributedLockMethodValidator zkLockMethodValidator(ObjectProvider<LockOperationSource> operationSource) {
 		return new DistributedLockMethodValidator(operationSource.getObject());
 	}
@@ -129,21 +131,34 @@ public class ZkLockAutoConfiguration {
 
 	/**
 	 * Starts the in-process ZooKeeper server before the client, when
-	 * {@code zk.lock.embedded.enabled=true}.
+	 * {@code zk.lock.embedded.enabled=true} and curator-test is on the class path.
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnBooleanProperty("zk.lock.embedded.enabled")
+	@ConditionalOnClass(name = CURATOR_TEST_CLASS)
 	static class EmbeddedZooKeeperConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean
 		EmbeddedZooKeeper zkLockEmbeddedZooKeeper(ZkLockProperties properties) throws Exception {
-			if (!ClassUtils.isPresent(CURATOR_TEST_CLASS, getClass().getClassLoader())) {
-				throw new IllegalStateException("zk.lock.embedded.enabled=true needs org.apache.curator:curator-test "
-						+ "on the class path: add it as a dependency, or set zk.lock.embedded.enabled=false and "
-						+ "zk.lock.connect-string to a ZooKeeper ensemble");
-			}
 			return new EmbeddedZooKeeper(properties.getEmbedded().getPort());
+		}
+
+	}
+
+	/**
+	 * Fails the start with an actionable message when the embedded server is asked for but
+	 * curator-test is missing, instead of silently connecting to {@code connect-string}.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnBooleanProperty("zk.lock.embedded.enabled")
+	@ConditionalOnMissingClass(CURATOR_TEST_CLASS)
+	static class MissingEmbeddedZooKeeperConfiguration {
+
+		MissingEmbeddedZooKeeperConfiguration() {
+			throw new IllegalStateException("zk.lock.embedded.enabled=true needs org.apache.curator:curator-test on "
+					+ "the class path: add it as a dependency, or set zk.lock.embedded.enabled=false and "
+					+ "zk.lock.connect-string to a ZooKeeper ensemble");
 		}
 
 	}
