@@ -1,0 +1,4 @@
+CREATE TABLE IF NOT EXISTS stock (
+	sku VARCHAR(100) PRIMARY KEY,
+	quantity INT NOT NULL CHECK (quantity >= 0)
+);

@@ -1,0 +1,187 @@
+package io.github.zklock.sample;
+
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.webmvc.test.autoconfigure.AutoConfigureMockMvc;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.test.web.servlet.assertj.MockMvcTester;
+
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockTemplate;
+import io.github.zklock.annotation.LockMode;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Tests for {@link StockController} and {@link StockExceptionHandler}, through the whole
+ * application on its embedded ZooKeeper and H2 database.
+ */
+@SpringBootTest(properties = "zk.lock.default-wait-time=1s")
+@AutoConfigureMockMvc
+class StockControllerTests {
+
+	@Autowired
+	private MockMvcTester mvc;
+
+	@Autowired
+	private LockTemplate lockTemplate;
+
+	@Test
+	void putSetsStockFromParameterAndGetReturnsIt() {
+		assertThat(this.mvc.put().uri("/api/stock/{sku}", "apple").param("quantity", "7")).hasStatusOk()
+			.bodyJson()
+			.isLenientlyEqualTo("{\"sku\": \"apple\", \"quantity\": 7}");
+		assertThat(this.mvc.get().uri("/api/stock/{sku}", "apple")).hasStatusOk()
+			.bodyJson()
+			.isLenientlyEqualTo("{\"sku\": \"apple\", \"quantity\": 7}");
+	}
+
+	@Test
+	void putSetsStockFromJsonBody() {
+		assertThat(this.mvc.put()
+			.uri("/api/stock/{sku}", "pear")
+			.contentType(MediaType.APPLICATION_JSON)
+			.content("{\"quantity\": 3}")).hasStatusOk();
+		assertThat(this.mvc.get().uri("/api/stock/{sku}", "pear")).hasStatusOk()
+			.bodyJson()
+			.extractingPath("$.quantity")
+			.isEqualTo(3);
+	}
+
+	@Test
+	void putWithNegativeOrMissingQuantityIsBadRequest() {
+		assertThat(this.mvc.put().uri("/api/stock/{sku}", "plum").param("quantity", "-1"))
+			.hasStatus(HttpStatus.BAD_REQUEST);
+		assertThat(this.mvc.put().uri("/api/stock/{sku}", "plum").contentType(MediaType.APPLICATION_JSON).content("{}"))
+			.hasStatus(HttpStatus.BAD_REQUEST);
+		assertThat(this.mvc.get().uri("/api/stock/{sku}", "plum")).hasStatus(HttpStatus.NOT_FOUND);
+	}
+
+	@Test
+	void purchaseReturnsRemainingStock() {
+		setStock("banana", 5);
+		assertThat(this.mvc.post().uri("/api/stock/{sku}/purchase", "banana").param("quantity", "2")).hasStatusOk()
+			.hasContentType(MediaType.APPLICATION_JSON)
+			.bodyJson()
+			.isLenientlyEqualTo("{\"sku\": \"banana\", \"purchased\": 2, \"remaining\": 3}");
+		assertThat(this.mvc.post().uri("/api/stock/{sku}/purchase", "banana")).hasStatusOk()
+			.bodyJson()
+			.isLenientlyEqualTo("{\"sku\": \"banana\", \"purchased\": 1, \"remaining\": 2}");
+	}
+
+	@Test
+	void purchaseOfMoreThanInStockIsConflictAndChangesNothing() {
+		setStock("cherry", 2);
+		assertThat(this.mvc.post().uri("/api/stock/{sku}/purchase", "cherry").param("quantity", "3"))
+			.hasStatus(HttpStatus.CONFLICT)
+			.hasContentType(MediaType.APPLICATION_PROBLEM_JSON)
+			.bodyJson()
+			.isLenientlyEqualTo("{\"status\": 409, \"title\": \"Sold out\", \"sku\": \"cherry\", "
+					+ "\"requested\": 3, \"available\": 2}");
+		assertThat(this.mvc.post().uri("/api/stock/{sku}/purchase", "cherry").param("quantity", "2")).hasStatusOk()
+			.bodyJson()
+			.extractingPath("$.remaining")
+			.isEqualTo(0);
+		assertThat(this.mvc.post().uri("/api/stock/{sku}/purchase", "cherry")).hasStatus(HttpStatus.CONFLICT);
+		assertThat(this.mvc.get().uri("/api/stock/{sku}", "cherry")).bodyJson()
+			.extractingPath("$.quantity")
+			.isEqualTo(0);
+	}
+
+	@Test
+	void purchaseWithQuantityBelowOneIsBadRequest() {
+		setStock("date", 5);
+		assertThat(this.mvc.post().uri("/api/stock/{sku}/purchase", "date").param("quantity", "0"))
+			.hasStatus(HttpStatus.BAD_REQUEST)
+			.hasContentType(MediaType.APPLICATION_PROBLEM_JSON);
+		assertThat(this.mvc.post().uri("/api/stock/{sku}/purchase", "date").param("quantity", "-3"))
+			.hasStatus(HttpStatus.BAD_REQUEST);
+		assertThat(this.mvc.post().uri("/api/stock/{sku}/purchase", "date").param("quantity", "many"))
+			.hasStatus(HttpStatus.BAD_REQUEST);
+		assertThat(this.mvc.get().uri("/api/stock/{sku}", "date")).bodyJson()
+			.extractingPath("$.quantity")
+			.isEqualTo(5);
+	}
+
+	@Test
+	void purchaseOfUnknownSkuIsNotFound() {
+		assertThat(this.mvc.post().uri("/api/stock/{sku}/purchase", "unknown")).hasStatus(HttpStatus.NOT_FOUND)
+			.bodyJson()
+			.extractingPath("$.sku")
+			.isEqualTo("unknown");
+	}
+
+	@Test
+	void purchaseAndGetAreLockedWhileAnotherOwnerHoldsTheWriteLock() throws Exception {
+		setStock("fig", 5);
+		whileHeldByAnotherThread("/stock/fig", LockMode.WRITE, () -> {
+			assertThat(this.mvc.post().uri("/api/stock/{sku}/purchase", "fig")).hasStatus(HttpStatus.LOCKED)
+				.hasContentType(MediaType.APPLICATION_PROBLEM_JSON)
+				.bodyJson()
+				.isLenientlyEqualTo("{\"status\": 423, \"title\": \"Lock busy\", \"lockPath\": \"/locks/stock/fig\", "
+						+ "\"lockMode\": \"WRITE\", \"waitTimeMs\": 1000}");
+			// Readers wait for a writer too.
+			assertThat(this.mvc.get().uri("/api/stock/{sku}", "fig")).hasStatus(HttpStatus.LOCKED)
+				.bodyJson()
+				.extractingPath("$.lockMode")
+				.isEqualTo("READ");
+		});
+		assertThat(this.mvc.post().uri("/api/stock/{sku}/purchase", "fig")).hasStatusOk()
+			.bodyJson()
+			.extractingPath("$.remaining")
+			.isEqualTo(4);
+	}
+
+	@Test
+	void getSharesTheLockWithAnotherReader() throws Exception {
+		setStock("grape", 9);
+		whileHeldByAnotherThread("/stock/grape", LockMode.READ, () -> {
+			assertThat(this.mvc.get().uri("/api/stock/{sku}", "grape")).hasStatusOk()
+				.bodyJson()
+				.extractingPath("$.quantity")
+				.isEqualTo(9);
+			assertThat(this.mvc.post().uri("/api/stock/{sku}/purchase", "grape")).hasStatus(HttpStatus.LOCKED);
+		});
+	}
+
+	private void setStock(String sku, int quantity) {
+		assertThat(this.mvc.put().uri("/api/stock/{sku}", sku).param("quantity", String.valueOf(quantity)))
+			.hasStatusOk();
+	}
+
+	/**
+	 * Run {@code action} on this thread while a lock on {@code path} is held by another thread.
+	 */
+	private void whileHeldByAnotherThread(String path, LockMode mode, Runnable action) throws Exception {
+		CountDownLatch acquired = new CountDownLatch(1);
+		CountDownLatch finished = new CountDownLatch(1);
+		ExecutorService executor = Executors.newSingleThreadExecutor();
+		try {
+			Future<Boolean> holder = executor.submit(() -> {
+				try (LockHandle handle = this.lockTemplate.acquire(path, mode, Duration.ofSeconds(10))) {
+					acquired.countDown();
+					return finished.await(30, TimeUnit.SECONDS);
+				}
+			});
+			assertThat(acquired.await(30, TimeUnit.SECONDS)).as("lock acquired by the other thread").isTrue();
+			action.run();
+			finished.countDown();
+			assertThat(holder.get(30, TimeUnit.SECONDS)).isTrue();
+		}
+		finally {
+			finished.countDown();
+			executor.shutdown();
+			assertThat(executor.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+		}
+	}
+
+}

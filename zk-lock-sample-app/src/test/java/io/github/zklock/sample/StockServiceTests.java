@@ -1,0 +1,108 @@
+package io.github.zklock.sample;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+
+import io.github.zklock.InvalidLockPathException;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * Tests for {@link StockService} through its Spring proxy: the {@code @DistributedLock} advice on
+ * the application's embedded ZooKeeper, and the transaction on H2.
+ */
+@SpringBootTest(webEnvironment = WebEnvironment.NONE)
+class StockServiceTests {
+
+	private static final int STOCK = 50;
+
+	private static final int THREADS = 8;
+
+	private static final int PURCHASES_PER_THREAD = 10;
+
+	@Autowired
+	private StockService stockService;
+
+	@Test
+	void concurrentPurchasesNeverOversell() throws Exception {
+		String sku = "flash-sale";
+		this.stockService.setStock(sku, STOCK);
+		Queue<Integer> remainders = new ConcurrentLinkedQueue<>();
+		Queue<SoldOutException> soldOut = new ConcurrentLinkedQueue<>();
+		CountDownLatch start = new CountDownLatch(1);
+		ExecutorService executor = Executors.newFixedThreadPool(THREADS);
+		List<Future<?>> buyers = new ArrayList<>();
+		try {
+			for (int i = 0; i < THREADS; i++) {
+				buyers.add(executor.submit(() -> {
+					assertThat(start.await(30, TimeUnit.SECONDS)).isTrue();
+					for (int j = 0; j < PURCHASES_PER_THREAD; j++) {
+						try {
+							remainders.add(this.stockService.purchase(sku, 1));
+						}
+						catch (SoldOutException ex) {
+							soldOut.add(ex);
+						}
+					}
+					return null;
+				}));
+			}
+			start.countDown();
+			executor.shutdown();
+			assertThat(executor.awaitTermination(30, TimeUnit.SECONDS)).as("buyers finished").isTrue();
+			for (Future<?> buyer : buyers) {
+				// Rethrows anything but SoldOutException, such as a LockAcquisitionException.
+				buyer.get(30, TimeUnit.SECONDS);
+			}
+		}
+		finally {
+			executor.shutdownNow();
+		}
+		// Each successful purchase saw a distinct stock level: no two buyers read the same row value.
+		assertThat(remainders).hasSize(STOCK)
+			.containsExactlyInAnyOrderElementsOf(IntStream.range(0, STOCK).boxed().toList());
+		assertThat(soldOut).hasSize(THREADS * PURCHASES_PER_THREAD - STOCK)
+			.allSatisfy((ex) -> assertThat(ex.getAvailable()).isZero());
+		assertThat(this.stockService.getStock(sku)).isZero();
+	}
+
+	@Test
+	void purchaseOfMoreThanInStockThrowsSoldOutAndKeepsTheStock() {
+		this.stockService.setStock("last-one", 1);
+		assertThatExceptionOfType(SoldOutException.class).isThrownBy(() -> this.stockService.purchase("last-one", 2))
+			.satisfies((ex) -> {
+				assertThat(ex.getRequested()).isEqualTo(2);
+				assertThat(ex.getAvailable()).isEqualTo(1);
+			});
+		assertThat(this.stockService.getStock("last-one")).isEqualTo(1);
+	}
+
+	@Test
+	void emptySkuIsAnInvalidLockPath() {
+		assertThatExceptionOfType(InvalidLockPathException.class).isThrownBy(() -> this.stockService.purchase("", 1));
+		assertThatExceptionOfType(InvalidLockPathException.class).isThrownBy(() -> this.stockService.getStock(""));
+	}
+
+	@Test
+	void skuWithSlashStaysOneSku() {
+		this.stockService.setStock("a/b", 4);
+		this.stockService.setStock("a", 1);
+		assertThat(this.stockService.purchase("a/b", 1)).isEqualTo(3);
+		assertThat(this.stockService.getStock("a")).isEqualTo(1);
+	}
+
+}
