@@ -74,6 +74,10 @@ public class ZkLockAutoConfiguration {
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean(LockProvider.class)
 	CuratorLockRegistry zkLockRegistry(CuratorFramework client, ZkLockProperties properties) {
+		if (properties.getCacheCapacity() < 1) {
+			throw new IllegalArgumentException(
+					"zk.lock.cache-capacity must be positive, was " + properties.getCacheCapacity());
+		}
 		return new CuratorLockRegistry(client, properties.getRootPath(), properties.getCacheCapacity());
 	}
 
@@ -114,10 +118,11 @@ public class ZkLockAutoConfiguration {
 	}
 
 	private static int millis(String property, Duration duration) {
-		if (duration.isNegative() || duration.isZero()) {
-			throw new IllegalArgumentException(property + " must be positive, was " + duration);
+		if (duration.isNegative() || duration.isZero() || duration.toMillis() > Integer.MAX_VALUE) {
+			throw new IllegalArgumentException(
+					property + " must be between 1 ms and " + Integer.MAX_VALUE + " ms, was " + duration);
 		}
-		return Math.toIntExact(duration.toMillis());
+		return (int) duration.toMillis();
 	}
 
 	private static RetryPolicy retryPolicy(ZkLockProperties.Retry retry) {

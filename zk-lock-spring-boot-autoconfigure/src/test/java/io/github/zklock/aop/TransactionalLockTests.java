@@ -105,13 +105,13 @@ class TransactionalLockTests {
 				executor.shutdownNow();
 			}
 			assertThat(quantity(jdbc, "sku-1")).isEqualTo(1000 - THREADS * CALLS_PER_THREAD);
-			assertThat(service.completions).hasSize(THREADS * CALLS_PER_THREAD).allSatisfy((completion) -> {
+			assertThat(service.completions()).hasSize(THREADS * CALLS_PER_THREAD).allSatisfy((completion) -> {
 				assertThat(completion.transactionActive()).isTrue();
 				assertThat(completion.status()).isEqualTo(TransactionSynchronization.STATUS_COMMITTED);
 				assertThat(completion.lockNodeExisted()).as("lock znode %s at commit", completion.lockNode())
 					.isTrue();
 			});
-			assertThat(service.completions.stream().map(Completion::lockNode).distinct())
+			assertThat(service.completions().stream().map(Completion::lockNode).distinct())
 				.as("one lock znode per grant")
 				.hasSize(THREADS * CALLS_PER_THREAD);
 		});
@@ -125,7 +125,7 @@ class TransactionalLockTests {
 			StockService service = context.getBean(StockService.class);
 			assertThat(service.decrement("sku-2")).isEqualTo(9);
 			assertThat(quantity(jdbc, "sku-2")).isEqualTo(9);
-			assertThat(service.completions).singleElement().satisfies((completion) -> {
+			assertThat(service.completions()).singleElement().satisfies((completion) -> {
 				assertThat(completion.transactionActive()).isTrue();
 				assertThat(completion.status()).isEqualTo(TransactionSynchronization.STATUS_COMMITTED);
 				assertThat(completion.lockNode()).startsWith("/locks/stock/sku-2/");
@@ -145,7 +145,7 @@ class TransactionalLockTests {
 			assertThatIllegalStateException().isThrownBy(() -> service.decrementAndFail("sku-3"))
 				.withMessage("out of luck");
 			assertThat(quantity(jdbc, "sku-3")).isEqualTo(10);
-			assertThat(service.completions).singleElement().satisfies((completion) -> {
+			assertThat(service.completions()).singleElement().satisfies((completion) -> {
 				assertThat(completion.transactionActive()).isTrue();
 				assertThat(completion.status()).isEqualTo(TransactionSynchronization.STATUS_ROLLED_BACK);
 				assertThat(completion.lockNodeExisted()).as("lock held at rollback").isTrue();
@@ -194,7 +194,7 @@ class TransactionalLockTests {
 
 	static class StockService {
 
-		final Queue<Completion> completions = new ConcurrentLinkedQueue<>();
+		private final Queue<Completion> completions = new ConcurrentLinkedQueue<>();
 
 		private final JdbcTemplate jdbc;
 
@@ -203,6 +203,11 @@ class TransactionalLockTests {
 		StockService(JdbcTemplate jdbc, CuratorFramework client) {
 			this.jdbc = jdbc;
 			this.client = client;
+		}
+
+		/** What each call saw (read through the proxy, hence a method). */
+		public Queue<Completion> completions() {
+			return this.completions;
 		}
 
 		@DistributedLock(path = "/stock/#{#sku}")

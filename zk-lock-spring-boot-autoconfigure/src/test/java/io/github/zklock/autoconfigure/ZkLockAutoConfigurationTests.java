@@ -282,10 +282,11 @@ class ZkLockAutoConfigurationTests {
 			});
 	}
 
-	@ParameterizedTest
+	@ParameterizedTest(name = "{0}={1}")
 	@CsvSource({ "zk.lock.session-timeout, -1s", "zk.lock.session-timeout, 0s", "zk.lock.connection-timeout, -5s",
-			"zk.lock.retry.base-sleep, 0ms", "zk.lock.retry.max-sleep, -1ms", "zk.lock.session-timeout, soon" })
-	void failsOnBadTimeValueNamingTheProperty(String property, String value) {
+			"zk.lock.retry.base-sleep, 0ms", "zk.lock.retry.max-sleep, -1ms", "zk.lock.session-timeout, soon",
+			"zk.lock.session-timeout, 30d", "zk.lock.cache-capacity, 0" })
+	void failsOnBadValueNamingTheProperty(String property, String value) {
 		this.contextRunner.withPropertyValues(property + "=" + value).run((context) -> {
 			assertThat(context).hasFailed();
 			assertThat(messages(context.getStartupFailure())).anySatisfy(

@@ -143,7 +143,7 @@ class LockPathTemplateTests {
 
 	@ParameterizedTest
 	@ValueSource(strings = { "", "x", "stock/#{#sku}", "#{#sku}", "/", "/a/", "/a//b", "//a", "/a/./b", "/a/../b",
-			"/a/.", "/a/#{#sku}/", "/a/#{#sku}//b", "/a\u0000b", "/a\ud800" })
+			"/a/.", "/a/#{#sku}/", "/a/#{#sku}//b", "/a\u0000b", "/a\u0001b", "/a\ud801" })
 	void rejectsIllegalPathAtParse(String template) {
 		assertThatExceptionOfType(InvalidLockPathException.class).isThrownBy(() -> parse(template));
 	}
