@@ -86,7 +86,8 @@ public class LockTemplate {
 	/**
 	 * Run {@code action} under the requested lock. The lock is released in a {@code finally}
 	 * block on the calling thread; a failed release is logged, never thrown over the action's
-	 * result or exception.
+	 * result or exception. While the action runs, {@link LockContext#current()} returns its
+	 * handle.
 	 * @param <T> the result type
 	 * @param request what to lock
 	 * @param action the code to run while the lock is held
@@ -101,6 +102,7 @@ public class LockTemplate {
 	public <T> @Nullable T execute(LockRequest request, LockCallback<T> action) {
 		Objects.requireNonNull(action, "action must not be null");
 		LockHandle handle = acquire(request);
+		LockContext.push(handle);
 		try {
 			return action.doInLock(handle);
 		}
@@ -111,6 +113,7 @@ public class LockTemplate {
 			throw new UndeclaredThrowableException(ex);
 		}
 		finally {
+			LockContext.pop(handle);
 			releaseQuietly(handle);
 		}
 	}

@@ -28,6 +28,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 
 import io.github.zklock.LockAcquisitionException;
+import io.github.zklock.LockContext;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockUpgradeException;
 import io.github.zklock.annotation.DistributedLock;
@@ -37,6 +38,7 @@ import io.github.zklock.curator.CuratorLockRegistry;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
@@ -203,6 +205,19 @@ class DistributedLockAspectTests {
 		this.otherProcess.tryAcquire("/catalog", LockMode.WRITE, true, Duration.ZERO).orElseThrow().release();
 	}
 
+	@Test
+	void methodSeesTheHandleOfItsLock() {
+		Guarded guarded = context.getBean(Guarded.class);
+		assertThat(LockContext.current()).isEmpty();
+		LockHandle seen = guarded.currentHandle();
+		assertThat(seen.path()).isEqualTo("/locks/guarded");
+		assertThat(seen.mode()).isEqualTo(LockMode.EXCLUSIVE);
+		// Released with the call, and gone from the context.
+		assertThat(seen.isHeld()).isFalse();
+		assertThat(LockContext.current()).isEmpty();
+		assertThatIllegalStateException().isThrownBy(LockContext::require);
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	static class Services {
 
@@ -282,6 +297,14 @@ class DistributedLockAspectTests {
 
 		public int invocations() {
 			return this.invocations.get();
+		}
+
+		@DistributedLock(path = "/guarded")
+		public LockHandle currentHandle() {
+			LockHandle handle = LockContext.require();
+			assertThat(handle.isHeld()).isTrue();
+			assertThat(handle.fencingToken()).isPositive();
+			return handle;
 		}
 
 	}
