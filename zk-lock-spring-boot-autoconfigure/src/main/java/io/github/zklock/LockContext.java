@@ -2,6 +2,7 @@ package io.github.zklock;
 
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -42,6 +43,14 @@ public final class LockContext {
 					+ "method or a LockTemplate.execute callback");
 		}
 		return handle;
+	}
+
+	/**
+	 * Return every grant the current thread runs under, outermost first.
+	 * @return a snapshot, empty outside any locked callback
+	 */
+	public static List<LockHandle> held() {
+		return List.copyOf(handles.get());
 	}
 
 	static void push(LockHandle handle) {

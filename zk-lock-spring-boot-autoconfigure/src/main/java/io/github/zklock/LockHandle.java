@@ -35,6 +35,14 @@ public interface LockHandle extends AutoCloseable {
 	boolean isHeld();
 
 	/**
+	 * Return where this grant stands: {@link LockState#HELD}, {@link LockState#IN_DOUBT} while the
+	 * connection is suspended, {@link LockState#LOST} once the session is lost, or
+	 * {@link LockState#RELEASED}. Local state, no ZooKeeper request.
+	 * @return the state
+	 */
+	LockState state();
+
+	/**
 	 * Throw unless the lock is held. Use it before an action that must not run without the lock.
 	 * Sends no ZooKeeper request.
 	 * @throws LockLostException if the connection is suspended or the session was lost

@@ -18,6 +18,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
@@ -25,9 +26,11 @@ import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotationMetadata;
+import org.springframework.transaction.TransactionExecutionListener;
 import org.springframework.util.function.SingletonSupplier;
 
 import io.github.zklock.LockProvider;
+import io.github.zklock.LockStateListener;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.aop.DistributedLockAdvisor;
 import io.github.zklock.aop.DistributedLockInterceptor;
@@ -35,6 +38,7 @@ import io.github.zklock.aop.DistributedLockMethodValidator;
 import io.github.zklock.aop.LockOperationSource;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.expression.LockPathExpressionEvaluator;
+import io.github.zklock.transaction.LockCommitGuard;
 
 /**
  * Auto-configuration for zk-lock: a started
@@ -48,7 +52,7 @@ import io.github.zklock.expression.LockPathExpressionEvaluator;
 @EnableConfigurationProperties(ZkLockProperties.class)
 @Import({ ZkLockAutoConfiguration.EmbeddedZooKeeperConfiguration.class,
 		ZkLockAutoConfiguration.MissingEmbeddedZooKeeperConfiguration.class,
-		ZkLockAutoConfiguration.AutoProxyRegistrar.class })
+		ZkLockAutoConfiguration.CommitGuardConfiguration.class, ZkLockAutoConfiguration.AutoProxyRegistrar.class })
 public class ZkLockAutoConfiguration {
 
 	static final String CURATOR_TEST_CLASS = "org.apache.curator.test.TestingServer";
@@ -73,12 +77,18 @@ public class ZkLockAutoConfiguration {
 
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean(LockProvider.class)
-	CuratorLockRegistry zkLockRegistry(CuratorFramework client, ZkLockProperties properties) {
+	CuratorLockRegistry zkLockRegistry(CuratorFramework client, ZkLockProperties properties,
+			ApplicationEventPublisher eventPublisher, ObjectProvider<LockStateListener> listeners) {
 		if (properties.getCacheCapacity() < 1) {
 			throw new IllegalArgumentException(
 					"zk.lock.cache-capacity must be positive, was " + properties.getCacheCapacity());
 		}
-		return new CuratorLockRegistry(client, properties.getRootPath(), properties.getCacheCapacity());
+		CuratorLockRegistry registry = new CuratorLockRegistry(client, properties.getRootPath(),
+				properties.getCacheCapacity());
+		registry.addLockStateListener(eventPublisher::publishEvent);
+		listeners.orderedStream().forEach(registry::addLockStateListener);
+		registry.setInterruptOnLost(properties.isInterruptOnLost());
+		return registry;
 	}
 
 	@Bean
@@ -115,6 +125,21 @@ public class ZkLockAutoConfiguration {
 		DistributedLockInterceptor interceptor = new DistributedLockInterceptor(operationSource.getObject(),
 				SingletonSupplier.of(lockTemplate::getObject));
 		return new DistributedLockAdvisor(interceptor, order);
+	}
+
+	/**
+	 * Rolls back a transaction that would commit after its lock was lost.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(TransactionExecutionListener.class)
+	static class CommitGuardConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		LockCommitGuard zkLockCommitGuard() {
+			return new LockCommitGuard();
+		}
+
 	}
 
 	private static int millis(String property, Duration duration) {

@@ -57,6 +57,12 @@ public class ZkLockProperties {
 	 */
 	private int cacheCapacity = 10_000;
 
+	/**
+	 * Whether to interrupt the thread that holds a lock when the ZooKeeper session is lost, so
+	 * that blocking work under a lost lock stops early.
+	 */
+	private boolean interruptOnLost;
+
 	private final Retry retry = new Retry();
 
 	private final Embedded embedded = new Embedded();
@@ -123,6 +129,14 @@ public class ZkLockProperties {
 
 	public void setCacheCapacity(int cacheCapacity) {
 		this.cacheCapacity = cacheCapacity;
+	}
+
+	public boolean isInterruptOnLost() {
+		return this.interruptOnLost;
+	}
+
+	public void setInterruptOnLost(boolean interruptOnLost) {
+		this.interruptOnLost = interruptOnLost;
 	}
 
 	public Retry getRetry() {

@@ -1,12 +1,13 @@
 package io.github.zklock.curator;
 
+import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.zookeeper.data.Stat;
-import org.jspecify.annotations.Nullable;
 
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockLostException;
+import io.github.zklock.LockState;
 import io.github.zklock.annotation.LockMode;
 
 /**
@@ -14,23 +15,6 @@ import io.github.zklock.annotation.LockMode;
  * {@link HeldLocks}); the fencing token is read from the server on first request only.
  */
 final class CuratorLockHandle implements LockHandle {
-
-	/** Where a grant stands. */
-	enum State {
-
-		/** Granted, connection up. */
-		HELD,
-
-		/** Connection suspended: another client may be granted the lock if the session expires. */
-		IN_DOUBT,
-
-		/** Session lost: the lock znode is gone, another client may hold the lock. */
-		LOST,
-
-		/** Released by its holder. */
-		RELEASED
-
-	}
 
 	private final CuratorLockRegistry registry;
 
@@ -42,11 +26,13 @@ final class CuratorLockHandle implements LockHandle {
 
 	private final LockMode mode;
 
-	private final @Nullable Thread owner;
+	private final Thread acquirer;
+
+	private final boolean threadBound;
 
 	private final long sessionInstance;
 
-	private final AtomicReference<State> state = new AtomicReference<>(State.HELD);
+	private final AtomicReference<LockState> state = new AtomicReference<>(LockState.HELD);
 
 	private volatile long fencingToken;
 
@@ -57,7 +43,8 @@ final class CuratorLockHandle implements LockHandle {
 		this.grant = grant;
 		this.path = path;
 		this.mode = mode;
-		this.owner = entry.kind().threadBound() ? Thread.currentThread() : null;
+		this.acquirer = Thread.currentThread();
+		this.threadBound = entry.kind().threadBound();
 		this.sessionInstance = sessionInstance;
 	}
 
@@ -84,13 +71,25 @@ final class CuratorLockHandle implements LockHandle {
 		return this.sessionInstance;
 	}
 
-	State state() {
+	@Override
+	public LockState state() {
 		return this.state.get();
+	}
+
+	/** The thread that acquired the grant. */
+	Thread acquirer() {
+		return this.acquirer;
+	}
+
+	/** The fencing token if it was read before, without asking ZooKeeper. */
+	OptionalLong knownFencingToken() {
+		long token = this.fencingToken;
+		return (token != 0) ? OptionalLong.of(token) : OptionalLong.empty();
 	}
 
 	@Override
 	public boolean isHeld() {
-		return this.state.get() == State.HELD;
+		return this.state.get() == LockState.HELD;
 	}
 
 	@Override
@@ -133,32 +132,43 @@ final class CuratorLockHandle implements LockHandle {
 
 	@Override
 	public void release() {
-		if (this.state.get() == State.RELEASED) {
+		if (this.state.get() == LockState.RELEASED) {
 			return;
 		}
-		if (this.owner != null && this.owner != Thread.currentThread()) {
+		if (this.threadBound && this.acquirer != Thread.currentThread()) {
 			throw new IllegalStateException(this.mode + " lock '" + this.path + "' was acquired by thread '"
-					+ this.owner.getName() + "' and must be released by it, not by '"
+					+ this.acquirer.getName() + "' and must be released by it, not by '"
 					+ Thread.currentThread().getName() + "'");
 		}
-		if (this.state.getAndSet(State.RELEASED) != State.RELEASED) {
+		if (this.state.getAndSet(LockState.RELEASED) != LockState.RELEASED) {
 			this.registry.release(this, this.entry, this.grant);
 		}
 	}
 
-	/** Connection suspended: held grants become in doubt. */
-	void suspend() {
-		this.state.compareAndSet(State.HELD, State.IN_DOUBT);
+	/**
+	 * Connection suspended: a held grant becomes in doubt.
+	 * @return whether the state changed
+	 */
+	boolean suspend() {
+		return this.state.compareAndSet(LockState.HELD, LockState.IN_DOUBT);
 	}
 
-	/** Reconnected with the session that created the lock znode: the grant holds again. */
-	void regain() {
-		this.state.compareAndSet(State.IN_DOUBT, State.HELD);
+	/**
+	 * Reconnected with the session that created the lock znode: the grant holds again.
+	 * @return whether the state changed
+	 */
+	boolean regain() {
+		return this.state.compareAndSet(LockState.IN_DOUBT, LockState.HELD);
 	}
 
-	/** Session lost or replaced: the grant is gone for good. */
-	void lose() {
-		this.state.updateAndGet((current) -> (current == State.RELEASED) ? current : State.LOST);
+	/**
+	 * Session lost or replaced: the grant is gone for good.
+	 * @return whether the state changed
+	 */
+	boolean lose() {
+		LockState previous = this.state.getAndUpdate(
+				(current) -> (current == LockState.RELEASED) ? current : LockState.LOST);
+		return previous == LockState.HELD || previous == LockState.IN_DOUBT;
 	}
 
 	@Override

@@ -2,6 +2,7 @@ package io.github.zklock.curator;
 
 import java.io.Closeable;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -16,6 +17,7 @@ import io.github.zklock.InvalidLockPathException;
 import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockProvider;
+import io.github.zklock.LockStateListener;
 import io.github.zklock.annotation.LockMode;
 
 /**
@@ -115,6 +117,32 @@ public class CuratorLockRegistry implements LockProvider, Closeable {
 			throw new InvalidLockPathException("Invalid lock path '" + path + "': " + ex.getMessage(), ex);
 		}
 		return ZKPaths.makePath(this.rootPath, path);
+	}
+
+	/**
+	 * Add a listener told when a held lock goes in doubt, is regained or is lost. Listeners are
+	 * called in the order they were added, on Curator's connection-state thread.
+	 * @param listener the listener
+	 */
+	public void addLockStateListener(LockStateListener listener) {
+		this.heldLocks.addListener(Objects.requireNonNull(listener, "listener must not be null"));
+	}
+
+	/**
+	 * Set whether to interrupt the thread that acquired a lock when the lock is lost, so that
+	 * blocking work under the lock stops early. Off by default.
+	 * @param interruptOnLost whether to interrupt holders of lost locks
+	 */
+	public void setInterruptOnLost(boolean interruptOnLost) {
+		this.heldLocks.setInterruptOnLost(interruptOnLost);
+	}
+
+	/**
+	 * Return the grants this application holds now, nested grants each, in no particular order.
+	 * @return a snapshot of the held grants
+	 */
+	public List<LockHandle> heldLocks() {
+		return List.copyOf(this.heldLocks.handles());
 	}
 
 	/**

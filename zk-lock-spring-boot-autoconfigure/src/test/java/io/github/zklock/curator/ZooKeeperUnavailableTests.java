@@ -18,6 +18,8 @@ import io.github.zklock.LockAcquisitionException;
 import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockLostException;
+import io.github.zklock.LockState;
+import io.github.zklock.LockStateEvent;
 import io.github.zklock.annotation.LockMode;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -92,6 +94,8 @@ class ZooKeeperUnavailableTests {
 			LockHandle handle = this.registry.tryAcquire("/regained", LockMode.EXCLUSIVE, true, Duration.ZERO)
 				.orElseThrow();
 			long token = handle.fencingToken();
+			List<LockStateEvent> events = new CopyOnWriteArrayList<>();
+			this.registry.addLockStateListener(events::add);
 			List<ConnectionState> states = new CopyOnWriteArrayList<>();
 			this.client.getConnectionStateListenable().addListener((client, state) -> states.add(state));
 			// A quick restart keeps the session (it is in the server's log): SUSPENDED, then RECONNECTED.
@@ -100,6 +104,11 @@ class ZooKeeperUnavailableTests {
 			assertThat(states).startsWith(ConnectionState.SUSPENDED).doesNotContain(ConnectionState.LOST);
 			assertThat(handle.isHeld()).isTrue();
 			assertThat(handle.fencingToken()).isEqualTo(token);
+			assertThat(events).extracting(LockStateEvent::state).containsExactly(LockState.IN_DOUBT, LockState.HELD);
+			assertThat(events).allSatisfy((event) -> {
+				assertThat(event.handle()).isSameAs(handle);
+				assertThat(event.fencingToken()).hasValue(token);
+			});
 			handle.release();
 		});
 	}
