@@ -1,11 +1,14 @@
 package io.github.zklock.autoconfigure;
 
+import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.List;
 
 import org.apache.curator.RetryPolicy;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.client.ConnectStringParser;
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -63,7 +66,8 @@ public class ZkLockAutoConfiguration {
 			ObjectProvider<EmbeddedZooKeeper> embeddedZooKeeper,
 			ObjectProvider<CuratorFrameworkBuilderCustomizer> customizers) {
 		EmbeddedZooKeeper embedded = embeddedZooKeeper.getIfAvailable();
-		String connectString = (embedded != null) ? embedded.getConnectString() : properties.getConnectString();
+		String connectString = (embedded != null) ? embedded.getConnectString()
+				: validConnectString(properties.getConnectString());
 		CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
 			.connectString(connectString)
 			.sessionTimeoutMs(millis("zk.lock.session-timeout", properties.getSessionTimeout()))
@@ -140,6 +144,22 @@ public class ZkLockAutoConfiguration {
 			return new LockCommitGuard();
 		}
 
+	}
+
+	private static String validConnectString(String connectString) {
+		List<InetSocketAddress> servers;
+		try {
+			servers = new ConnectStringParser(connectString).getServerAddresses();
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalArgumentException("zk.lock.connect-string '" + connectString
+					+ "' is malformed, expected host:port[,host:port...][/chroot]: " + ex.getMessage(), ex);
+		}
+		if (servers.isEmpty() || servers.stream().anyMatch((server) -> server.getHostString().isEmpty())) {
+			throw new IllegalArgumentException("zk.lock.connect-string '" + connectString
+					+ "' names no server, expected host:port[,host:port...][/chroot]");
+		}
+		return connectString;
 	}
 
 	private static int millis(String property, Duration duration) {

@@ -37,6 +37,13 @@ import io.github.zklock.annotation.LockMode;
  */
 public class CuratorLockRegistry implements LockProvider, Closeable {
 
+	/**
+	 * Longest full lock path accepted, in characters. Longer keys are refused before any request:
+	 * a request beyond the server's buffer limit ({@code jute.maxbuffer}, 1 MB by default) would
+	 * make the server drop the connection, putting every lock of the session in doubt.
+	 */
+	public static final int MAX_PATH_LENGTH = 1024;
+
 	private static final Log logger = LogFactory.getLog(CuratorLockRegistry.class);
 
 	private final CuratorFramework client;
@@ -103,18 +110,31 @@ public class CuratorLockRegistry implements LockProvider, Closeable {
 	 * Return the full znode path of a lock path: the root path joined with it.
 	 * @param path the lock path, starting with {@code /}
 	 * @return the full path
-	 * @throws InvalidLockPathException if the path is not a legal lock path
+	 * @throws InvalidLockPathException if the path is not a legal lock path or the full path is
+	 * longer than {@link #MAX_PATH_LENGTH}
 	 */
 	@Override
 	public String fullPath(String path) {
 		if (path == null || path.isEmpty() || path.equals("/")) {
 			throw new InvalidLockPathException("Lock path must name a znode below the root path, was '" + path + "'");
 		}
+		if (path.length() + this.rootPath.length() > MAX_PATH_LENGTH) {
+			throw new InvalidLockPathException("Lock path of " + path.length() + " characters starting with '"
+					+ path.substring(0, Math.min(40, path.length())) + "...' is longer than the limit of " + MAX_PATH_LENGTH
+					+ " characters for a full lock path");
+		}
 		try {
 			PathUtils.validatePath(path);
 		}
 		catch (IllegalArgumentException ex) {
 			throw new InvalidLockPathException("Invalid lock path '" + path + "': " + ex.getMessage(), ex);
+		}
+		for (int i = 0; i < path.length(); i++) {
+			// ZooKeeper's own check lets U+D800 through; sent as UTF-8 it would become '?' and
+			// name another znode.
+			if (Character.isSurrogate(path.charAt(i))) {
+				throw new InvalidLockPathException("Invalid lock path: surrogate character at index " + i);
+			}
 		}
 		return ZKPaths.makePath(this.rootPath, path);
 	}
