@@ -1,0 +1,4 @@
+/**
+ * Test support shared by the test packages.
+ */
+package io.github.zklock.test;
