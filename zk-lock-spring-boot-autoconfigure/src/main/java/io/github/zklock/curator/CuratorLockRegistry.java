@@ -76,6 +76,9 @@ public class CuratorLockRegistry implements LockProvider, Closeable {
 		Objects.requireNonNull(waitTime, "waitTime must not be null");
 		String lockPath = fullPath(path);
 		RecipeCache.Entry entry = this.recipes.retain(lockPath, LockRecipe.Kind.of(mode, reentrant));
+		// Read before acquiring: if the session changes meanwhile, the grant is treated as lost on
+		// the next reconnection rather than trusted.
+		long sessionInstance = sessionInstance(this.client);
 		boolean granted = false;
 		try {
 			long waitMs = waitTime.isNegative() ? -1 : waitTime.toMillis();
@@ -87,9 +90,8 @@ public class CuratorLockRegistry implements LockProvider, Closeable {
 				}
 				return Optional.empty();
 			}
-			CuratorLockHandle handle = new CuratorLockHandle(this, entry, grant, lockPath, mode,
-					sessionInstance(this.client));
-			this.heldLocks.add(handle);
+			CuratorLockHandle handle = new CuratorLockHandle(this, entry, grant, lockPath, mode, sessionInstance);
+			this.heldLocks.add(handle, this.client);
 			granted = true;
 			return Optional.of(handle);
 		}

@@ -38,8 +38,21 @@ final class HeldLocks implements ConnectionStateListener {
 
 	private volatile boolean interruptOnLost;
 
-	void add(CuratorLockHandle handle) {
+	/**
+	 * Track a new grant. A connection event may have passed between the grant and this call; the
+	 * grant is checked against the connection as it is now, after it is tracked, so that no event
+	 * is missed.
+	 */
+	void add(CuratorLockHandle handle, CuratorFramework client) {
 		this.handles.add(handle);
+		if (handle.sessionInstance() != CuratorLockRegistry.sessionInstance(client)) {
+			if (lose(handle)) {
+				notifyListener(handle);
+			}
+		}
+		else if (!client.getZookeeperClient().isConnected() && handle.suspend()) {
+			notifyListener(handle);
+		}
 	}
 
 	void remove(CuratorLockHandle handle) {
