@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Flow;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Future;
 
@@ -142,9 +143,18 @@ public class LockOperationSource {
 		return Duration.of(waitTime, annotation.timeUnit().toChronoUnit());
 	}
 
+	private static boolean isReactiveStreamsPublisher(Class<?> type) {
+		// By name: Reactive Streams is not a dependency, and the registry above only knows the
+		// libraries that are present.
+		return ClassUtils.getAllInterfacesForClassAsSet(type)
+			.stream()
+			.anyMatch((candidate) -> candidate.getName().equals("org.reactivestreams.Publisher"));
+	}
+
 	private static void rejectAsyncReturnType(Method method, String where) {
 		Class<?> returnType = method.getReturnType();
 		if (CompletionStage.class.isAssignableFrom(returnType) || Future.class.isAssignableFrom(returnType)
+				|| Flow.Publisher.class.isAssignableFrom(returnType) || isReactiveStreamsPublisher(returnType)
 				|| ReactiveAdapterRegistry.getSharedInstance().getAdapter(returnType) != null) {
 			throw new IllegalStateException("@DistributedLock on " + where + ": return type "
 					+ returnType.getName() + " is asynchronous; the lock is bound to the calling thread and would be "

@@ -66,6 +66,13 @@ class LockOperationSourceTests {
 	}
 
 	@Test
+	void flowPublisherReturnTypeIsRejected() {
+		assertThatIllegalStateException().isThrownBy(() -> operation(Invalid.class, "publisher"))
+			.withMessageContaining("Invalid.publisher")
+			.withMessageContaining("SubmissionPublisher");
+	}
+
+	@Test
 	void nonReentrantReadIsRejected() {
 		assertThatIllegalStateException().isThrownBy(() -> operation(Invalid.class, "nonReentrantRead"))
 			.withMessageContaining("Invalid.nonReentrantRead")
@@ -157,6 +164,11 @@ class LockOperationSourceTests {
 		@DistributedLock(path = "/async")
 		CompletableFuture<String> async() {
 			return CompletableFuture.completedFuture("x");
+		}
+
+		@DistributedLock(path = "/publisher")
+		java.util.concurrent.SubmissionPublisher<String> publisher() {
+			return new java.util.concurrent.SubmissionPublisher<>();
 		}
 
 		@DistributedLock(path = "/read", mode = LockMode.READ, reentrant = false)
