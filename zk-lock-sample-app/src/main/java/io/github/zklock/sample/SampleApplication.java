@@ -2,13 +2,17 @@ package io.github.zklock.sample;
 
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
 
 /**
- * Entry point of the zk-lock sample: a stock REST service on an in-memory H2 database whose
- * purchases are serialized per SKU by a ZooKeeper lock (an embedded ZooKeeper by default, see
- * {@code application.yml}).
+ * Entry point of the zk-lock sample: a flash-sale stock REST service whose purchases are
+ * serialized per SKU by a ZooKeeper lock, across every instance that shares its ZooKeeper and its
+ * database. By default it runs on an embedded ZooKeeper and an in-memory H2 database (see
+ * {@code application.yml}); {@code ./demo.sh} runs several instances on one ZooKeeper server and
+ * one H2 file database.
  */
 @SpringBootApplication
+@EnableConfigurationProperties(SampleProperties.class)
 public class SampleApplication {
 
 	/**

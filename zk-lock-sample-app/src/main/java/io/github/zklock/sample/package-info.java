@@ -1,7 +1,9 @@
 /**
- * zk-lock sample application: a stock service whose purchase is a deliberate read-then-write on
- * a shared table, made safe by {@link io.github.zklock.annotation.DistributedLock @DistributedLock}
- * on the SKU, and a REST API over it.
+ * zk-lock sample application: a flash-sale stock service whose purchase is a deliberate
+ * read-then-write on a table shared by every instance, made safe by
+ * {@link io.github.zklock.annotation.DistributedLock @DistributedLock} on the SKU, with each sale
+ * recorded with its lock's fencing token; the same purchase without the lock for comparison; and a
+ * REST API over it.
  */
 @NullMarked
 package io.github.zklock.sample;

@@ -1,5 +1,6 @@
 package io.github.zklock.sample;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -7,6 +8,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
+import com.jayway.jsonpath.JsonPath;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -14,6 +16,7 @@ import org.springframework.boot.webmvc.test.autoconfigure.AutoConfigureMockMvc;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.test.web.servlet.assertj.MockMvcTester;
+import org.springframework.test.web.servlet.assertj.MvcTestResult;
 
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockTemplate;
@@ -25,7 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Tests for {@link StockController} and {@link StockExceptionHandler}, through the whole
  * application on its embedded ZooKeeper and H2 database.
  */
-@SpringBootTest(properties = "zk.lock.default-wait-time=1s")
+@SpringBootTest(properties = { "zk.lock.default-wait-time=1s", "sample.instance-id=controller-tests" })
 @AutoConfigureMockMvc
 class StockControllerTests {
 
@@ -72,10 +75,64 @@ class StockControllerTests {
 		assertThat(this.mvc.post().uri("/api/stock/{sku}/purchase", "banana").param("quantity", "2")).hasStatusOk()
 			.hasContentType(MediaType.APPLICATION_JSON)
 			.bodyJson()
-			.isLenientlyEqualTo("{\"sku\": \"banana\", \"purchased\": 2, \"remaining\": 3}");
+			.isLenientlyEqualTo("{\"sku\": \"banana\", \"purchased\": 2, \"remaining\": 3, "
+					+ "\"instance\": \"controller-tests\"}");
 		assertThat(this.mvc.post().uri("/api/stock/{sku}/purchase", "banana")).hasStatusOk()
 			.bodyJson()
 			.isLenientlyEqualTo("{\"sku\": \"banana\", \"purchased\": 1, \"remaining\": 2}");
+	}
+
+	@Test
+	void purchaseAnswersWithOrderIdFencingTokenAndLockWait() throws Exception {
+		setStock("lemon", 5);
+		MvcTestResult first = this.mvc.post().uri("/api/stock/{sku}/purchase", "lemon").exchange();
+		MvcTestResult second = this.mvc.post().uri("/api/stock/{sku}/purchase", "lemon").exchange();
+		assertThat(first).hasStatusOk().headers().containsHeader(StockController.LOCK_WAIT_HEADER);
+		assertThat(lockWaitMillis(first)).isNotNegative().isLessThan(1000);
+		assertThat(longAt(second, "$.orderId")).isGreaterThan(longAt(first, "$.orderId"));
+		assertThat(longAt(first, "$.fencingToken")).isPositive();
+		assertThat(longAt(second, "$.fencingToken")).isGreaterThan(longAt(first, "$.fencingToken"));
+	}
+
+	@Test
+	void soldOutPurchaseAnswersWithTheLockWaitToo() {
+		setStock("melon", 0);
+		assertThat(this.mvc.post().uri("/api/stock/{sku}/purchase", "melon")).hasStatus(HttpStatus.CONFLICT)
+			.headers()
+			.containsHeader(StockController.LOCK_WAIT_HEADER);
+	}
+
+	@Test
+	void unlockedPurchaseRunsWithoutTheLockAndRecordsNoToken() throws Exception {
+		setStock("nectarine", 3);
+		whileHeldByAnotherThread("/stock/nectarine", LockMode.WRITE, () -> {
+			// The locked purchase waits and gives up; the unlocked one does not even look.
+			assertThat(this.mvc.post().uri("/api/stock/{sku}/purchase", "nectarine")).hasStatus(HttpStatus.LOCKED)
+				.headers()
+				.doesNotContainHeader(StockController.LOCK_WAIT_HEADER);
+			assertThat(this.mvc.post().uri("/api/stock/{sku}/purchase-unlocked", "nectarine")).hasStatusOk()
+				.bodyJson()
+				.isLenientlyEqualTo("{\"sku\": \"nectarine\", \"purchased\": 1, \"remaining\": 2, "
+						+ "\"fencingToken\": null}");
+		});
+		assertThat(this.mvc.post().uri("/api/stock/{sku}/purchase-unlocked", "nectarine").param("quantity", "3"))
+			.hasStatus(HttpStatus.CONFLICT);
+		assertThat(this.mvc.post().uri("/api/stock/{sku}/purchase-unlocked", "nectarine").param("quantity", "0"))
+			.hasStatus(HttpStatus.BAD_REQUEST);
+	}
+
+	@Test
+	void malformedSkuIsBadRequest() {
+		String tooLong = "x".repeat(101);
+		for (String sku : new String[] { "-apple", ".hidden", "a b", "caf\u00e9", tooLong }) {
+			assertThat(this.mvc.post().uri("/api/stock/{sku}/purchase", sku)).as(sku)
+				.hasStatus(HttpStatus.BAD_REQUEST)
+				.hasContentType(MediaType.APPLICATION_PROBLEM_JSON);
+			assertThat(this.mvc.get().uri("/api/stock/{sku}", sku)).as(sku).hasStatus(HttpStatus.BAD_REQUEST);
+			assertThat(this.mvc.put().uri("/api/stock/{sku}", sku).param("quantity", "1")).as(sku)
+				.hasStatus(HttpStatus.BAD_REQUEST);
+		}
+		setStock("x".repeat(100), 1);
 	}
 
 	@Test
@@ -151,6 +208,17 @@ class StockControllerTests {
 				.isEqualTo(9);
 			assertThat(this.mvc.post().uri("/api/stock/{sku}/purchase", "grape")).hasStatus(HttpStatus.LOCKED);
 		});
+	}
+
+	private static double lockWaitMillis(MvcTestResult result) {
+		String header = result.getResponse().getHeader(StockController.LOCK_WAIT_HEADER);
+		assertThat(header).as(StockController.LOCK_WAIT_HEADER).matches("\\d+\\.\\d{3}");
+		return Double.parseDouble(header);
+	}
+
+	private static long longAt(MvcTestResult result, String path) throws Exception {
+		Number value = JsonPath.read(result.getResponse().getContentAsString(StandardCharsets.UTF_8), path);
+		return value.longValue();
 	}
 
 	private void setStock(String sku, int quantity) {

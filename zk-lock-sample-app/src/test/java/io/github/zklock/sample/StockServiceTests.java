@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.jdbc.core.simple.JdbcClient;
 
 import io.github.zklock.InvalidLockPathException;
 
@@ -25,7 +26,7 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  * Tests for {@link StockService} through its Spring proxy: the {@code @DistributedLock} advice on
  * the application's embedded ZooKeeper, and the transaction on H2.
  */
-@SpringBootTest(webEnvironment = WebEnvironment.NONE)
+@SpringBootTest(webEnvironment = WebEnvironment.NONE, properties = "sample.instance-id=test-instance")
 class StockServiceTests {
 
 	private static final int STOCK = 50;
@@ -36,6 +37,9 @@ class StockServiceTests {
 
 	@Autowired
 	private StockService stockService;
+
+	@Autowired
+	private JdbcClient jdbcClient;
 
 	@Test
 	void concurrentPurchasesNeverOversell() throws Exception {
@@ -52,7 +56,7 @@ class StockServiceTests {
 					assertThat(start.await(30, TimeUnit.SECONDS)).isTrue();
 					for (int j = 0; j < PURCHASES_PER_THREAD; j++) {
 						try {
-							remainders.add(this.stockService.purchase(sku, 1));
+							remainders.add(this.stockService.purchase(sku, 1).remaining());
 						}
 						catch (SoldOutException ex) {
 							soldOut.add(ex);
@@ -78,6 +82,51 @@ class StockServiceTests {
 		assertThat(soldOut).hasSize(THREADS * PURCHASES_PER_THREAD - STOCK)
 			.allSatisfy((ex) -> assertThat(ex.getAvailable()).isZero());
 		assertThat(this.stockService.getStock(sku)).isZero();
+		// One order per sale, each under a later lock grant than the one before.
+		List<Long> tokens = this.jdbcClient.sql("SELECT fencing_token FROM orders WHERE sku = :sku ORDER BY id")
+			.param("sku", sku)
+			.query(Long.class)
+			.list();
+		assertThat(tokens).hasSize(STOCK).doesNotContainNull().isSorted().doesNotHaveDuplicates();
+	}
+
+	@Test
+	void purchaseRecordsTheOrderWithTheFencingTokenOfItsLock() {
+		this.stockService.setStock("kiwi", 5);
+		Purchase first = this.stockService.purchase("kiwi", 2);
+		Purchase second = this.stockService.purchase("kiwi", 1);
+		assertThat(first.remaining()).isEqualTo(3);
+		assertThat(first.instanceId()).isEqualTo("test-instance");
+		assertThat(first.fencingToken()).isPositive();
+		assertThat(second.orderId()).isGreaterThan(first.orderId());
+		assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
+		assertThat(this.jdbcClient
+			.sql("SELECT quantity, instance_id, fencing_token FROM orders WHERE id = :id")
+			.param("id", first.orderId())
+			.query((rs, row) -> List.of(rs.getInt(1), rs.getString(2), rs.getLong(3)))
+			.single()).containsExactly(2, "test-instance", first.fencingToken());
+	}
+
+	@Test
+	void purchaseWithoutLockRunsTheSameCodeAndRecordsNoToken() {
+		this.stockService.setStock("lime", 2);
+		Purchase purchase = this.stockService.purchaseWithoutLock("lime", 2);
+		assertThat(purchase.remaining()).isZero();
+		assertThat(purchase.fencingToken()).isNull();
+		assertThat(this.jdbcClient.sql("SELECT COUNT(*) FROM orders WHERE id = :id AND fencing_token IS NULL")
+			.param("id", purchase.orderId())
+			.query(Long.class)
+			.single()).isOne();
+		assertThatExceptionOfType(SoldOutException.class)
+			.isThrownBy(() -> this.stockService.purchaseWithoutLock("lime", 1));
+	}
+
+	@Test
+	void soldOutPurchaseRecordsNoOrder() {
+		this.stockService.setStock("mango", 0);
+		assertThatExceptionOfType(SoldOutException.class).isThrownBy(() -> this.stockService.purchase("mango", 1));
+		assertThat(this.jdbcClient.sql("SELECT COUNT(*) FROM orders WHERE sku = 'mango'").query(Long.class).single())
+			.isZero();
 	}
 
 	@Test
@@ -101,7 +150,7 @@ class StockServiceTests {
 	void skuWithSlashStaysOneSku() {
 		this.stockService.setStock("a/b", 4);
 		this.stockService.setStock("a", 1);
-		assertThat(this.stockService.purchase("a/b", 1)).isEqualTo(3);
+		assertThat(this.stockService.purchase("a/b", 1).remaining()).isEqualTo(3);
 		assertThat(this.stockService.getStock("a")).isEqualTo(1);
 	}
 

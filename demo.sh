@@ -1,0 +1,249 @@
+#!/usr/bin/env bash
+# Flash-sale demo of zk-lock: several instances of the sample app, each its own JVM, share one
+# ZooKeeper server and one H2 database. The same load is sent twice, once to the locked purchase
+# and once to the unlocked one, and the database is audited after each run; one RESULT line each.
+#
+# Usage: ./demo.sh [--instances N] [--requests N] [--concurrency N] [--stock N] [--think-time MS]
+#
+# Exit status: 0 when the locked run neither oversold nor lost an update and no request failed
+# (other than sold out or lock busy); non-zero otherwise. Every process it starts is stopped on
+# exit, also on failure and on Ctrl-C. It writes only to target/ directories: the build's, and
+# zk-lock-sample-app/target/demo for the database, the ZooKeeper data and the logs.
+set -euo pipefail
+
+instances=3
+requests=1500
+concurrency=32
+stock=500
+think_time_ms=0
+
+usage() {
+	sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+	cat <<'EOF'
+
+Options:
+  --instances N     application instances (separate JVMs) to start, default 3
+  --requests N      purchase requests per run, default 1500
+  --concurrency N   requests in flight at once, spread round-robin over the instances, default 32
+  --stock N         stock set before each run, default 500
+  --think-time MS   pause between reading and writing the stock in every purchase (both runs),
+                    default 0
+EOF
+}
+
+positive() {
+	[[ $2 =~ ^[0-9]{1,9}$ ]] && ((10#$2 >= $3)) || { echo "demo.sh: $1 must be a whole number >= $3, was '$2'" >&2; exit 2; }
+}
+
+while (($#)); do
+	case $1 in
+		--instances | --requests | --concurrency | --stock | --think-time)
+			(($# >= 2)) || { echo "demo.sh: $1 needs a value" >&2; exit 2; }
+			case $1 in
+				--instances) positive "$1" "$2" 1; instances=$2 ;;
+				--requests) positive "$1" "$2" 1; requests=$2 ;;
+				--concurrency) positive "$1" "$2" 1; concurrency=$2 ;;
+				--stock) positive "$1" "$2" 0; stock=$2 ;;
+				--think-time) positive "$1" "$2" 0; think_time_ms=$2 ;;
+			esac
+			shift 2 ;;
+		-h | --help) usage; exit 0 ;;
+		*) echo "demo.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+	esac
+done
+
+cd "$(dirname "$0")"
+root=$(pwd)
+module=zk-lock-sample-app
+jar=$root/$module/target/zk-lock-sample-app.jar
+work=$root/$module/target/demo
+java=${JAVA_HOME:+$JAVA_HOME/bin/}java
+# Small heaps and the serial collector leave the two-core budget to the work; -XX:-UsePerfData and
+# java.io.tmpdir keep every file the JVMs write (Tomcat work dirs, native libraries) below target/.
+# H2's AUTO_SERVER listens on h2.bindAddress only.
+jvm_opts=(-Xms64m -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData
+	"-Djava.io.tmpdir=$work/tmp" -Dh2.bindAddress=127.0.0.1)
+launcher=org.springframework.boot.loader.launch.PropertiesLauncher
+
+zk_pid=
+app_pids=()
+load_pid=
+# Stop processes with SIGTERM, wait a bounded time for them to exit, then SIGKILL what is left.
+stop() {
+	(($#)) || return 0
+	kill "$@" 2>/dev/null || true
+	local deadline=$((SECONDS + 15)) alive pid
+	while ((SECONDS < deadline)); do
+		alive=0
+		for pid; do
+			kill -0 "$pid" 2>/dev/null && alive=1
+		done
+		((alive)) || break
+		sleep 0.1
+	done
+	kill -9 "$@" 2>/dev/null || true
+	wait "$@" 2>/dev/null || true
+}
+# Dependencies last: the load generator, the instances that use app-1's database server, app-1,
+# then ZooKeeper.
+cleanup() {
+	local status=$?
+	trap - EXIT INT TERM
+	if [[ -n $load_pid$zk_pid ]] || ((${#app_pids[@]})); then
+		echo "Stopping the demo processes"
+	fi
+	[[ -z $load_pid ]] || stop "$load_pid"
+	((${#app_pids[@]} < 2)) || stop "${app_pids[@]:1}"
+	((${#app_pids[@]} < 1)) || stop "${app_pids[0]}"
+	[[ -z $zk_pid ]] || stop "$zk_pid"
+	exit "$status"
+}
+trap cleanup EXIT
+trap 'echo "Interrupted"; exit 130' INT
+trap 'exit 143' TERM
+
+fail() {
+	echo "demo.sh: $*" >&2
+	exit 1
+}
+
+# Sets free_port to a port nobody listens on, on loopback, not handed out before; below Linux's
+# ephemeral range, so that no outgoing connection takes it meanwhile.
+taken=" "
+next_free_port() {
+	local port
+	for _ in $(seq 1 200); do
+		port=$((20000 + RANDOM % 12000))
+		[[ $taken == *" $port "* ]] && continue
+		if ! tcp_open "$port"; then
+			taken+="$port "
+			free_port=$port
+			return
+		fi
+	done
+	fail "no free port found"
+}
+
+tcp_open() {
+	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# Wait until a started process answers, failing early if it dies. $1 pid, $2 name, $3 log file,
+# $4 seconds, then the probe command.
+await() {
+	local pid=$1 name=$2 log=$3 seconds=$4
+	shift 4
+	local deadline=$((SECONDS + seconds))
+	until "$@"; do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			tail -n 30 "$log" >&2 || true
+			fail "$name exited during start-up (log: ${log#"$root"/})"
+		fi
+		if ((SECONDS >= deadline)); then
+			tail -n 30 "$log" >&2 || true
+			fail "$name not ready within ${seconds}s (log: ${log#"$root"/})"
+		fi
+		sleep 0.25
+	done
+}
+
+# Any HTTP answer for an unknown SKU (404) means the web server, ZooKeeper and the database work.
+http_ready() {
+	local code
+	code=$(curl -s -o /dev/null -w '%{http_code}' --connect-timeout 1 --max-time 3 \
+		"http://127.0.0.1:$1/api/stock/readiness-probe" 2>/dev/null) || true
+	[[ $code == 404 || $code == 200 ]]
+}
+
+command -v curl >/dev/null || fail "curl is needed"
+command -v "$java" >/dev/null || fail "java is needed (JDK 17 or later)"
+
+# Build when the jar is missing or older than a main source or a pom of the build.
+if [[ ! -f $jar ]] || [[ -n $(find pom.xml zk-lock-*/pom.xml zk-lock-*/src/main -newer "$jar" -print -quit) ]]; then
+	echo "Building $module (./mvnw -B -q -DskipTests package)"
+	./mvnw -B -q -DskipTests -pl "$module" -am package
+fi
+
+rm -rf "$work"
+mkdir -p "$work/tmp"
+started_at=$SECONDS
+
+next_free_port
+zk_port=$free_port
+echo "Starting ZooKeeper on 127.0.0.1:$zk_port"
+"$java" "${jvm_opts[@]}" -cp "$jar" -Dloader.main=io.github.zklock.sample.demo.StandaloneZooKeeper "$launcher" \
+	"$zk_port" "$work/zookeeper" >"$work/zookeeper.log" 2>&1 &
+zk_pid=$!
+
+# The first instance to open the file database serves it to the others (AUTO_SERVER).
+db_url="jdbc:h2:file:$work/db/stock;AUTO_SERVER=TRUE"
+ports=()
+urls=()
+start_instance() {
+	local n=$1 port
+	next_free_port
+	port=$free_port
+	ports+=("$port")
+	urls+=("http://127.0.0.1:$port")
+	"$java" "${jvm_opts[@]}" -jar "$jar" \
+		--server.address=127.0.0.1 --server.port="$port" \
+		--zk.lock.embedded.enabled=false --zk.lock.connect-string="127.0.0.1:$zk_port" \
+		--spring.datasource.url="$db_url" \
+		--sample.instance-id="app-$n" --sample.purchase-think-time="${think_time_ms}ms" \
+		>"$work/app-$n.log" 2>&1 &
+	app_pids+=($!)
+}
+
+await "$zk_pid" ZooKeeper "$work/zookeeper.log" 30 tcp_open "$zk_port"
+
+# The first instance creates the database and its schema; the others then start together.
+echo "Starting $instances app instances (app-1 first: it creates the database)"
+start_instance 1
+await "${app_pids[0]}" app-1 "$work/app-1.log" 90 http_ready "${ports[0]}"
+for ((n = 2; n <= instances; n++)); do
+	start_instance "$n"
+done
+for ((i = 1; i < instances; i++)); do
+	await "${app_pids[i]}" "app-$((i + 1))" "$work/app-$((i + 1)).log" 90 http_ready "${ports[i]}"
+done
+echo "Ready after $((SECONDS - started_at))s: ZooKeeper 127.0.0.1:$zk_port, instances ${urls[*]}"
+
+url_list=$(IFS=,; echo "${urls[*]}")
+# A bound on each run, generous for 10 requests per second.
+run_timeout=$((60 + requests / 10))
+# In the background, so that a signal to this script is handled at once, not after the run.
+run_load() {
+	local mode=$1 status=0
+	echo
+	echo "== $mode: stock $stock, $requests purchases, $concurrency at a time, over $instances instances"
+	"$java" "${jvm_opts[@]}" -cp "$jar" -Dloader.main=io.github.zklock.sample.demo.LoadGenerator "$launcher" \
+		--mode "$mode" --urls "$url_list" --jdbc-url "$db_url" --sku "flash-sale-$mode" \
+		--stock "$stock" --requests "$requests" --concurrency "$concurrency" --timeout-seconds "$run_timeout" \
+		>"$work/load-$mode.log" 2>&1 &
+	load_pid=$!
+	wait "$load_pid" || status=$?
+	load_pid=
+	cat "$work/load-$mode.log"
+	return "$status"
+}
+
+locked_status=0
+run_load locked || locked_status=$?
+unlocked_status=0
+run_load unlocked || unlocked_status=$?
+
+locked_result=$(grep '^RESULT ' "$work/load-locked.log" || true)
+unlocked_result=$(grep '^RESULT ' "$work/load-unlocked.log" || true)
+echo
+echo "Demo took $((SECONDS - started_at))s after the build; logs in ${work#"$root"/}"
+
+[[ -n $locked_result ]] || fail "the locked run printed no RESULT (exit $locked_status)"
+[[ $locked_result == *" oversold=0 lost_updates=0 "* ]] || fail "the locked run oversold or lost an update"
+((locked_status == 0)) || fail "the locked run failed (exit $locked_status)"
+[[ -n $unlocked_result ]] || fail "the unlocked run printed no RESULT (exit $unlocked_status)"
+((unlocked_status == 0)) || fail "the unlocked run failed (exit $unlocked_status)"
+if [[ $unlocked_result == *" oversold=0 lost_updates=0 "* ]]; then
+	echo "Note: the unlocked run happened not to interleave this time; try --think-time 5 or more concurrency."
+else
+	echo "The lock made the difference: the unlocked run oversold or lost updates, the locked run did not."
+fi

@@ -1,0 +1,351 @@
+package io.github.zklock.sample.demo;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.stream.Collectors;
+
+import io.github.zklock.sample.StockController;
+
+/**
+ * Sends concurrent purchase requests to several instances of the sample application over HTTP
+ * ({@link HttpClient}), then reads the outcome from the shared database and prints it as a
+ * {@code RESULT} line ({@link LoadReport}). Used by {@code ./demo.sh}, once with the lock and once
+ * without.
+ *
+ * <p>A run sets the SKU's stock through the first instance, then keeps {@code concurrency}
+ * requests in flight until {@code requests} have been answered, request {@code i} going to
+ * instance {@code i % instances} ({@code POST /api/stock/{sku}/purchase}, or
+ * {@code .../purchase-unlocked} in unlocked mode, one item each). The lock wait percentiles are
+ * taken over the {@value StockController#LOCK_WAIT_HEADER} headers of the purchases that ran
+ * (sold or sold out). Every request has a timeout, and so has the whole run.
+ *
+ * <p>Usage, from the sample's jar:
+ * <pre>
+ * java -cp zk-lock-sample-app.jar -Dloader.main=io.github.zklock.sample.demo.LoadGenerator \
+ *     org.springframework.boot.loader.launch.PropertiesLauncher \
+ *     --mode locked --urls http://127.0.0.1:8081,http://127.0.0.1:8082 \
+ *     --jdbc-url 'jdbc:h2:file:/abs/path/stock;AUTO_SERVER=TRUE' \
+ *     [--sku flash-sale-locked] [--stock 500] [--requests 1500] [--concurrency 32] \
+ *     [--timeout-seconds 120] [--jdbc-user sa] [--jdbc-password '']
+ * </pre>
+ * Exit status: 0 when the run completed; 1 when a request failed other than sold out (409) or
+ * lock busy (423); 2 for bad arguments; 3 when a locked run oversold, lost an update, or recorded
+ * fencing tokens out of order.
+ */
+public final class LoadGenerator {
+
+	private static final Set<Integer> EXPECTED_STATUSES = Set.of(200, 409, 423);
+
+	private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
+
+	private final HttpClient client = HttpClient.newBuilder()
+		.version(HttpClient.Version.HTTP_1_1)
+		.connectTimeout(Duration.ofSeconds(5))
+		.build();
+
+	/**
+	 * Run the load once and audit the database.
+	 * @param options what to send where
+	 * @param audit reads the outcome from the shared database
+	 * @return the outcome
+	 * @throws SQLException if the database cannot be read
+	 * @throws IOException if the stock cannot be set
+	 * @throws InterruptedException if interrupted while waiting for the requests
+	 */
+	public Outcome run(Options options, SalesAudit audit) throws SQLException, IOException, InterruptedException {
+		setStock(options.instances().get(0), options.sku(), options.stock());
+		long mark = audit.mark();
+		Map<String, LongAdder> statuses = new ConcurrentHashMap<>();
+		ConcurrentLinkedQueue<Double> lockWaits = new ConcurrentLinkedQueue<>();
+		AtomicInteger next = new AtomicInteger();
+		ExecutorService workers = Executors.newFixedThreadPool(options.concurrency());
+		long started = System.nanoTime();
+		try {
+			for (int i = 0; i < options.concurrency(); i++) {
+				workers.execute(() -> {
+					for (int n = next.getAndIncrement(); n < options.requests(); n = next.getAndIncrement()) {
+						String status = purchase(options, n, lockWaits);
+						statuses.computeIfAbsent(status, (key) -> new LongAdder()).increment();
+					}
+				});
+			}
+			workers.shutdown();
+			if (!workers.awaitTermination(options.runTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
+				throw new IllegalStateException("Requests not done within " + options.runTimeout());
+			}
+		}
+		finally {
+			workers.shutdownNow();
+		}
+		double seconds = (System.nanoTime() - started) / 1e9;
+		SalesAudit.Sales sales = audit.read(options.sku(), mark);
+		double[] waits = lockWaits.stream().mapToDouble(Double::doubleValue).toArray();
+		LoadReport report = new LoadReport(options.mode().label(), options.requests(), options.stock(),
+				sales.sold(), sales.remaining(), LoadReport.percentile(waits, 50), LoadReport.percentile(waits, 99),
+				options.requests() / seconds);
+		SortedMap<String, Long> counts = new TreeMap<>();
+		statuses.forEach((status, count) -> counts.put(status, count.sum()));
+		return new Outcome(report, sales, counts);
+	}
+
+	private String purchase(Options options, int n, ConcurrentLinkedQueue<Double> lockWaits) {
+		URI instance = options.instances().get(n % options.instances().size());
+		String path = "/api/stock/" + encode(options.sku())
+				+ ((options.mode() == Mode.LOCKED) ? "/purchase" : "/purchase-unlocked");
+		HttpRequest request = HttpRequest.newBuilder(instance.resolve(path))
+			.timeout(REQUEST_TIMEOUT)
+			.POST(HttpRequest.BodyPublishers.noBody())
+			.build();
+		try {
+			HttpResponse<Void> response = this.client.send(request, HttpResponse.BodyHandlers.discarding());
+			response.headers()
+				.firstValue(StockController.LOCK_WAIT_HEADER)
+				.ifPresent((wait) -> lockWaits.add(Double.parseDouble(wait)));
+			return String.valueOf(response.statusCode());
+		}
+		catch (IOException ex) {
+			return "I/O error (" + ex.getClass().getSimpleName() + ")";
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return "interrupted";
+		}
+	}
+
+	private void setStock(URI instance, String sku, int stock) throws IOException, InterruptedException {
+		HttpRequest request = HttpRequest
+			.newBuilder(instance.resolve("/api/stock/" + encode(sku) + "?quantity=" + stock))
+			.timeout(REQUEST_TIMEOUT)
+			.PUT(HttpRequest.BodyPublishers.noBody())
+			.build();
+		HttpResponse<String> response = this.client.send(request, HttpResponse.BodyHandlers.ofString());
+		if (response.statusCode() != 200) {
+			throw new IOException("Setting the stock through " + instance + " answered " + response.statusCode() + ": "
+					+ response.body());
+		}
+	}
+
+	private static String encode(String sku) {
+		return URLEncoder.encode(sku, StandardCharsets.UTF_8);
+	}
+
+	/**
+	 * Run the load once, print the outcome and exit with the status described on the class.
+	 * @param args the options described on the class
+	 * @throws Exception if the run fails
+	 */
+	public static void main(String[] args) throws Exception {
+		Map<String, String> arguments;
+		Options options;
+		try {
+			arguments = parse(args);
+			options = Options.from(arguments);
+		}
+		catch (IllegalArgumentException ex) {
+			System.err.println("LoadGenerator: " + ex.getMessage());
+			System.exit(2);
+			return;
+		}
+		SalesAudit audit = new SalesAudit(required(arguments, "jdbc-url"), arguments.getOrDefault("jdbc-user", "sa"),
+				arguments.getOrDefault("jdbc-password", ""));
+		Outcome outcome = new LoadGenerator().run(options, audit);
+		String tag = "[" + outcome.report().mode() + "] ";
+		System.out.println(tag + options.requests() + " purchases sent to " + options.instances().size()
+				+ " instances, " + options.concurrency() + " at a time; answers: " + outcome.describeStatuses());
+		System.out.println(tag + "orders by instance: " + outcome.sales().ordersByInstance()
+				+ ((options.mode() == Mode.LOCKED)
+						? "; fencing tokens strictly increasing in order-id order: "
+								+ (outcome.lockedBooksStraight() ? "yes" : "NO")
+						: ""));
+		System.out.println(outcome.report().toResultLine());
+		System.out.flush();
+		int status = 0;
+		if (outcome.unexpectedAnswers() > 0) {
+			System.err.println(tag + outcome.unexpectedAnswers() + " requests failed other than sold out or lock busy");
+			status = 1;
+		}
+		if (options.mode() == Mode.LOCKED && !(outcome.report().consistent() && outcome.lockedBooksStraight())) {
+			System.err.println(tag + "the locked run oversold, lost an update or recorded fencing tokens out of order");
+			status = 3;
+		}
+		System.exit(status);
+	}
+
+	private static Map<String, String> parse(String[] args) {
+		Map<String, String> arguments = new HashMap<>();
+		for (int i = 0; i < args.length; i += 2) {
+			if (!args[i].startsWith("--") || i + 1 >= args.length) {
+				throw new IllegalArgumentException("expected --name value pairs, got " + Arrays.toString(args));
+			}
+			arguments.put(args[i].substring(2), args[i + 1]);
+		}
+		return arguments;
+	}
+
+	private static String required(Map<String, String> arguments, String name) {
+		String value = arguments.get(name);
+		if (value == null || value.isEmpty()) {
+			throw new IllegalArgumentException("--" + name + " is required");
+		}
+		return value;
+	}
+
+	/**
+	 * Which purchase endpoint a run calls.
+	 */
+	public enum Mode {
+
+		/** {@code POST /api/stock/{sku}/purchase}: under the SKU's WRITE lock. */
+		LOCKED,
+
+		/** {@code POST /api/stock/{sku}/purchase-unlocked}: the same code without the lock. */
+		UNLOCKED;
+
+		/**
+		 * Return the name used on the command line and in the {@code RESULT} line.
+		 * @return {@code locked} or {@code unlocked}
+		 */
+		public String label() {
+			return name().toLowerCase(Locale.ROOT);
+		}
+
+		static Mode of(String label) {
+			for (Mode mode : values()) {
+				if (mode.label().equals(label)) {
+					return mode;
+				}
+			}
+			throw new IllegalArgumentException("--mode must be locked or unlocked, was '" + label + "'");
+		}
+
+	}
+
+	/**
+	 * What a run sends where.
+	 *
+	 * @param mode which purchase endpoint to call
+	 * @param instances the base URLs of the application instances, at least one
+	 * @param sku the SKU to sell
+	 * @param stock the stock to set before the run, at least 0
+	 * @param requests how many purchase requests to send, at least 1
+	 * @param concurrency how many requests to keep in flight, at least 1
+	 * @param runTimeout how long the whole run may take
+	 */
+	public record Options(Mode mode, List<URI> instances, String sku, int stock, int requests, int concurrency,
+			Duration runTimeout) {
+
+		/**
+		 * Check the options.
+		 * @throws IllegalArgumentException if one is out of range
+		 */
+		public Options {
+			if (instances.isEmpty()) {
+				throw new IllegalArgumentException("at least one instance URL is required");
+			}
+			if (stock < 0 || requests < 1 || concurrency < 1) {
+				throw new IllegalArgumentException("need stock >= 0, requests >= 1 and concurrency >= 1, got stock="
+						+ stock + " requests=" + requests + " concurrency=" + concurrency);
+			}
+			instances = List.copyOf(instances);
+		}
+
+		static Options from(Map<String, String> arguments) {
+			Mode mode = Mode.of(required(arguments, "mode"));
+			List<URI> instances = new ArrayList<>();
+			for (String url : required(arguments, "urls").split(",")) {
+				instances.add(URI.create(url.trim()));
+			}
+			return new Options(mode, instances, arguments.getOrDefault("sku", "flash-sale-" + mode.label()),
+					integer(arguments, "stock", 500), integer(arguments, "requests", 1500),
+					integer(arguments, "concurrency", 32),
+					Duration.ofSeconds(integer(arguments, "timeout-seconds", 120)));
+		}
+
+		private static int integer(Map<String, String> arguments, String name, int defaultValue) {
+			String value = arguments.get(name);
+			if (value == null) {
+				return defaultValue;
+			}
+			try {
+				return Integer.parseInt(value);
+			}
+			catch (NumberFormatException ex) {
+				throw new IllegalArgumentException("--" + name + " must be a whole number, was '" + value + "'");
+			}
+		}
+
+	}
+
+	/**
+	 * The outcome of a run.
+	 *
+	 * @param report the figures of the {@code RESULT} line
+	 * @param sales what the database recorded
+	 * @param statuses how many requests got each answer: an HTTP status code, or a description of
+	 * the failure
+	 */
+	public record Outcome(LoadReport report, SalesAudit.Sales sales, SortedMap<String, Long> statuses) {
+
+		/**
+		 * Return how many requests got an answer other than 200, 409 (sold out) or 423 (lock busy).
+		 * @return the number of failed requests
+		 */
+		public long unexpectedAnswers() {
+			return this.statuses.entrySet()
+				.stream()
+				.filter((entry) -> !isExpected(entry.getKey()))
+				.mapToLong(Map.Entry::getValue)
+				.sum();
+		}
+
+		/**
+		 * Return whether every order of the run carries a fencing token and the tokens strictly
+		 * increase in order-id order, as they must when every sale ran under the lock.
+		 * @return whether the orders show one lock grant after the other
+		 */
+		public boolean lockedBooksStraight() {
+			return this.sales.ordersWithoutToken() == 0 && this.sales.fencingTokensIncrease();
+		}
+
+		String describeStatuses() {
+			return this.statuses.entrySet()
+				.stream()
+				.map((entry) -> entry.getValue() + " x " + entry.getKey())
+				.collect(Collectors.joining(", "));
+		}
+
+		private static boolean isExpected(String status) {
+			try {
+				return EXPECTED_STATUSES.contains(Integer.parseInt(status));
+			}
+			catch (NumberFormatException ex) {
+				return false;
+			}
+		}
+
+	}
+
+}

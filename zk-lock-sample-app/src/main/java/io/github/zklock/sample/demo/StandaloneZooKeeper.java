@@ -1,0 +1,69 @@
+package io.github.zklock.sample.demo;
+
+import java.io.File;
+import java.io.IOException;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+
+import org.apache.curator.test.InstanceSpec;
+import org.apache.curator.test.TestingServer;
+
+/**
+ * A single ZooKeeper server in its own process (Curator's {@code TestingServer}, a real ZooKeeper
+ * server), listening on {@code 127.0.0.1} only, running until the process is stopped. Several
+ * instances of the sample application connect to it with
+ * {@code --zk.lock.embedded.enabled=false --zk.lock.connect-string=127.0.0.1:<port>}, so that their
+ * locks exclude each other. For demos, not for production.
+ *
+ * <p>Usage, from the sample's jar:
+ * <pre>
+ * java -cp zk-lock-sample-app.jar -Dloader.main=io.github.zklock.sample.demo.StandaloneZooKeeper \
+ *     org.springframework.boot.loader.launch.PropertiesLauncher &lt;port&gt; &lt;data-dir&gt;
+ * </pre>
+ * The data directory is created if needed and deleted when the server stops. Once the server
+ * accepts connections, {@code ZooKeeper ready on 127.0.0.1:<port>} is printed.
+ */
+public final class StandaloneZooKeeper {
+
+	private static final String HOST = "127.0.0.1";
+
+	private StandaloneZooKeeper() {
+	}
+
+	/**
+	 * Start the server and wait until the process is stopped (SIGTERM, Ctrl-C).
+	 * @param args the client port (0 for a free one) and the data directory
+	 * @throws Exception if the server cannot start
+	 */
+	public static void main(String[] args) throws Exception {
+		if (args.length != 2) {
+			System.err.println("Usage: StandaloneZooKeeper <port> <data-dir>");
+			System.exit(2);
+		}
+		int port = Integer.parseInt(args[0]);
+		File dataDir = new File(args[1]).getAbsoluteFile();
+		if (!dataDir.isDirectory() && !dataDir.mkdirs()) {
+			throw new IllegalStateException("Cannot create data directory " + dataDir);
+		}
+		// No admin HTTP server (it would take port 8080); client connections on loopback only.
+		System.setProperty("zookeeper.admin.enableServer", "false");
+		InstanceSpec spec = new InstanceSpec(dataDir, port, -1, -1, true, -1, -1, -1,
+				Map.of("clientPortAddress", HOST), HOST);
+		TestingServer server = new TestingServer(spec, true);
+		CountDownLatch stopped = new CountDownLatch(1);
+		Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+			try {
+				server.close();
+			}
+			catch (IOException ex) {
+				System.err.println("Failed to stop ZooKeeper cleanly: " + ex);
+			}
+			finally {
+				stopped.countDown();
+			}
+		}, "zookeeper-shutdown"));
+		System.out.println("ZooKeeper ready on " + server.getConnectString());
+		stopped.await();
+	}
+
+}

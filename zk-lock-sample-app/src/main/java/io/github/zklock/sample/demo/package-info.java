@@ -1,0 +1,9 @@
+/**
+ * Command-line tools of {@code ./demo.sh}, launched from the sample's jar: a stand-alone ZooKeeper
+ * server that several application instances share, and a load generator that sends concurrent
+ * purchases to the instances over HTTP and then audits the shared database.
+ */
+@NullMarked
+package io.github.zklock.sample.demo;
+
+import org.jspecify.annotations.NullMarked;
