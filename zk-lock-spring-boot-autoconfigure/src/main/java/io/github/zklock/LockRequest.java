@@ -9,8 +9,8 @@ import io.github.zklock.annotation.LockMode;
 
 /**
  * What to lock and how: a path below the root path, a mode, whether an EXCLUSIVE lock is
- * reentrant, and how long to wait. Immutable; build it with {@link #of(String)} and the
- * {@code with...} methods.
+ * reentrant, how long to wait, and the name the lock is reported under in metrics and traces.
+ * Immutable; build it with {@link #of(String)} and the {@code with...} methods.
  *
  * @param path the lock path below {@code zk.lock.root-path}, starting with {@code /}
  * @param mode the lock mode
@@ -18,8 +18,12 @@ import io.github.zklock.annotation.LockMode;
  * for READ and WRITE, which are always reentrant)
  * @param waitTime how long to wait: {@code null} for the template's default, zero for a single
  * attempt, a negative duration to wait without limit
+ * @param name the low-cardinality name of the lock in metrics and observations (the
+ * {@code name} tag): the {@code @DistributedLock} path template such as {@code /stock/#{#sku}},
+ * never a resolved value; defaults to the path, so a caller that builds paths from data should
+ * set one
  */
-public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullable Duration waitTime) {
+public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullable Duration waitTime, String name) {
 
 	/**
 	 * A wait time that waits until the lock is granted, without limit (any negative duration
@@ -33,6 +37,7 @@ public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullab
 	 * @param mode the lock mode
 	 * @param reentrant whether an EXCLUSIVE lock is reentrant
 	 * @param waitTime the wait time or {@code null} for the default
+	 * @param name the name in metrics, {@code null} for the path
 	 * @throws InvalidLockPathException if the path is {@code null} or empty
 	 * @throws NullPointerException if the mode is {@code null}
 	 */
@@ -41,6 +46,21 @@ public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullab
 			throw new InvalidLockPathException("Lock path must not be null or empty");
 		}
 		Objects.requireNonNull(mode, "mode must not be null");
+		if (name == null) {
+			name = path;
+		}
+	}
+
+	/**
+	 * Create a request named after its path.
+	 * @param path the lock path
+	 * @param mode the lock mode
+	 * @param reentrant whether an EXCLUSIVE lock is reentrant
+	 * @param waitTime the wait time or {@code null} for the default
+	 * @throws InvalidLockPathException if the path is {@code null} or empty
+	 */
+	public LockRequest(String path, LockMode mode, boolean reentrant, @Nullable Duration waitTime) {
+		this(path, mode, reentrant, waitTime, null);
 	}
 
 	/**
@@ -58,7 +78,7 @@ public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullab
 	 * @return the new request
 	 */
 	public LockRequest withMode(LockMode mode) {
-		return new LockRequest(this.path, mode, this.reentrant, this.waitTime);
+		return new LockRequest(this.path, mode, this.reentrant, this.waitTime, this.name);
 	}
 
 	/**
@@ -67,7 +87,7 @@ public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullab
 	 * @return the new request
 	 */
 	public LockRequest withWaitTime(@Nullable Duration waitTime) {
-		return new LockRequest(this.path, this.mode, this.reentrant, waitTime);
+		return new LockRequest(this.path, this.mode, this.reentrant, waitTime, this.name);
 	}
 
 	/**
@@ -76,7 +96,17 @@ public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullab
 	 * @return the new request
 	 */
 	public LockRequest withReentrant(boolean reentrant) {
-		return new LockRequest(this.path, this.mode, reentrant, this.waitTime);
+		return new LockRequest(this.path, this.mode, reentrant, this.waitTime, this.name);
+	}
+
+	/**
+	 * Return a copy with another name in metrics and observations.
+	 * @param name a low-cardinality name, such as {@code /stock/{sku}}
+	 * @return the new request
+	 */
+	public LockRequest withName(String name) {
+		return new LockRequest(this.path, this.mode, this.reentrant, this.waitTime,
+				Objects.requireNonNull(name, "name must not be null"));
 	}
 
 }

@@ -5,6 +5,8 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -30,6 +32,8 @@ public class LockTemplate {
 
 	private final Duration defaultWaitTime;
 
+	private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
+
 	/**
 	 * Create a template.
 	 * @param provider the backend that grants locks
@@ -39,6 +43,16 @@ public class LockTemplate {
 	public LockTemplate(LockProvider provider, Duration defaultWaitTime) {
 		this.provider = Objects.requireNonNull(provider, "provider must not be null");
 		this.defaultWaitTime = Objects.requireNonNull(defaultWaitTime, "defaultWaitTime must not be null");
+	}
+
+	/**
+	 * Set the registry that observes acquisitions ({@code zk.lock.acquire}) and holds
+	 * ({@code zk.lock.held}) for metrics and tracing. Without one (the default, a no-op registry)
+	 * nothing is observed and nothing is added to the lock path.
+	 * @param observationRegistry the registry
+	 */
+	public void setObservationRegistry(ObservationRegistry observationRegistry) {
+		this.observationRegistry = Objects.requireNonNull(observationRegistry, "observationRegistry must not be null");
 	}
 
 	/**
@@ -103,6 +117,8 @@ public class LockTemplate {
 		Objects.requireNonNull(action, "action must not be null");
 		LockHandle handle = acquire(request);
 		LockContext.push(handle);
+		Observation.Scope scope = (handle instanceof ObservedLockHandle observed) ? observed.observation().openScope()
+				: null;
 		try {
 			return action.doInLock(handle);
 		}
@@ -113,6 +129,9 @@ public class LockTemplate {
 			throw new UndeclaredThrowableException(ex);
 		}
 		finally {
+			if (scope != null) {
+				scope.close();
+			}
 			LockContext.pop(handle);
 			releaseQuietly(handle);
 		}
@@ -175,7 +194,25 @@ public class LockTemplate {
 	}
 
 	private Optional<LockHandle> tryAcquire(LockRequest request, Duration waitTime) {
-		return this.provider.tryAcquire(request.path(), request.mode(), request.reentrant(), waitTime);
+		ObservationRegistry registry = this.observationRegistry;
+		if (registry.isNoop()) {
+			return this.provider.tryAcquire(request.path(), request.mode(), request.reentrant(), waitTime);
+		}
+		Observation observation = LockObservations.acquire(request, registry).start();
+		try {
+			Optional<LockHandle> handle = this.provider.tryAcquire(request.path(), request.mode(),
+					request.reentrant(), waitTime);
+			observation.lowCardinalityKeyValue("outcome", handle.isPresent() ? "acquired" : "timeout");
+			return handle.map((granted) -> LockObservations.observeHold(granted, request, registry));
+		}
+		catch (RuntimeException | Error ex) {
+			observation.lowCardinalityKeyValue("outcome", "error");
+			observation.error(ex);
+			throw ex;
+		}
+		finally {
+			observation.stop();
+		}
 	}
 
 	private Duration waitTimeOf(LockRequest request) {

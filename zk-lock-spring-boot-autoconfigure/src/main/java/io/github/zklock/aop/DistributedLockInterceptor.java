@@ -42,7 +42,8 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 			return invocation.proceed();
 		}
 		String path = this.operationSource.resolvePath(operation, invocation.getArguments(), target);
-		LockRequest request = new LockRequest(path, operation.mode(), operation.reentrant(), operation.waitTime());
+		LockRequest request = new LockRequest(path, operation.mode(), operation.reentrant(), operation.waitTime(),
+				operation.path().getSource());
 		try {
 			return this.lockTemplate.get().execute(request, (handle) -> {
 				try {

@@ -4,6 +4,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 
+import io.micrometer.observation.ObservationRegistry;
 import org.apache.curator.RetryPolicy;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -97,8 +98,11 @@ public class ZkLockAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	LockTemplate lockTemplate(LockProvider lockProvider, ZkLockProperties properties) {
-		return new LockTemplate(lockProvider, properties.getDefaultWaitTime());
+	LockTemplate lockTemplate(LockProvider lockProvider, ZkLockProperties properties,
+			ObjectProvider<ObservationRegistry> observationRegistry) {
+		LockTemplate template = new LockTemplate(lockProvider, properties.getDefaultWaitTime());
+		observationRegistry.ifAvailable(template::setObservationRegistry);
+		return template;
 	}
 
 	@Bean

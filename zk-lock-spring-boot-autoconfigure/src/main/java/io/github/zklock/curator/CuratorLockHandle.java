@@ -1,5 +1,6 @@
 package io.github.zklock.curator;
 
+import java.time.Instant;
 import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -35,6 +36,8 @@ final class CuratorLockHandle implements LockHandle {
 	private final AtomicReference<LockState> state = new AtomicReference<>(LockState.HELD);
 
 	private volatile long fencingToken;
+
+	private final long grantedAt = System.currentTimeMillis();
 
 	CuratorLockHandle(CuratorLockRegistry registry, RecipeCache.Entry entry, LockRecipe.Grant grant, String path,
 			LockMode mode, long sessionInstance) {
@@ -79,6 +82,13 @@ final class CuratorLockHandle implements LockHandle {
 	/** The thread that acquired the grant. */
 	Thread acquirer() {
 		return this.acquirer;
+	}
+
+	/** What an operator sees of this grant. */
+	LockSnapshots.HeldLock snapshot() {
+		long token = this.fencingToken;
+		return new LockSnapshots.HeldLock(this.path, this.mode, this.state.get(), this.acquirer.getName(),
+				Instant.ofEpochMilli(this.grantedAt), this.grant.nodePath(), (token != 0) ? token : null);
 	}
 
 	/** The fencing token if it was read before, without asking ZooKeeper. */

@@ -1,10 +1,16 @@
 package io.github.zklock.curator;
 
 import java.io.Closeable;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -12,6 +18,7 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.utils.PathUtils;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
 
 import io.github.zklock.InvalidLockPathException;
 import io.github.zklock.LockException;
@@ -54,6 +61,8 @@ public class CuratorLockRegistry implements LockProvider, Closeable {
 
 	private final HeldLocks heldLocks = new HeldLocks();
 
+	private final Set<LockSnapshots.WaitingLock> waiting = ConcurrentHashMap.newKeySet();
+
 	/**
 	 * Create a registry and start tracking the client's connection state.
 	 * @param client a Curator client (started before the first lock request)
@@ -79,6 +88,9 @@ public class CuratorLockRegistry implements LockProvider, Closeable {
 		// Read before acquiring: if the session changes meanwhile, the grant is treated as lost on
 		// the next reconnection rather than trusted.
 		long sessionInstance = sessionInstance(this.client);
+		LockSnapshots.WaitingLock waiter = new LockSnapshots.WaitingLock(lockPath, mode,
+				Thread.currentThread().getName(), Instant.now());
+		this.waiting.add(waiter);
 		boolean granted = false;
 		try {
 			long waitMs = waitTime.isNegative() ? -1 : waitTime.toMillis();
@@ -102,6 +114,7 @@ public class CuratorLockRegistry implements LockProvider, Closeable {
 			throw translate(ex, "acquire", lockPath, mode, this.client);
 		}
 		finally {
+			this.waiting.remove(waiter);
 			if (!granted) {
 				this.recipes.unretain(entry);
 			}
@@ -165,6 +178,96 @@ public class CuratorLockRegistry implements LockProvider, Closeable {
 	 */
 	public List<LockHandle> heldLocks() {
 		return List.copyOf(this.heldLocks.handles());
+	}
+
+	/**
+	 * Describe the grants this application holds, oldest first. Local state, no ZooKeeper
+	 * request.
+	 * @return the held grants
+	 */
+	public List<LockSnapshots.HeldLock> describeHeldLocks() {
+		return this.heldLocks.handles()
+			.stream()
+			.map(CuratorLockHandle::snapshot)
+			.sorted(Comparator.comparing(LockSnapshots.HeldLock::since))
+			.toList();
+	}
+
+	/**
+	 * Describe the threads of this application waiting for a lock, longest waiting first. Local
+	 * state, no ZooKeeper request.
+	 * @return the waiting threads
+	 */
+	public List<LockSnapshots.WaitingLock> describeWaitingLocks() {
+		return this.waiting.stream().sorted(Comparator.comparing(LockSnapshots.WaitingLock::since)).toList();
+	}
+
+	/**
+	 * Describe the lock znodes below a lock path across the ensemble, of any client and any lock
+	 * kind, in queue order: the first EXCLUSIVE or WRITE participant holds the lock, READ
+	 * participants before the first WRITE hold it together. Reads ZooKeeper (one getChildren,
+	 * then one getData per participant).
+	 * @param path the lock path below the root path
+	 * @return the participants, empty if nobody holds or waits for the lock
+	 * @throws InvalidLockPathException if the path is not a legal lock path
+	 * @throws LockException if ZooKeeper cannot be reached
+	 */
+	public List<LockSnapshots.Participant> describeParticipants(String path) {
+		String lockPath = fullPath(path);
+		try {
+			List<LockSnapshots.Participant> participants = new ArrayList<>();
+			for (String child : childrenOrEmpty(lockPath)) {
+				if (child.equals(LockRecipe.SingleLease.LEASES)) {
+					for (String lease : childrenOrEmpty(ZKPaths.makePath(lockPath, child))) {
+						addParticipant(participants, ZKPaths.makePath(lockPath, child, lease),
+								"EXCLUSIVE (reentrant = false)");
+					}
+				}
+				else if (!child.equals(LockRecipe.SingleLease.LOCKS)) {
+					addParticipant(participants, ZKPaths.makePath(lockPath, child), participantKind(child));
+				}
+			}
+			participants.sort(Comparator.comparingLong(LockSnapshots.Participant::fencingToken));
+			return participants;
+		}
+		catch (Exception ex) {
+			throw translate(ex, "describe", lockPath, LockMode.EXCLUSIVE, this.client);
+		}
+	}
+
+	private List<String> childrenOrEmpty(String path) throws Exception {
+		try {
+			return this.client.getChildren().forPath(path);
+		}
+		catch (KeeperException.NoNodeException ex) {
+			return List.of();
+		}
+	}
+
+	private void addParticipant(List<LockSnapshots.Participant> participants, String node, String kind)
+			throws Exception {
+		Stat stat = new Stat();
+		byte[] data;
+		try {
+			data = this.client.getData().storingStatIn(stat).forPath(node);
+		}
+		catch (KeeperException.NoNodeException ex) {
+			// Released between the listing and this read.
+			return;
+		}
+		participants.add(new LockSnapshots.Participant(ZKPaths.getNodeFromPath(node), kind, stat.getCzxid(),
+				Instant.ofEpochMilli(stat.getCtime()), Long.toHexString(stat.getEphemeralOwner()),
+				(data != null) ? new String(data, StandardCharsets.UTF_8) : ""));
+	}
+
+	private static String participantKind(String node) {
+		if (node.contains("__READ__")) {
+			return LockMode.READ.name();
+		}
+		if (node.contains("__WRIT__")) {
+			return LockMode.WRITE.name();
+		}
+		return LockMode.EXCLUSIVE.name();
 	}
 
 	/**

@@ -108,7 +108,11 @@ abstract sealed class LockRecipe {
 	 */
 	static final class SingleLease extends LockRecipe {
 
-		private static final String LEASES = "leases";
+		/** Child of the lock path holding the lease znodes (Curator's name). */
+		static final String LEASES = "leases";
+
+		/** Child of the lock path holding the semaphore's internal mutex (Curator's name). */
+		static final String LOCKS = "locks";
 
 		private final String path;
 

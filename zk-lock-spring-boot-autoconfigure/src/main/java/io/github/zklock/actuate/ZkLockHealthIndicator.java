@@ -1,0 +1,92 @@
+package io.github.zklock.actuate;
+
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.zookeeper.KeeperException;
+import org.springframework.boot.health.contributor.AbstractHealthIndicator;
+import org.springframework.boot.health.contributor.Health;
+
+import io.github.zklock.curator.CuratorLockRegistry;
+
+/**
+ * Health of the ZooKeeper connection that zk-lock's locks depend on: UP when the client is
+ * connected and the server answers a read within the probe timeout; DOWN when the connection is
+ * suspended, the session was lost, or the server does not answer. Details: the connection state,
+ * the connect string (as configured, it holds no credentials), the session id, the lock root path
+ * and how many locks this application holds.
+ *
+ * <p>The probe is one asynchronous {@code exists} of the root znode, waited for at most the probe
+ * timeout, so a hung server cannot hang the health endpoint.
+ */
+public class ZkLockHealthIndicator extends AbstractHealthIndicator {
+
+	private final CuratorFramework client;
+
+	private final CuratorLockRegistry registry;
+
+	private final Duration probeTimeout;
+
+	private volatile ConnectionState lastState;
+
+	/**
+	 * Create an indicator and start following the connection state.
+	 * @param client the client the locks use
+	 * @param registry the lock registry, for the root path and the held lock count
+	 * @param probeTimeout how long to wait for the server's answer
+	 */
+	public ZkLockHealthIndicator(CuratorFramework client, CuratorLockRegistry registry, Duration probeTimeout) {
+		super("ZooKeeper health check failed");
+		this.client = client;
+		this.registry = registry;
+		this.probeTimeout = probeTimeout;
+		this.lastState = client.getZookeeperClient().isConnected() ? ConnectionState.CONNECTED : ConnectionState.LOST;
+		client.getConnectionStateListenable().addListener((source, state) -> this.lastState = state);
+	}
+
+	@Override
+	protected void doHealthCheck(Health.Builder builder) throws Exception {
+		boolean connected = this.client.getZookeeperClient().isConnected();
+		ConnectionState state = connected ? this.lastState : notConnectedState();
+		builder.withDetail("state", state.name())
+			.withDetail("connectString", this.client.getZookeeperClient().getCurrentConnectionString())
+			.withDetail("rootPath", this.registry.getRootPath())
+			.withDetail("heldLocks", this.registry.heldLockCount());
+		if (!connected) {
+			builder.down();
+			return;
+		}
+		builder.withDetail("sessionId",
+				"0x" + Long.toHexString(this.client.getZookeeperClient().getZooKeeper().getSessionId()));
+		KeeperException.Code answer = probe();
+		if (answer == KeeperException.Code.OK) {
+			builder.up();
+		}
+		else {
+			builder.down().withDetail("probe", (answer != null) ? answer.name() : "no answer within " + this.probeTimeout.toMillis() + " ms");
+		}
+	}
+
+	private ConnectionState notConnectedState() {
+		ConnectionState state = this.lastState;
+		return (state == ConnectionState.LOST) ? state : ConnectionState.SUSPENDED;
+	}
+
+	private KeeperException.Code probe() throws Exception {
+		CountDownLatch answered = new CountDownLatch(1);
+		AtomicInteger code = new AtomicInteger();
+		this.client.getZookeeperClient().getZooKeeper().exists("/", false, (rc, path, ctx, stat) -> {
+			code.set(rc);
+			answered.countDown();
+		}, null);
+		if (!answered.await(this.probeTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
+			return null;
+		}
+		return KeeperException.Code.get(code.get());
+	}
+
+}

@@ -1,0 +1,53 @@
+package io.github.zklock.actuate;
+
+import java.util.EnumMap;
+import java.util.Map;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+
+import io.github.zklock.LockState;
+import io.github.zklock.annotation.LockMode;
+import io.github.zklock.curator.CuratorLockRegistry;
+
+/**
+ * Meters of the lock registry: the gauge {@code zk.lock.active} (grants held now) and the
+ * counter {@code zk.lock.lost} (grants lost with their session, tagged by {@code mode}). The
+ * timers {@code zk.lock.acquire} and {@code zk.lock.held} come from the observations of
+ * {@link io.github.zklock.LockTemplate}. No meter is tagged with a lock path: paths are
+ * unbounded.
+ */
+public class ZkLockMetrics implements MeterBinder {
+
+	private final CuratorLockRegistry registry;
+
+	/**
+	 * Create the binder.
+	 * @param registry the lock registry to measure
+	 */
+	public ZkLockMetrics(CuratorLockRegistry registry) {
+		this.registry = registry;
+	}
+
+	@Override
+	public void bindTo(MeterRegistry meterRegistry) {
+		Gauge.builder("zk.lock.active", this.registry, CuratorLockRegistry::heldLockCount)
+			.description("Lock grants held by this application")
+			.register(meterRegistry);
+		Map<LockMode, Counter> lost = new EnumMap<>(LockMode.class);
+		for (LockMode mode : LockMode.values()) {
+			lost.put(mode, Counter.builder("zk.lock.lost")
+				.description("Lock grants lost because their ZooKeeper session was lost")
+				.tag("mode", mode.name())
+				.register(meterRegistry));
+		}
+		this.registry.addLockStateListener((event) -> {
+			if (event.state() == LockState.LOST) {
+				lost.get(event.mode()).increment();
+			}
+		});
+	}
+
+}

@@ -1,0 +1,31 @@
+package io.github.zklock.autoconfigure.actuate;
+
+import io.micrometer.core.instrument.binder.MeterBinder;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+
+import io.github.zklock.actuate.ZkLockMetrics;
+import io.github.zklock.autoconfigure.ZkLockAutoConfiguration;
+import io.github.zklock.curator.CuratorLockRegistry;
+
+/**
+ * Auto-configuration of the lock meters ({@code zk.lock.active}, {@code zk.lock.lost}), bound by
+ * Spring Boot to every meter registry. The timers {@code zk.lock.acquire} and
+ * {@code zk.lock.held} come from the observations the {@code LockTemplate} makes with the
+ * application's {@code ObservationRegistry}.
+ */
+@AutoConfiguration(after = ZkLockAutoConfiguration.class)
+@ConditionalOnClass(MeterBinder.class)
+@ConditionalOnBean(CuratorLockRegistry.class)
+public class ZkLockMetricsAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	ZkLockMetrics zkLockMetrics(CuratorLockRegistry registry) {
+		return new ZkLockMetrics(registry);
+	}
+
+}

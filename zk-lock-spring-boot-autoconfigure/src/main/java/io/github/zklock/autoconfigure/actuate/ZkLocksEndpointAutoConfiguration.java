@@ -1,0 +1,31 @@
+package io.github.zklock.autoconfigure.actuate;
+
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+
+import io.github.zklock.actuate.ZkLocksEndpoint;
+import io.github.zklock.autoconfigure.ZkLockAutoConfiguration;
+import io.github.zklock.curator.CuratorLockRegistry;
+
+/**
+ * Auto-configuration of the read-only {@code zklocks} endpoint; expose it with
+ * {@code management.endpoints.web.exposure.include=zklocks}.
+ */
+@AutoConfiguration(after = ZkLockAutoConfiguration.class)
+@ConditionalOnClass(Endpoint.class)
+@ConditionalOnBean(CuratorLockRegistry.class)
+@ConditionalOnAvailableEndpoint(ZkLocksEndpoint.class)
+public class ZkLocksEndpointAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	ZkLocksEndpoint zkLocksEndpoint(CuratorLockRegistry registry) {
+		return new ZkLocksEndpoint(registry);
+	}
+
+}

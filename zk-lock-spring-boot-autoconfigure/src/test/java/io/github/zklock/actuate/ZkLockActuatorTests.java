@@ -1,0 +1,219 @@
+package io.github.zklock.actuate;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
+import org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import io.github.zklock.LockAcquisitionException;
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockTemplate;
+import io.github.zklock.annotation.DistributedLock;
+import io.github.zklock.annotation.LockMode;
+import io.github.zklock.autoconfigure.ZkLockAutoConfiguration;
+import io.github.zklock.autoconfigure.actuate.ZkLockHealthContributorAutoConfiguration;
+import io.github.zklock.autoconfigure.actuate.ZkLockMetricsAutoConfiguration;
+import io.github.zklock.autoconfigure.actuate.ZkLocksEndpointAutoConfiguration;
+import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.curator.LockSnapshots;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Health, the {@code zklocks} endpoint and the meters, wired by their auto-configurations, on a
+ * real ZooKeeper.
+ */
+class ZkLockActuatorTests {
+
+	private TestingServer server;
+
+	private ApplicationContextRunner contextRunner;
+
+	@BeforeEach
+	void start() throws Exception {
+		this.server = new TestingServer(true);
+		this.contextRunner = new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, ZkLockAutoConfiguration.class,
+					ZkLockHealthContributorAutoConfiguration.class, ZkLocksEndpointAutoConfiguration.class,
+					ZkLockMetricsAutoConfiguration.class, MetricsAutoConfiguration.class,
+					CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class,
+					ObservationAutoConfiguration.class))
+			.withPropertyValues("zk.lock.connect-string=" + this.server.getConnectString(),
+					"zk.lock.connection-timeout=2s", "zk.lock.retry.max-retries=0",
+					"management.endpoints.web.exposure.include=health,zklocks");
+	}
+
+	@AfterEach
+	void stop() throws Exception {
+		this.server.close();
+	}
+
+	@Test
+	void healthIsUpWithDetailsAndDownWhenTheServerStops() {
+		this.contextRunner.run((context) -> {
+			HealthIndicator indicator = context.getBean("zkLockHealthIndicator", HealthIndicator.class);
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> context.getBean(CuratorFramework.class).getZookeeperClient().isConnected());
+			Health up = indicator.health();
+			assertThat(up.getStatus()).isEqualTo(Status.UP);
+			assertThat(up.getDetails()).containsEntry("connectString", this.server.getConnectString())
+				.containsEntry("rootPath", "/locks")
+				.containsKeys("state", "sessionId", "heldLocks");
+
+			this.server.stop();
+			await().atMost(Duration.ofSeconds(15)).until(() -> indicator.health().getStatus().equals(Status.DOWN));
+			// Once Curator notices, the state says why.
+			await().atMost(Duration.ofSeconds(15))
+				.until(() -> "SUSPENDED".equals(indicator.health().getDetails().get("state")));
+			assertThat(indicator.health().getStatus()).isEqualTo(Status.DOWN);
+		});
+	}
+
+	@Test
+	void endpointIsAbsentUnlessExposed() {
+		this.contextRunner.withPropertyValues("management.endpoints.web.exposure.include=health")
+			.run((context) -> assertThat(context).doesNotHaveBean(ZkLocksEndpoint.class));
+	}
+
+	@Test
+	void healthIndicatorCanBeSwitchedOffAndBacksOffWithoutActuator() {
+		this.contextRunner.withPropertyValues("management.health.zklock.enabled=false")
+			.run((context) -> assertThat(context).doesNotHaveBean("zkLockHealthIndicator"));
+		this.contextRunner.withClassLoader(new FilteredClassLoader(HealthIndicator.class))
+			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean("zkLockHealthIndicator"));
+	}
+
+	@Test
+	void endpointShowsHeldAndWaitingLocksAndParticipantsAcrossClients() {
+		this.contextRunner.run((context) -> {
+			ZkLocksEndpoint endpoint = context.getBean(ZkLocksEndpoint.class);
+			LockTemplate template = context.getBean(LockTemplate.class);
+			LockHandle held = template.acquire("/orders/1", LockMode.WRITE, Duration.ZERO);
+			long token = held.fencingToken();
+			// Another thread of the application queues behind it.
+			CompletableFuture<Optional<LockHandle>> waiter = CompletableFuture
+				.supplyAsync(() -> template.tryAcquire("/orders/1", LockMode.READ, Duration.ofSeconds(10)));
+			await().atMost(Duration.ofSeconds(10)).until(() -> !endpoint.locks().waiting().isEmpty());
+
+			ZkLocksEndpoint.ApplicationLocks locks = endpoint.locks();
+			assertThat(locks.held()).singleElement().satisfies((lock) -> {
+				assertThat(lock.path()).isEqualTo("/locks/orders/1");
+				assertThat(lock.mode()).isEqualTo(LockMode.WRITE);
+				assertThat(lock.holder()).isEqualTo(Thread.currentThread().getName());
+				assertThat(lock.fencingToken()).isEqualTo(token);
+			});
+			assertThat(locks.waiting()).singleElement().satisfies((waiting) -> {
+				assertThat(waiting.path()).isEqualTo("/locks/orders/1");
+				assertThat(waiting.mode()).isEqualTo(LockMode.READ);
+			});
+
+			ZkLocksEndpoint.PathParticipants participants = endpoint.participants("orders", "1");
+			assertThat(participants.path()).isEqualTo("/locks/orders/1");
+			assertThat(participants.participants()).extracting(LockSnapshots.Participant::kind)
+				.containsExactly("WRITE", "READ");
+			assertThat(participants.participants().get(0).fencingToken()).isEqualTo(token);
+
+			held.release();
+			waiter.get(10, TimeUnit.SECONDS).orElseThrow();
+			// The waiter got the lock on its own thread and still holds it: visible from here.
+			assertThat(endpoint.participants("orders", "1").participants()).extracting(LockSnapshots.Participant::kind)
+				.containsExactly("READ");
+		});
+	}
+
+	@Test
+	void timersAreTaggedWithTheTemplateNeverTheResolvedPath() {
+		this.contextRunner.withUserConfiguration(Metered.class).run((context) -> {
+			MeteredService metered = context.getBean(MeteredService.class);
+			MeterRegistry meters = context.getBean(MeterRegistry.class);
+			metered.work("secret-customer-42");
+			Timer acquired = meters.get("zk.lock.acquire")
+				.tags("name", "/metered/#{#key}", "mode", "EXCLUSIVE", "outcome", "acquired")
+				.timer();
+			assertThat(acquired.count()).isOne();
+			assertThat(meters.get("zk.lock.held").tags("name", "/metered/#{#key}").timer().count()).isOne();
+
+			CuratorLockRegistry other = otherProcess();
+			LockHandle busy = other.tryAcquire("/metered/secret-customer-42", LockMode.EXCLUSIVE, true, Duration.ZERO)
+				.orElseThrow();
+			try {
+				assertThatExceptionOfType(LockAcquisitionException.class)
+					.isThrownBy(() -> metered.work("secret-customer-42"));
+			}
+			finally {
+				busy.release();
+			}
+			assertThat(meters.get("zk.lock.acquire").tags("outcome", "timeout").timer().count()).isOne();
+			assertThat(meters.getMeters()).allSatisfy((meter) -> assertThat(meter.getId().getTags())
+				.noneMatch((tag) -> tag.getValue().contains("secret-customer-42")));
+			assertThat(meters.get("zk.lock.active").gauge().value()).isZero();
+		});
+	}
+
+	@Test
+	void lostLocksAreCounted() {
+		this.contextRunner.withPropertyValues("zk.lock.session-timeout=4s").run((context) -> {
+			MeterRegistry meters = context.getBean(MeterRegistry.class);
+			LockTemplate template = context.getBean(LockTemplate.class);
+			CuratorFramework client = context.getBean(CuratorFramework.class);
+			LockHandle held = template.acquire("/lost", LockMode.EXCLUSIVE, Duration.ZERO);
+			assertThat(meters.get("zk.lock.active").gauge().value()).isOne();
+			client.getZookeeperClient().getZooKeeper().getTestable().injectSessionExpiration();
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> meters.get("zk.lock.lost").tags("mode", "EXCLUSIVE").counter().count() == 1.0);
+			held.release();
+			assertThat(meters.get("zk.lock.active").gauge().value()).isZero();
+		});
+	}
+
+	private CuratorLockRegistry otherProcess() throws InterruptedException {
+		CuratorFramework client = CuratorFrameworkFactory.newClient(this.server.getConnectString(), new RetryOneTime(100));
+		client.start();
+		assertThat(client.blockUntilConnected(10, TimeUnit.SECONDS)).isTrue();
+		return new CuratorLockRegistry(client, "/locks", 10);
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class Metered {
+
+		@Bean
+		MeteredService meteredService() {
+			return new MeteredService();
+		}
+
+	}
+
+	static class MeteredService {
+
+		@DistributedLock(path = "/metered/#{#key}", waitTime = 0)
+		public void work(String key) {
+		}
+
+	}
+
+}
