@@ -102,7 +102,8 @@ public class CuratorLockRegistry implements LockProvider, Closeable {
 				}
 				return Optional.empty();
 			}
-			CuratorLockHandle handle = new CuratorLockHandle(this, entry, grant, lockPath, mode, sessionInstance);
+			CuratorLockHandle handle = new CuratorLockHandle(this, entry, grant, lockPath, mode,
+					grantSession(grant, sessionInstance));
 			this.heldLocks.add(handle, this.client);
 			granted = true;
 			return Optional.of(handle);
@@ -118,6 +119,33 @@ public class CuratorLockRegistry implements LockProvider, Closeable {
 			if (!granted) {
 				this.recipes.unretain(entry);
 			}
+		}
+	}
+
+	/**
+	 * Return the session instance a grant belongs to. Normally the one seen before acquiring;
+	 * if the session changed while this thread waited, Curator may have created the lock znode
+	 * again in the new session and granted that one: then the znode's owner tells, at the cost of
+	 * one {@code exists} on this rare path.
+	 */
+	private long grantSession(LockRecipe.Grant grant, long sessionBefore) {
+		long sessionNow = sessionInstance(this.client);
+		if (sessionNow == sessionBefore) {
+			return sessionBefore;
+		}
+		try {
+			Stat stat = this.client.checkExists().forPath(grant.nodePath());
+			long sessionId = this.client.getZookeeperClient().getZooKeeper().getSessionId();
+			boolean ownedNow = stat != null && stat.getEphemeralOwner() == sessionId
+					&& sessionInstance(this.client) == sessionNow;
+			return ownedNow ? sessionNow : sessionBefore;
+		}
+		catch (Exception ex) {
+			if (ex instanceof InterruptedException) {
+				Thread.currentThread().interrupt();
+			}
+			// Unknown: the grant is reported lost rather than trusted.
+			return sessionBefore;
 		}
 	}
 

@@ -1,0 +1,220 @@
+package io.github.zklock.chaos;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.test.InstanceSpec;
+import org.apache.curator.test.TestingServer;
+import org.apache.zookeeper.ClientCnxnSocketNIO;
+import org.apache.zookeeper.ClientCnxnSocketNetty;
+import org.apache.zookeeper.Watcher.Event.EventType;
+import org.apache.zookeeper.Watcher.Event.KeeperState;
+import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.client.ZKClientConfig;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Shared set-up of the chaos tests: servers with a short tick, clients, server-side session
+ * expiry, and the {@code CHAOS ...} report lines.
+ */
+final class Chaos {
+
+	/** Where child JVM logs, grant histories and the report go. */
+	static final Path OUTPUT_DIR = Path.of("target", "chaos");
+
+	/**
+	 * Server tick. The server expires sessions in buckets of one tick, so a session ends at most
+	 * one tick after its timeout; 200 ms keeps "session timeout + 1 s" meaningful.
+	 */
+	static final int TICK_TIME_MS = 200;
+
+	private Chaos() {
+	}
+
+	/** The two client socket implementations of the ZooKeeper client. */
+	enum ClientSocket {
+
+		/**
+		 * The default. When it notices a closed connection it sleeps 100 ms in
+		 * {@code ClientCnxnSocketNIO.cleanup()} before it reports {@code Disconnected}.
+		 */
+		NIO(ClientCnxnSocketNIO.class.getName()),
+
+		/** Netty: reports {@code Disconnected} as soon as it notices a closed connection. */
+		NETTY(ClientCnxnSocketNetty.class.getName());
+
+		private final String className;
+
+		ClientSocket(String className) {
+			this.className = className;
+		}
+
+	}
+
+	/**
+	 * Return the spec of a server with a {@link #TICK_TIME_MS} tick that accepts session timeouts
+	 * up to a minute (the default cap is 20 ticks).
+	 */
+	static InstanceSpec instanceSpec() {
+		return new InstanceSpec(null, -1, -1, -1, true, -1, TICK_TIME_MS, -1,
+				Map.of("maxSessionTimeout", "60000"));
+	}
+
+	static TestingServer startServer() throws Exception {
+		return new TestingServer(instanceSpec(), true);
+	}
+
+	/**
+	 * Start a Curator client and wait until it is connected.
+	 * @param connectString where to connect
+	 * @param sessionTimeout the requested session timeout
+	 */
+	static CuratorFramework startClient(String connectString, Duration sessionTimeout) throws InterruptedException {
+		return startClient(connectString, sessionTimeout, ClientSocket.NIO);
+	}
+
+	/**
+	 * Start a Curator client on the given ZooKeeper client socket implementation and wait until
+	 * it is connected.
+	 * @param connectString where to connect
+	 * @param sessionTimeout the requested session timeout
+	 * @param socket the ZooKeeper client socket implementation
+	 */
+	static CuratorFramework startClient(String connectString, Duration sessionTimeout, ClientSocket socket)
+			throws InterruptedException {
+		ZKClientConfig config = new ZKClientConfig();
+		config.setProperty(ZKClientConfig.ZOOKEEPER_CLIENT_CNXN_SOCKET, socket.className);
+		CuratorFramework client = CuratorFrameworkFactory.builder()
+			.connectString(connectString)
+			.zkClientConfig(config)
+			.sessionTimeoutMs((int) sessionTimeout.toMillis())
+			.connectionTimeoutMs((int) sessionTimeout.toMillis())
+			.retryPolicy(new ExponentialBackoffRetry(100, 10, 1000))
+			.build();
+		client.start();
+		assertThat(client.blockUntilConnected(30, TimeUnit.SECONDS)).as("connected to %s", connectString).isTrue();
+		return client;
+	}
+
+	/**
+	 * Expire the client's current session on the server: open a second connection with the same
+	 * session id and password (the server closes the client's connection for it, see
+	 * {@code ZooKeeperServer.processConnectRequest}) and close that connection, which closes the
+	 * session and deletes its ephemeral znodes. Repeated until a connection attempt with the
+	 * session is told it expired (the client may reconnect and take the session back in between).
+	 * @return how many attempts it took
+	 */
+	static int expireSession(CuratorFramework client, String connectString, Duration timeout) throws Exception {
+		ZooKeeper zooKeeper = client.getZookeeperClient().getZooKeeper();
+		return expireSession(connectString, zooKeeper.getSessionId(), zooKeeper.getSessionPasswd(),
+				zooKeeper.getSessionTimeout(), timeout);
+	}
+
+	/**
+	 * Expire a session on the server, given its id and password (see
+	 * {@link #expireSession(CuratorFramework, String, Duration)}).
+	 * @return how many attempts it took
+	 * @throws TimeoutException if the session is still alive after the timeout
+	 */
+	static int expireSession(String connectString, long sessionId, byte[] password, int sessionTimeoutMs,
+			Duration timeout) throws Exception {
+		long deadline = System.nanoTime() + timeout.toNanos();
+		for (int attempt = 1;; attempt++) {
+			BlockingQueue<KeeperState> states = new LinkedBlockingQueue<>();
+			ZooKeeper probe = new ZooKeeper(connectString, sessionTimeoutMs, (event) -> {
+				if (event.getType() == EventType.None) {
+					states.add(event.getState());
+				}
+			}, sessionId, password);
+			try {
+				long remaining = deadline - System.nanoTime();
+				KeeperState state = states.poll(Math.max(remaining, 0), TimeUnit.NANOSECONDS);
+				if (state == KeeperState.Expired) {
+					return attempt;
+				}
+				if (state == null) {
+					throw new TimeoutException("Session 0x" + Long.toHexString(sessionId) + " still alive after "
+							+ attempt + " attempts");
+				}
+			}
+			finally {
+				// On a connected probe this closes the session; on an expired one it only cleans up.
+				probe.close(5000);
+			}
+		}
+	}
+
+	/**
+	 * Wait until the lock has the given number of znodes below it: its holder and the waiters.
+	 * @param client any client
+	 * @param lockPath the full lock path
+	 * @param count how many znodes
+	 */
+	static void awaitLockNodes(CuratorFramework client, String lockPath, int count) {
+		await().atMost(Duration.ofSeconds(20))
+			.pollInterval(Duration.ofMillis(20))
+			.until(() -> client.getChildren().forPath(lockPath).size() == count);
+	}
+
+	/**
+	 * Print a {@code CHAOS ...} line on stdout and append it to {@code target/chaos/report.txt}.
+	 */
+	static void report(String format, Object... args) {
+		String line = "CHAOS " + String.format(format, args);
+		System.out.println(line);
+		try {
+			Files.createDirectories(OUTPUT_DIR);
+			Files.writeString(OUTPUT_DIR.resolve("report.txt"), line + System.lineSeparator(), StandardCharsets.UTF_8,
+					StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException("Cannot write the chaos report", ex);
+		}
+	}
+
+	/** "min=… median=… max=…" of some figures. */
+	static String stats(List<Long> values) {
+		List<Long> sorted = new ArrayList<>(values);
+		Collections.sort(sorted);
+		long median = sorted.get(sorted.size() / 2);
+		if (sorted.size() % 2 == 0) {
+			median = (sorted.get(sorted.size() / 2 - 1) + median) / 2;
+		}
+		return "min=" + sorted.get(0) + " median=" + median + " max=" + sorted.get(sorted.size() - 1);
+	}
+
+	static long millisSince(long nanoTime) {
+		return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - nanoTime);
+	}
+
+	static void closeQuietly(AutoCloseable closeable) {
+		if (closeable == null) {
+			return;
+		}
+		try {
+			closeable.close();
+		}
+		catch (Exception ex) {
+			// Clean-up only: the test outcome is decided, but say what could not be closed.
+			System.err.println("Could not close " + closeable + ": " + ex);
+		}
+	}
+
+}

@@ -1,0 +1,150 @@
+package io.github.zklock.chaos;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockState;
+import io.github.zklock.annotation.LockMode;
+import io.github.zklock.curator.CuratorLockRegistry;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The holder's link to the server is cut by a {@link TcpProxy} while another client, connected
+ * directly, waits for the lock. Frozen link: the holder's client stops hearing the server and
+ * suspends after its read timeout (two thirds of the session timeout), the server expires the
+ * session after the full timeout and only then grants the other client. Dropped link: the holder
+ * hears of it at once. The margin between the holder going in doubt and the other grant must be
+ * positive in every trial.
+ */
+@Tag("chaos")
+class ConnectionCutTests {
+
+	private static final int TRIALS = 5;
+
+	private static final String PATH = "/connection-cut";
+
+	private static final Duration SESSION_TIMEOUT = Duration.ofSeconds(4);
+
+	private TestingServer server;
+
+	private TcpProxy proxy;
+
+	private CuratorFramework contenderClient;
+
+	private CuratorLockRegistry contender;
+
+	private ExecutorService executor;
+
+	@BeforeEach
+	void start() throws Exception {
+		this.server = Chaos.startServer();
+		this.proxy = TcpProxy.start(this.server.getPort());
+		this.contenderClient = Chaos.startClient(this.server.getConnectString(), Duration.ofSeconds(10));
+		this.contender = new CuratorLockRegistry(this.contenderClient, LockWorker.ROOT, 16);
+		this.executor = Executors.newSingleThreadExecutor();
+	}
+
+	@AfterEach
+	void stop() throws Exception {
+		this.executor.shutdownNow();
+		this.executor.awaitTermination(10, TimeUnit.SECONDS);
+		Chaos.closeQuietly(this.contender);
+		Chaos.closeQuietly(this.contenderClient);
+		Chaos.closeQuietly(this.proxy);
+		Chaos.closeQuietly(this.server);
+	}
+
+	@Test
+	@Timeout(value = 3, unit = TimeUnit.MINUTES)
+	void holderIsInDoubtBeforeAnotherClientIsGrantedWhenTheLinkFreezes() throws Exception {
+		List<Long> margins = runTrials("freeze", TRIALS, TcpProxy::freeze);
+		Chaos.report("connection_cut cut=freeze trials=%d session_timeout_ms=%d margin_ms %s", TRIALS,
+				SESSION_TIMEOUT.toMillis(), Chaos.stats(margins));
+	}
+
+	/**
+	 * The link drops instead (connections closed, new ones refused for longer than the session
+	 * timeout): the holder hears of it at once, so the margin is about the whole session timeout.
+	 */
+	@Test
+	@Timeout(value = 3, unit = TimeUnit.MINUTES)
+	void holderIsInDoubtBeforeAnotherClientIsGrantedWhenTheLinkDrops() throws Exception {
+		List<Long> margins = runTrials("drop", 3, (proxy) -> proxy.drop(SESSION_TIMEOUT.multipliedBy(3)));
+		Chaos.report("connection_cut cut=drop trials=%d session_timeout_ms=%d margin_ms %s", 3,
+				SESSION_TIMEOUT.toMillis(), Chaos.stats(margins));
+	}
+
+	/**
+	 * Each trial: the holder, connected through the proxy, holds the lock while the contender
+	 * waits; the link is cut; the contender's grant must come after the holder went in doubt.
+	 * @return the margins in milliseconds
+	 */
+	private List<Long> runTrials(String cutName, int trials, Consumer<TcpProxy> cut) throws Exception {
+		List<Long> margins = new ArrayList<>();
+		for (int trial = 1; trial <= trials; trial++) {
+			this.proxy.heal();
+			CuratorFramework holderClient = Chaos.startClient(this.proxy.connectString(), SESSION_TIMEOUT);
+			CuratorLockRegistry holder = new CuratorLockRegistry(holderClient, LockWorker.ROOT, 16);
+			AtomicLong inDoubtAt = new AtomicLong();
+			AtomicLong lostAt = new AtomicLong();
+			holder.addLockStateListener((event) -> {
+				if (event.state() == LockState.IN_DOUBT) {
+					inDoubtAt.compareAndSet(0, System.nanoTime());
+				}
+				else if (event.state() == LockState.LOST) {
+					lostAt.compareAndSet(0, System.nanoTime());
+				}
+			});
+			try {
+				LockHandle handle = holder.tryAcquire(PATH, LockMode.EXCLUSIVE, true, Duration.ofSeconds(10)).orElseThrow();
+				long holderToken = handle.fencingToken();
+				Future<long[]> next = this.executor.submit(() -> SessionExpiryTests.grantAndRelease(this.contender, PATH));
+				Chaos.awaitLockNodes(this.contenderClient, LockWorker.ROOT + PATH, 2);
+
+				long cutAt = System.nanoTime();
+				cut.accept(this.proxy);
+				long[] granted = next.get(30, TimeUnit.SECONDS);
+				this.proxy.heal();
+				await().atMost(Duration.ofSeconds(30)).until(() -> handle.state() == LockState.LOST);
+
+				long inDoubt = inDoubtAt.get();
+				assertThat(inDoubt).as("trial %d: holder told it is in doubt", trial).isPositive();
+				long marginMs = TimeUnit.NANOSECONDS.toMillis(granted[0] - inDoubt);
+				Chaos.report("connection_cut cut=%s trial=%d in_doubt_after_ms=%d granted_after_ms=%d lost_after_ms=%d "
+						+ "margin_ms=%d tokens=%d->%d", cutName, trial, TimeUnit.NANOSECONDS.toMillis(inDoubt - cutAt),
+						TimeUnit.NANOSECONDS.toMillis(granted[0] - cutAt),
+						TimeUnit.NANOSECONDS.toMillis(lostAt.get() - cutAt), marginMs, holderToken, granted[1]);
+				assertThat(granted[0] - inDoubt).as("trial %d: margin between in doubt and the next grant", trial)
+					.isPositive();
+				assertThat(granted[1]).isGreaterThan(holderToken);
+				margins.add(marginMs);
+				handle.release();
+			}
+			finally {
+				this.proxy.heal();
+				holder.close();
+				holderClient.close();
+			}
+		}
+		return margins;
+	}
+
+}

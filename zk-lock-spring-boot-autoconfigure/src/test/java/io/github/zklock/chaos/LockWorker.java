@@ -1,0 +1,246 @@
+package io.github.zklock.chaos;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.data.Stat;
+
+import io.github.zklock.LockException;
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockState;
+import io.github.zklock.annotation.LockMode;
+import io.github.zklock.chaos.Chaos.ClientSocket;
+import io.github.zklock.chaos.GrantRecord.Outcome;
+import io.github.zklock.curator.CuratorLockRegistry;
+
+/**
+ * The lock client of the multi-JVM chaos tests, started in a child JVM by {@link ChildJvm}.
+ * It talks to the parent through lines on stdout starting with {@value #PREFIX}, and reads
+ * {@code GO} from stdin where it waits for a start signal.
+ * <ul>
+ * <li>{@code hold <connectString> <path> <sessionTimeoutMs>}: acquire the lock, print
+ * {@code HELD <token>}, then sleep until killed.</li>
+ * <li>{@code history <connectString> <client> <grants> <sessionTimeoutMs> <lockPath>
+ * <counterPath> <outFile> <NIO|NETTY>}: print {@code SESSION <id> <password>} for each session and
+ * {@code READY}, wait for {@code GO}, then take the lock {@code grants} times; under each grant
+ * read the fenced counter znode ({@code token,value}) and write {@code myToken,value+1} only if
+ * the stored token is lower, as a versioned (compare-and-set) write. When that fails the worker
+ * waits up to a second to hear whether it still holds the lock; a worker told that it lost the
+ * lock stays in the grant {@value #LINGER_WHEN_TOLD_MS} ms longer (finishing local work, as an
+ * application would), which makes told overlaps. Each grant is logged as a
+ * {@link GrantRecord} line in {@code outFile}. Prints {@code DONE <grants> <failures>}.</li>
+ * </ul>
+ */
+final class LockWorker {
+
+	/** Start of every protocol line on stdout. */
+	static final String PREFIX = "ZKLOCK-WORKER ";
+
+	static final String ROOT = "/chaos";
+
+	/** How long a history worker stays in a grant it was told it lost, before releasing it. */
+	static final long LINGER_WHEN_TOLD_MS = 2000;
+
+	private LockWorker() {
+	}
+
+	public static void main(String[] args) {
+		try {
+			switch (args[0]) {
+				case "hold" -> hold(args[1], args[2], Integer.parseInt(args[3]));
+				case "history" -> history(args[1], args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]),
+						args[5], args[6], Path.of(args[7]), ClientSocket.valueOf(args[8]));
+				default -> throw new IllegalArgumentException("Unknown mode " + args[0]);
+			}
+			System.exit(0);
+		}
+		catch (Throwable ex) {
+			ex.printStackTrace();
+			System.exit(2);
+		}
+	}
+
+	private static void hold(String connectString, String path, int sessionTimeoutMs) throws Exception {
+		CuratorFramework client = Chaos.startClient(connectString, Duration.ofMillis(sessionTimeoutMs));
+		CuratorLockRegistry registry = new CuratorLockRegistry(client, ROOT, 16);
+		LockHandle handle = registry.tryAcquire(path, LockMode.EXCLUSIVE, true, Duration.ofSeconds(60))
+			.orElseThrow(() -> new IllegalStateException("Not granted " + path + " within 60 s"));
+		say("HELD " + handle.fencingToken());
+		// The parent kills this JVM; if it does not, end on our own.
+		Thread.sleep(120_000);
+		handle.release();
+	}
+
+	private static void history(String connectString, String name, int grants, int sessionTimeoutMs, String lockPath,
+			String counterPath, Path out, ClientSocket socket) throws Exception {
+		CuratorFramework client = Chaos.startClient(connectString, Duration.ofMillis(sessionTimeoutMs), socket);
+		client.getConnectionStateListenable().addListener((c, state) -> {
+			if (state == ConnectionState.CONNECTED || state == ConnectionState.RECONNECTED) {
+				saySession(c);
+			}
+		});
+		saySession(client);
+		CuratorLockRegistry registry = new CuratorLockRegistry(client, ROOT, 16);
+		Map<LockHandle, Long> told = new ConcurrentHashMap<>();
+		registry.addLockStateListener((event) -> {
+			if (event.state() != LockState.HELD) {
+				told.putIfAbsent(event.handle(), System.currentTimeMillis());
+			}
+		});
+		say("READY");
+		BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+		if (!"GO".equals(stdin.readLine())) {
+			throw new IllegalStateException("Expected GO on stdin");
+		}
+		int failures = 0;
+		try (Writer writer = Files.newBufferedWriter(out, StandardCharsets.UTF_8)) {
+			for (int seq = 0; seq < grants;) {
+				Optional<LockHandle> granted;
+				try {
+					granted = registry.tryAcquire(lockPath, LockMode.EXCLUSIVE, true, Duration.ofSeconds(30));
+				}
+				catch (LockException ex) {
+					// ZooKeeper unreachable for now (a fault of the soak): try again.
+					if (++failures > 10_000) {
+						throw ex;
+					}
+					Thread.sleep(20);
+					continue;
+				}
+				if (granted.isEmpty()) {
+					failures++;
+					continue;
+				}
+				LockHandle handle = granted.get();
+				GrantRecord record = underLock(client, name, seq, handle, counterPath, told);
+				handle.release();
+				writer.write(record.toLine());
+				writer.write('\n');
+				seq++;
+			}
+		}
+		say("DONE " + grants + " " + failures);
+	}
+
+	private static GrantRecord underLock(CuratorFramework client, String name, long seq, LockHandle handle,
+			String counterPath, Map<LockHandle, Long> told) throws InterruptedException {
+		long startMs = System.currentTimeMillis();
+		long token;
+		try {
+			token = handle.fencingToken();
+		}
+		catch (LockException ex) {
+			held(handle, told);
+			long endMs = System.currentTimeMillis();
+			return new GrantRecord(name, seq, -1, startMs, endMs, toldMs(handle, told), -1, -1, -1, Outcome.NO_TOKEN, 0);
+		}
+		long readToken = -1;
+		long readValue = -1;
+		long readMzxid = -1;
+		long writeMzxid = 0;
+		Outcome outcome;
+		try {
+			// The raw ZooKeeper handle: no retry, so a lost answer is UNKNOWN, never a retried write.
+			ZooKeeper zooKeeper = client.getZookeeperClient().getZooKeeper();
+			Stat stat = new Stat();
+			String[] register = new String(zooKeeper.getData(counterPath, false, stat), StandardCharsets.UTF_8)
+				.split(",");
+			readToken = Long.parseLong(register[0]);
+			readValue = Long.parseLong(register[1]);
+			readMzxid = stat.getMzxid();
+			if (!held(handle, told)) {
+				outcome = Outcome.SKIPPED;
+			}
+			else if (readToken >= token) {
+				outcome = Outcome.FENCED;
+			}
+			else {
+				outcome = Outcome.UNKNOWN;
+				byte[] value = (token + "," + (readValue + 1)).getBytes(StandardCharsets.UTF_8);
+				writeMzxid = zooKeeper.setData(counterPath, value, stat.getVersion()).getMzxid();
+				outcome = Outcome.WROTE;
+			}
+		}
+		catch (KeeperException.BadVersionException ex) {
+			outcome = Outcome.CONFLICT;
+		}
+		catch (InterruptedException ex) {
+			throw ex;
+		}
+		catch (Exception ex) {
+			// Connection loss or expiry: UNKNOWN if the write was sent, SKIPPED if the read failed.
+			outcome = (readValue >= 0) ? Outcome.UNKNOWN : Outcome.SKIPPED;
+		}
+		if (outcome != Outcome.WROTE) {
+			// Something failed under the lock: give the connection-state news a moment to arrive.
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+			while (held(handle, told) && System.nanoTime() < deadline) {
+				Thread.sleep(5);
+			}
+		}
+		if (!held(handle, told)) {
+			// Like an application that finishes local work after it was told: a told overlap.
+			Thread.sleep(LINGER_WHEN_TOLD_MS);
+		}
+		long endMs = System.currentTimeMillis();
+		return new GrantRecord(name, seq, token, startMs, endMs, toldMs(handle, told), readToken, readValue, readMzxid,
+				outcome, writeMzxid);
+	}
+
+	/**
+	 * Return whether the grant still holds; if not, note when this worker saw it first. A holder is
+	 * told through {@code isHeld()} as well as through the listener, and the listener runs on
+	 * Curator's thread, which may be scheduled later.
+	 */
+	private static boolean held(LockHandle handle, Map<LockHandle, Long> told) {
+		if (handle.isHeld()) {
+			return true;
+		}
+		told.putIfAbsent(handle, System.currentTimeMillis());
+		return false;
+	}
+
+	private static long toldMs(LockHandle handle, Map<LockHandle, Long> told) {
+		Long at = told.remove(handle);
+		return (at != null) ? at : 0;
+	}
+
+	private static void saySession(CuratorFramework client) {
+		try {
+			ZooKeeper zooKeeper = client.getZookeeperClient().getZooKeeper();
+			say("SESSION " + Long.toHexString(zooKeeper.getSessionId()) + " "
+					+ Base64.getEncoder().encodeToString(zooKeeper.getSessionPasswd()) + " "
+					+ zooKeeper.getSessionTimeout());
+		}
+		catch (Exception ex) {
+			// Not connected after all: the next CONNECTED or RECONNECTED prints it.
+			System.out.println("No session to print: " + ex);
+		}
+	}
+
+	private static synchronized void say(String line) {
+		System.out.println(PREFIX + line);
+		System.out.flush();
+	}
+
+	static String[] historyArgs(String connectString, String client, int grants, int sessionTimeoutMs, String lockPath,
+			String counterPath, Path out, ClientSocket socket) {
+		return new String[] { "history", connectString, client, Integer.toString(grants),
+				Integer.toString(sessionTimeoutMs), lockPath, counterPath, out.toString(), socket.name() };
+	}
+
+}

@@ -1,0 +1,223 @@
+package io.github.zklock.chaos;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.test.TestingServer;
+import org.apache.zookeeper.data.Stat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockState;
+import io.github.zklock.annotation.LockMode;
+import io.github.zklock.chaos.Chaos.ClientSocket;
+import io.github.zklock.curator.CuratorLockRegistry;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The holder's session is expired on the server while another client waits for the lock: a
+ * second connection takes over the session (the server closes the holder's connection for it)
+ * and closes it (the server ends the session and deletes its ephemeral znodes). The holder is
+ * told (in doubt, then lost) and the waiting client's grant has a higher fencing token.
+ */
+@Tag("chaos")
+class SessionExpiryTests {
+
+	private static final int TRIALS = 5;
+
+	private static final String PATH = "/session-expiry";
+
+	private static final Duration SESSION_TIMEOUT = Duration.ofSeconds(4);
+
+	/** Longest the holder may be told after the next grant (ZooKeeper's NIO socket alone takes 100 ms). */
+	private static final Duration MAX_TOLD_LAG = Duration.ofSeconds(1);
+
+	private TestingServer server;
+
+	private CuratorFramework contenderClient;
+
+	private CuratorLockRegistry contender;
+
+	private ExecutorService executor;
+
+	@BeforeEach
+	void start() throws Exception {
+		this.server = Chaos.startServer();
+		this.contenderClient = Chaos.startClient(this.server.getConnectString(), Duration.ofSeconds(10));
+		this.contender = new CuratorLockRegistry(this.contenderClient, LockWorker.ROOT, 16);
+		this.executor = Executors.newSingleThreadExecutor();
+	}
+
+	@AfterEach
+	void stop() throws Exception {
+		this.executor.shutdownNow();
+		this.executor.awaitTermination(10, TimeUnit.SECONDS);
+		Chaos.closeQuietly(this.contender);
+		Chaos.closeQuietly(this.contenderClient);
+		Chaos.closeQuietly(this.server);
+	}
+
+	/**
+	 * Each trial: the holder's session is expired on the server while the contender waits; the
+	 * holder must be told (in doubt, then lost), at most {@link #MAX_TOLD_LAG} after the contender
+	 * was granted, and the contender's token must be higher. Whether the holder is told before the
+	 * grant is measured and reported, not asserted: the server closes the holder's connection before
+	 * it closes the session, but the holder noticing that and the contender being granted are not
+	 * ordered by anything, and the default NIO client socket even sleeps 100 ms before it reports the
+	 * closed connection ({@code ClientCnxnSocketNIO.cleanup()}), so it always loses that race.
+	 */
+	@ParameterizedTest
+	@EnumSource(ClientSocket.class)
+	@Timeout(value = 3, unit = TimeUnit.MINUTES)
+	void expiredHolderIsToldAndTheNextGrantHasAHigherToken(ClientSocket socket) throws Exception {
+		List<Long> margins = runTrials(socket);
+		long toldFirst = margins.stream().filter((margin) -> margin >= 0).count();
+		Chaos.report("session_expiry socket=%s told_no_later_than_grant=%d/%d told_before_grant_ms %s", socket,
+				toldFirst, TRIALS, Chaos.stats(margins));
+	}
+
+	/** @return per trial, how many milliseconds the holder was told before the grant (negative: after) */
+	private List<Long> runTrials(ClientSocket socket) throws Exception {
+		List<Long> margins = new ArrayList<>();
+		long previousToken = 0;
+		for (int trial = 1; trial <= TRIALS; trial++) {
+			CuratorFramework holderClient = Chaos.startClient(this.server.getConnectString(), SESSION_TIMEOUT, socket);
+			CuratorLockRegistry holder = new CuratorLockRegistry(holderClient, LockWorker.ROOT, 16);
+			AtomicLong toldAt = new AtomicLong();
+			List<LockState> events = new CopyOnWriteArrayList<>();
+			holder.addLockStateListener((event) -> {
+				events.add(event.state());
+				if (event.state() != LockState.HELD) {
+					toldAt.compareAndSet(0, System.nanoTime());
+				}
+			});
+			try {
+				LockHandle handle = holder.tryAcquire(PATH, LockMode.EXCLUSIVE, true, Duration.ofSeconds(10)).orElseThrow();
+				long holderToken = handle.fencingToken();
+				assertThat(holderToken).isGreaterThan(previousToken);
+				Future<long[]> next = this.executor.submit(() -> grantAndRelease(this.contender, PATH));
+				Chaos.awaitLockNodes(this.contenderClient, LockWorker.ROOT + PATH, 2);
+
+				long expiring = System.nanoTime();
+				int attempts = Chaos.expireSession(holderClient, this.server.getConnectString(), Duration.ofSeconds(20));
+				long[] granted = next.get(30, TimeUnit.SECONDS);
+				await().atMost(Duration.ofSeconds(20)).until(() -> handle.state() == LockState.LOST);
+
+				long told = toldAt.get();
+				assertThat(told).as("trial %d: holder told", trial).isPositive();
+				long marginMs = Math.round((granted[0] - told) / 1e6);
+				Chaos.report("session_expiry socket=%s trial=%d told_after_ms=%d granted_after_ms=%d told_before_grant_ms=%d "
+						+ "holder_events=%s expiry_attempts=%d tokens=%d->%d", socket, trial,
+						TimeUnit.NANOSECONDS.toMillis(told - expiring), TimeUnit.NANOSECONDS.toMillis(granted[0] - expiring),
+						marginMs, events, attempts, holderToken, granted[1]);
+				// IN_DOUBT, HELD pairs in between if the holder took its session back before it was closed.
+				assertThat(events).as("trial %d: holder events", trial)
+					.startsWith(LockState.IN_DOUBT)
+					.endsWith(LockState.LOST);
+				assertThat(told - granted[0]).as("trial %d: nanoseconds the holder was told after the grant", trial)
+					.isLessThanOrEqualTo(MAX_TOLD_LAG.toNanos());
+				assertThat(granted[1]).as("trial %d: next token", trial).isGreaterThan(holderToken);
+				margins.add(marginMs);
+				previousToken = granted[1];
+				handle.release();
+			}
+			finally {
+				holder.close();
+				holderClient.close();
+			}
+		}
+		return margins;
+	}
+
+	/**
+	 * A waiter's session expires while it waits. Curator's mutex then creates a new lock znode in
+	 * the new session (its retry on the lost znode) and, once the holder releases, grants the lock
+	 * on that znode. The grant is real: its znode exists and belongs to the waiter's current
+	 * session, so the handle must say HELD and give a fencing token.
+	 */
+	@Test
+	@Timeout(value = 2, unit = TimeUnit.MINUTES)
+	void waiterWhoseSessionExpiredIsGrantedAHeldLockInItsNewSession() throws Exception {
+		String path = "/waiter-expiry";
+		String lockPath = LockWorker.ROOT + path;
+		LockHandle held = this.contender.tryAcquire(path, LockMode.EXCLUSIVE, true, Duration.ZERO).orElseThrow();
+		long holderSession = this.contenderClient.getZookeeperClient().getZooKeeper().getSessionId();
+		CuratorFramework waiterClient = Chaos.startClient(this.server.getConnectString(), SESSION_TIMEOUT);
+		CuratorLockRegistry waiter = new CuratorLockRegistry(waiterClient, LockWorker.ROOT, 16);
+		try {
+			long firstSession = waiterClient.getZookeeperClient().getZooKeeper().getSessionId();
+			Future<String[]> granted = this.executor.submit(() -> {
+				LockHandle handle = waiter.tryAcquire(path, LockMode.EXCLUSIVE, true, Duration.ofSeconds(60)).orElseThrow();
+				try {
+					String session = Long.toHexString(waiterClient.getZookeeperClient().getZooKeeper().getSessionId());
+					return new String[] { handle.state().name(), session, String.join(",", owners(waiterClient, lockPath)) };
+				}
+				finally {
+					handle.release();
+				}
+			});
+			Chaos.awaitLockNodes(this.contenderClient, lockPath, 2);
+			Chaos.expireSession(waiterClient, this.server.getConnectString(), Duration.ofSeconds(20));
+			// The waiter is queued again, with a znode of a session that is neither the holder's nor its first.
+			await().atMost(Duration.ofSeconds(30)).until(() -> owners(this.contenderClient, lockPath).stream()
+				.anyMatch((owner) -> !owner.equals(Long.toHexString(holderSession))
+						&& !owner.equals(Long.toHexString(firstSession))));
+			held.release();
+			String[] grant = granted.get(60, TimeUnit.SECONDS);
+			Chaos.report("waiter_expiry state_of_grant=%s waiter_session=%s lock_znode_owners=%s", grant[0], grant[1],
+					grant[2]);
+			assertThat(grant[2]).as("owner of the granted lock znode").isEqualTo(grant[1]);
+			assertThat(grant[0]).as("state of a grant whose znode belongs to the current session")
+				.isEqualTo(LockState.HELD.name());
+		}
+		finally {
+			waiter.close();
+			waiterClient.close();
+		}
+	}
+
+	/** The sessions (hex) owning the znodes below a lock path. */
+	private static List<String> owners(CuratorFramework client, String lockPath) throws Exception {
+		List<String> owners = new ArrayList<>();
+		for (String child : client.getChildren().forPath(lockPath)) {
+			Stat stat = client.checkExists().forPath(lockPath + "/" + child);
+			if (stat != null) {
+				owners.add(Long.toHexString(stat.getEphemeralOwner()));
+			}
+		}
+		return owners;
+	}
+
+	/**
+	 * Wait for the lock, note when it was granted, read the token, release: one thread, as the grant
+	 * is bound to it.
+	 * @return the grant's {@code System.nanoTime()} and its fencing token
+	 */
+	static long[] grantAndRelease(CuratorLockRegistry registry, String path) {
+		LockHandle handle = registry.tryAcquire(path, LockMode.EXCLUSIVE, true, Duration.ofSeconds(30)).orElseThrow();
+		long grantedAt = System.nanoTime();
+		try {
+			return new long[] { grantedAt, handle.fencingToken() };
+		}
+		finally {
+			handle.release();
+		}
+	}
+
+}

@@ -1,0 +1,228 @@
+package io.github.zklock.chaos;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketException;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A TCP proxy on the loopback interface between ZooKeeper clients and one server, that can cut
+ * the link the way a network partition does. Thread per direction per connection, blocking I/O.
+ * <ul>
+ * <li>{@link #freeze()}: bytes are no longer forwarded (they wait in the proxy, as unacknowledged
+ * segments would wait in TCP), sockets stay open, closes are not passed on, new connections are
+ * accepted but not served. Neither side hears anything from the other.</li>
+ * <li>{@link #drop(Duration)}: every connection is closed at once and new ones are closed as soon
+ * as they are accepted, for the given time.</li>
+ * <li>{@link #heal()}: forwarding resumes (held bytes first) and new connections are served.</li>
+ * </ul>
+ */
+final class TcpProxy implements Closeable {
+
+	private final InetSocketAddress target;
+
+	private final ServerSocket serverSocket;
+
+	private final Set<Link> links = ConcurrentHashMap.newKeySet();
+
+	private final Object monitor = new Object();
+
+	private final Thread acceptor;
+
+	private volatile boolean frozen;
+
+	private volatile long refuseUntilNanos;
+
+	private volatile boolean closed;
+
+	private TcpProxy(InetSocketAddress target) throws IOException {
+		this.target = target;
+		this.serverSocket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+		this.acceptor = new Thread(this::acceptLoop, "tcp-proxy-accept-" + this.serverSocket.getLocalPort());
+		this.acceptor.setDaemon(true);
+		this.acceptor.start();
+	}
+
+	/**
+	 * Start a proxy to a server on the loopback interface.
+	 * @param targetPort the server's port on 127.0.0.1
+	 * @return the running proxy
+	 * @throws IOException if no port can be bound
+	 */
+	static TcpProxy start(int targetPort) throws IOException {
+		return new TcpProxy(new InetSocketAddress(InetAddress.getLoopbackAddress(), targetPort));
+	}
+
+	/** The connect string that reaches the server through this proxy. */
+	String connectString() {
+		return "127.0.0.1:" + this.serverSocket.getLocalPort();
+	}
+
+	/** Stop forwarding in both directions; keep every socket open. */
+	void freeze() {
+		this.frozen = true;
+	}
+
+	/**
+	 * Close every connection and close new ones on accept for a while.
+	 * @param refuseFor how long to refuse new connections (unless {@link #heal()} comes first)
+	 */
+	void drop(Duration refuseFor) {
+		this.refuseUntilNanos = System.nanoTime() + refuseFor.toNanos();
+		for (Link link : this.links) {
+			link.close();
+		}
+	}
+
+	/** Forward again and serve new connections. */
+	void heal() {
+		synchronized (this.monitor) {
+			this.frozen = false;
+			this.refuseUntilNanos = System.nanoTime();
+			this.monitor.notifyAll();
+		}
+	}
+
+	@Override
+	public void close() {
+		this.closed = true;
+		try {
+			this.serverSocket.close();
+		}
+		catch (IOException ex) {
+			// closing anyway
+		}
+		for (Link link : this.links) {
+			link.close();
+		}
+		heal();
+	}
+
+	private void acceptLoop() {
+		while (!this.closed) {
+			Socket downstream;
+			try {
+				downstream = this.serverSocket.accept();
+			}
+			catch (IOException ex) {
+				return;
+			}
+			if (System.nanoTime() - this.refuseUntilNanos < 0) {
+				closeQuietly(downstream);
+				continue;
+			}
+			Socket upstream = new Socket();
+			try {
+				upstream.setTcpNoDelay(true);
+				downstream.setTcpNoDelay(true);
+				upstream.connect(this.target, 5000);
+			}
+			catch (IOException ex) {
+				closeQuietly(upstream);
+				closeQuietly(downstream);
+				continue;
+			}
+			Link link = new Link(downstream, upstream);
+			this.links.add(link);
+			link.start();
+		}
+	}
+
+	/**
+	 * Wait while frozen.
+	 * @return whether to go on forwarding (false once the link or the proxy is closed)
+	 */
+	private boolean awaitFlowing(Link link) {
+		synchronized (this.monitor) {
+			while (this.frozen && !this.closed && !link.closed) {
+				try {
+					this.monitor.wait(100);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					return false;
+				}
+			}
+		}
+		return !link.closed;
+	}
+
+	private static void closeQuietly(Socket socket) {
+		try {
+			socket.close();
+		}
+		catch (IOException ex) {
+			// nothing left to do
+		}
+	}
+
+	/** One proxied connection: a client socket, a server socket, two pumping threads. */
+	private final class Link {
+
+		private final Socket downstream;
+
+		private final Socket upstream;
+
+		private volatile boolean closed;
+
+		Link(Socket downstream, Socket upstream) {
+			this.downstream = downstream;
+			this.upstream = upstream;
+		}
+
+		void start() {
+			String name = "tcp-proxy-" + this.downstream.getPort();
+			Thread up = new Thread(() -> pump(this.downstream, this.upstream), name + "-up");
+			Thread down = new Thread(() -> pump(this.upstream, this.downstream), name + "-down");
+			up.setDaemon(true);
+			down.setDaemon(true);
+			up.start();
+			down.start();
+		}
+
+		private void pump(Socket from, Socket to) {
+			byte[] buffer = new byte[16 * 1024];
+			try (InputStream in = from.getInputStream()) {
+				OutputStream out = to.getOutputStream();
+				while (true) {
+					int read = in.read(buffer);
+					// Neither bytes nor an end of stream cross a frozen link.
+					if (!awaitFlowing(this)) {
+						return;
+					}
+					if (read < 0) {
+						return;
+					}
+					out.write(buffer, 0, read);
+					out.flush();
+				}
+			}
+			catch (SocketException ex) {
+				// closed by the other pump, by drop() or by a peer
+			}
+			catch (IOException ex) {
+				// same: the link is over
+			}
+			finally {
+				close();
+			}
+		}
+
+		void close() {
+			this.closed = true;
+			TcpProxy.this.links.remove(this);
+			closeQuietly(this.downstream);
+			closeQuietly(this.upstream);
+		}
+
+	}
+
+}
