@@ -16,10 +16,10 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -28,6 +28,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import io.github.zklock.sample.demo.LoadGenerator;
 import io.github.zklock.sample.demo.LoadReport;
 import io.github.zklock.sample.demo.SalesAudit;
+import io.github.zklock.testsupport.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -48,7 +49,9 @@ class MultiInstanceTests {
 
 	private static final int ATTEMPTS_PER_BUYER = 6;
 
-	private static TestingServer zooKeeper;
+	/** One server for both instances; it stops after {@link #stopTwoInstances()}. */
+	@RegisterExtension
+	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
 
 	private static String jdbcUrl;
 
@@ -58,7 +61,6 @@ class MultiInstanceTests {
 
 	@BeforeAll
 	static void startTwoInstances() throws Exception {
-		zooKeeper = new TestingServer(true);
 		jdbcUrl = "jdbc:h2:mem:multi-instance-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1";
 		first = startInstance("instance-a");
 		second = startInstance("instance-b");
@@ -75,9 +77,6 @@ class MultiInstanceTests {
 			}
 		}
 		finally {
-			if (zooKeeper != null) {
-				zooKeeper.close();
-			}
 			try (Connection connection = DriverManager.getConnection(jdbcUrl, "sa", "");
 					Statement statement = connection.createStatement()) {
 				statement.execute("SHUTDOWN");

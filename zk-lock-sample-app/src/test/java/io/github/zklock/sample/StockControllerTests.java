@@ -21,6 +21,7 @@ import org.springframework.test.web.servlet.assertj.MvcTestResult;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.annotation.LockMode;
+import io.github.zklock.testsupport.AutoConfigureEmbeddedZooKeeper;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -29,6 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * application on its embedded ZooKeeper and H2 database.
  */
 @SpringBootTest(properties = { "zk.lock.default-wait-time=1s", "sample.instance-id=controller-tests" })
+@AutoConfigureEmbeddedZooKeeper
 @AutoConfigureMockMvc
 class StockControllerTests {
 

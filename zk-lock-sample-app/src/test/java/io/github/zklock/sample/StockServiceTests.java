@@ -18,15 +18,18 @@ import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 import io.github.zklock.InvalidLockPathException;
+import io.github.zklock.testsupport.AutoConfigureEmbeddedZooKeeper;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * Tests for {@link StockService} through its Spring proxy: the {@code @DistributedLock} advice on
- * the application's embedded ZooKeeper, and the transaction on H2.
+ * an embedded ZooKeeper ({@link AutoConfigureEmbeddedZooKeeper}, whatever the application's
+ * configuration says), and the transaction on H2.
  */
 @SpringBootTest(webEnvironment = WebEnvironment.NONE, properties = "sample.instance-id=test-instance")
+@AutoConfigureEmbeddedZooKeeper
 class StockServiceTests {
 
 	private static final int STOCK = 50;

@@ -1,20 +1,24 @@
 package io.github.zklock.autoconfigure;
 
-import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import io.micrometer.observation.ObservationRegistry;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.apache.curator.RetryPolicy;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.api.ACLProvider;
 import org.apache.curator.retry.ExponentialBackoffRetry;
-import org.apache.zookeeper.client.ConnectStringParser;
+import org.apache.zookeeper.KeeperException;
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
+import org.springframework.boot.actuate.endpoint.SanitizingFunction;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -41,6 +45,7 @@ import io.github.zklock.aop.DistributedLockInterceptor;
 import io.github.zklock.aop.DistributedLockMethodValidator;
 import io.github.zklock.aop.LockOperationSource;
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.curator.LockAclProvider;
 import io.github.zklock.expression.LockPathExpressionEvaluator;
 import io.github.zklock.transaction.LockCommitGuard;
 
@@ -49,6 +54,12 @@ import io.github.zklock.transaction.LockCommitGuard;
  * {@link CuratorFramework} built from {@code zk.lock.*} (unless the application defines one), an
  * optional embedded ZooKeeper server, the {@link CuratorLockRegistry}, the {@link LockTemplate}
  * and the {@code @DistributedLock} advisor. {@code zk.lock.enabled=false} switches it all off.
+ *
+ * <p>With {@code zk.lock.auth.credentials}, the client authenticates and creates the root path
+ * (persistent, as soon as it connects) and the lock znodes with a creator-only ACL
+ * ({@link LockAclProvider}). With
+ * {@code zk.lock.fail-fast=true}, the start waits up to {@code zk.lock.connection-timeout} for a
+ * first connection and fails with {@link ZooKeeperUnreachableException} if none is made.
  */
 @AutoConfiguration
 @ConditionalOnClass(CuratorFramework.class)
@@ -56,8 +67,12 @@ import io.github.zklock.transaction.LockCommitGuard;
 @EnableConfigurationProperties(ZkLockProperties.class)
 @Import({ ZkLockAutoConfiguration.EmbeddedZooKeeperConfiguration.class,
 		ZkLockAutoConfiguration.MissingEmbeddedZooKeeperConfiguration.class,
-		ZkLockAutoConfiguration.CommitGuardConfiguration.class, ZkLockAutoConfiguration.AutoProxyRegistrar.class })
+		ZkLockAutoConfiguration.CommitGuardConfiguration.class,
+		ZkLockAutoConfiguration.CredentialsSanitizingConfiguration.class,
+		ZkLockAutoConfiguration.AutoProxyRegistrar.class })
 public class ZkLockAutoConfiguration {
+
+	private static final Log logger = LogFactory.getLog(ZkLockAutoConfiguration.class);
 
 	static final String CURATOR_TEST_CLASS = "org.apache.curator.test.TestingServer";
 
@@ -67,27 +82,78 @@ public class ZkLockAutoConfiguration {
 			ObjectProvider<EmbeddedZooKeeper> embeddedZooKeeper,
 			ObjectProvider<CuratorFrameworkBuilderCustomizer> customizers) {
 		EmbeddedZooKeeper embedded = embeddedZooKeeper.getIfAvailable();
-		String connectString = (embedded != null) ? embedded.getConnectString()
-				: validConnectString(properties.getConnectString());
+		String connectString = (embedded != null) ? embedded.getConnectString() : properties.getConnectString();
+		// The properties validated themselves when bound: the durations fit in an int of millis.
 		CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
 			.connectString(connectString)
-			.sessionTimeoutMs(millis("zk.lock.session-timeout", properties.getSessionTimeout()))
-			.connectionTimeoutMs(millis("zk.lock.connection-timeout", properties.getConnectionTimeout()))
+			.sessionTimeoutMs((int) properties.getSessionTimeout().toMillis())
+			.connectionTimeoutMs((int) properties.getConnectionTimeout().toMillis())
 			.retryPolicy(retryPolicy(properties.getRetry()));
+		ZkLockProperties.Auth auth = properties.getAuth();
+		if (auth.hasCredentials()) {
+			builder.authorization(auth.getScheme(), auth.getCredentials().getBytes(StandardCharsets.UTF_8));
+		}
+		ACLProvider defaultAclProvider = builder.getAclProvider();
 		customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
+		if (auth.hasCredentials() && builder.getAclProvider() == defaultAclProvider) {
+			// After the customizers, to see their namespace; a customizer's own ACL provider wins.
+			builder.aclProvider(new LockAclProvider(builder.getNamespace(), properties.getRootPath()));
+		}
 		CuratorFramework client = builder.build();
 		client.start();
+		if (properties.isFailFast()) {
+			awaitFirstConnection(client, connectString, properties.getConnectionTimeout());
+		}
+		if (auth.hasCredentials()) {
+			createPersistentRootPath(client, properties.getRootPath());
+		}
 		return client;
+	}
+
+	/**
+	 * Curator creates the parents of a lock znode as containers, which the server deletes once
+	 * empty; another client could then create the root path again with an open ACL. A persistent
+	 * root path keeps its creator-only ACL. Best effort, in the background: if it fails (ZooKeeper
+	 * is down for longer than the retries), the first lock creates the root path as a container.
+	 */
+	private static void createPersistentRootPath(CuratorFramework client, String rootPath) {
+		try {
+			client.create().creatingParentsIfNeeded().inBackground((source, event) -> {
+				KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
+				if (code != KeeperException.Code.OK && code != KeeperException.Code.NODEEXISTS) {
+					logger.warn("Could not create the lock root path " + rootPath + " (" + code
+							+ "); the first lock will create it as a container");
+				}
+			}).forPath(rootPath);
+		}
+		catch (Exception ex) {
+			logger.warn("Could not create the lock root path " + rootPath
+					+ "; the first lock will create it as a container", ex);
+		}
+	}
+
+	/**
+	 * Waits for the first connection; closes the client (the context will not) if none is made.
+	 */
+	private static void awaitFirstConnection(CuratorFramework client, String connectString, Duration timeout) {
+		try {
+			if (client.blockUntilConnected((int) timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+				return;
+			}
+			client.close();
+			throw new ZooKeeperUnreachableException(connectString, timeout);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			client.close();
+			throw new ZooKeeperUnreachableException(connectString, timeout, ex);
+		}
 	}
 
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean(LockProvider.class)
 	CuratorLockRegistry zkLockRegistry(CuratorFramework client, ZkLockProperties properties,
 			ApplicationEventPublisher eventPublisher, ObjectProvider<LockStateListener> listeners) {
-		if (properties.getCacheCapacity() < 1) {
-			throw new IllegalArgumentException(
-					"zk.lock.cache-capacity must be positive, was " + properties.getCacheCapacity());
-		}
 		CuratorLockRegistry registry = new CuratorLockRegistry(client, properties.getRootPath(),
 				properties.getCacheCapacity());
 		registry.addLockStateListener(eventPublisher::publishEvent);
@@ -150,37 +216,31 @@ public class ZkLockAutoConfiguration {
 
 	}
 
-	private static String validConnectString(String connectString) {
-		List<InetSocketAddress> servers;
-		try {
-			servers = new ConnectStringParser(connectString).getServerAddresses();
-		}
-		catch (IllegalArgumentException ex) {
-			throw new IllegalArgumentException("zk.lock.connect-string '" + connectString
-					+ "' is malformed, expected host:port[,host:port...][/chroot]: " + ex.getMessage(), ex);
-		}
-		if (servers.isEmpty() || servers.stream().anyMatch((server) -> server.getHostString().isEmpty())) {
-			throw new IllegalArgumentException("zk.lock.connect-string '" + connectString
-					+ "' names no server, expected host:port[,host:port...][/chroot]");
-		}
-		return connectString;
-	}
-
-	private static int millis(String property, Duration duration) {
-		if (duration.isNegative() || duration.isZero() || duration.toMillis() > Integer.MAX_VALUE) {
-			throw new IllegalArgumentException(
-					property + " must be between 1 ms and " + Integer.MAX_VALUE + " ms, was " + duration);
-		}
-		return (int) duration.toMillis();
-	}
-
 	private static RetryPolicy retryPolicy(ZkLockProperties.Retry retry) {
-		int baseSleep = millis("zk.lock.retry.base-sleep", retry.getBaseSleep());
-		if (retry.getMaxSleep() == null) {
+		int baseSleep = (int) retry.getBaseSleep().toMillis();
+		Duration maxSleep = retry.getMaxSleep();
+		if (maxSleep == null) {
 			return new ExponentialBackoffRetry(baseSleep, retry.getMaxRetries());
 		}
-		return new ExponentialBackoffRetry(baseSleep, retry.getMaxRetries(),
-				millis("zk.lock.retry.max-sleep", retry.getMaxSleep()));
+		return new ExponentialBackoffRetry(baseSleep, retry.getMaxRetries(), (int) maxSleep.toMillis());
+	}
+
+	/**
+	 * Masks {@code zk.lock.auth.credentials} in the actuator's {@code configprops} and
+	 * {@code env} endpoints, also when they are set to show values.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(SanitizingFunction.class)
+	static class CredentialsSanitizingConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean(name = "zkLockCredentialsSanitizingFunction")
+		SanitizingFunction zkLockCredentialsSanitizingFunction() {
+			// Any spelling of the key: zk.lock.auth.credentials, ZK_LOCK_AUTH_CREDENTIALS...
+			return SanitizingFunction.sanitizeValue()
+				.ifKeyMatches((key) -> key.replaceAll("[^A-Za-z0-9]", "").equalsIgnoreCase("zklockauthcredentials"));
+		}
+
 	}
 
 	/**
@@ -210,9 +270,7 @@ public class ZkLockAutoConfiguration {
 	static class MissingEmbeddedZooKeeperConfiguration {
 
 		MissingEmbeddedZooKeeperConfiguration() {
-			throw new IllegalStateException("zk.lock.embedded.enabled=true needs org.apache.curator:curator-test on "
-					+ "the class path: add it as a dependency, or set zk.lock.embedded.enabled=false and "
-					+ "zk.lock.connect-string to a ZooKeeper ensemble");
+			throw new EmbeddedZooKeeperUnavailableException();
 		}
 
 	}

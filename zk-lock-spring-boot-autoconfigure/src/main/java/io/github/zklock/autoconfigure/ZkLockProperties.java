@@ -5,12 +5,19 @@ import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.core.Ordered;
+import org.springframework.validation.Errors;
+import org.springframework.validation.Validator;
 
 /**
  * Configuration properties for zk-lock, bound to {@code zk.lock.*}.
+ *
+ * <p>Validates itself when bound (Spring Boot applies a {@link Validator} implemented by the
+ * properties object): a value that makes no sense, such as a zero session timeout, an illegal
+ * root path or more than 29 retries, fails the application start with a message that names the
+ * property.
  */
 @ConfigurationProperties("zk.lock")
-public class ZkLockProperties {
+public class ZkLockProperties implements Validator {
 
 	/**
 	 * Whether to enable the zk-lock auto-configuration.
@@ -63,9 +70,27 @@ public class ZkLockProperties {
 	 */
 	private boolean interruptOnLost;
 
+	/**
+	 * Whether to wait, at start-up, up to the connection timeout for a first connection to
+	 * ZooKeeper and fail the start if none is made. Otherwise the application starts regardless
+	 * and lock requests fail until ZooKeeper is reachable.
+	 */
+	private boolean failFast;
+
+	/**
+	 * Retry policy of failed ZooKeeper operations.
+	 */
 	private final Retry retry = new Retry();
 
+	/**
+	 * In-process ZooKeeper server for development and tests.
+	 */
 	private final Embedded embedded = new Embedded();
+
+	/**
+	 * Authentication of the ZooKeeper session and ACL of the lock znodes.
+	 */
+	private final Auth auth = new Auth();
 
 	public boolean isEnabled() {
 		return this.enabled;
@@ -139,12 +164,46 @@ public class ZkLockProperties {
 		this.interruptOnLost = interruptOnLost;
 	}
 
+	public boolean isFailFast() {
+		return this.failFast;
+	}
+
+	public void setFailFast(boolean failFast) {
+		this.failFast = failFast;
+	}
+
 	public Retry getRetry() {
 		return this.retry;
 	}
 
 	public Embedded getEmbedded() {
 		return this.embedded;
+	}
+
+	public Auth getAuth() {
+		return this.auth;
+	}
+
+	/**
+	 * Whether this validator validates the given class: {@code ZkLockProperties} and its
+	 * subclasses.
+	 * @param clazz the class to validate
+	 * @return whether instances of the class can be validated
+	 */
+	@Override
+	public boolean supports(Class<?> clazz) {
+		return ZkLockProperties.class.isAssignableFrom(clazz);
+	}
+
+	/**
+	 * Reject values that make no sense. Each error names the property; the credentials are never
+	 * put into an error (neither as rejected value nor in the message).
+	 * @param target the properties to validate, this object once bound
+	 * @param errors where to record the errors
+	 */
+	@Override
+	public void validate(Object target, Errors errors) {
+		ZkLockPropertiesValidator.validate((ZkLockProperties) target, errors);
 	}
 
 	/**
@@ -224,6 +283,60 @@ public class ZkLockProperties {
 
 		public void setPort(int port) {
 			this.port = port;
+		}
+
+	}
+
+	/**
+	 * Authentication of the ZooKeeper session. When credentials are set, the client authenticates
+	 * with them and creates the root path and every lock znode below it with an ACL that grants
+	 * all permissions to that identity only ({@code CREATOR_ALL_ACL}): a client without the
+	 * credentials can neither delete a lock znode nor queue for the lock.
+	 */
+	public static class Auth {
+
+		/**
+		 * Authentication scheme passed to ZooKeeper with the credentials.
+		 */
+		private String scheme = "digest";
+
+		/**
+		 * Credentials of the scheme; for digest, user:password. Never logged or shown.
+		 */
+		private @Nullable String credentials;
+
+		public String getScheme() {
+			return this.scheme;
+		}
+
+		public void setScheme(String scheme) {
+			this.scheme = scheme;
+		}
+
+		public @Nullable String getCredentials() {
+			return this.credentials;
+		}
+
+		public void setCredentials(@Nullable String credentials) {
+			this.credentials = credentials;
+		}
+
+		/**
+		 * Return whether credentials are configured, that is whether the session authenticates and
+		 * lock znodes are created with a creator-only ACL.
+		 * @return whether credentials are set and not empty
+		 */
+		public boolean hasCredentials() {
+			return this.credentials != null && !this.credentials.isEmpty();
+		}
+
+		/**
+		 * Describe the settings with the credentials masked.
+		 * @return for example {@code Auth[scheme=digest, credentials=******]}
+		 */
+		@Override
+		public String toString() {
+			return "Auth[scheme=" + this.scheme + ", credentials=" + (hasCredentials() ? "******" : "none") + "]";
 		}
 
 	}

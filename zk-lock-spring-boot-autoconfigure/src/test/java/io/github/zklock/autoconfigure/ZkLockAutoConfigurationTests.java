@@ -17,17 +17,20 @@ import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.TestingServer;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.context.properties.bind.validation.BindValidationException;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
+import org.springframework.validation.ObjectError;
 
 import io.github.zklock.InvalidLockPathException;
 import io.github.zklock.LockTemplate;
@@ -37,6 +40,7 @@ import io.github.zklock.aop.DistributedLockMethodValidator;
 import io.github.zklock.aop.LockOperationSource;
 import io.github.zklock.curator.CuratorLockRegistry;
 
+import static org.assertj.core.api.Assertions.as;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -285,7 +289,10 @@ class ZkLockAutoConfigurationTests {
 	@ParameterizedTest(name = "{0}={1}")
 	@CsvSource({ "zk.lock.session-timeout, -1s", "zk.lock.session-timeout, 0s", "zk.lock.connection-timeout, -5s",
 			"zk.lock.retry.base-sleep, 0ms", "zk.lock.retry.max-sleep, -1ms", "zk.lock.session-timeout, soon",
-			"zk.lock.session-timeout, 30d", "zk.lock.cache-capacity, 0" })
+			"zk.lock.session-timeout, 30d", "zk.lock.cache-capacity, 0", "zk.lock.cache-capacity, -3",
+			"zk.lock.retry.max-retries, 30", "zk.lock.retry.max-retries, -1", "zk.lock.embedded.port, 65536",
+			"zk.lock.embedded.port, -2", "zk.lock.root-path, /locks/", "zk.lock.root-path, /a/../b",
+			"zk.lock.connection-timeout, 500us", "zk.lock.connect-string, ' '" })
 	void failsOnBadValueNamingTheProperty(String property, String value) {
 		this.contextRunner.withPropertyValues(property + "=" + value).run((context) -> {
 			assertThat(context).hasFailed();
@@ -298,8 +305,12 @@ class ZkLockAutoConfigurationTests {
 	void failsOnRootPathWithoutLeadingSlash() {
 		this.contextRunner.withPropertyValues("zk.lock.root-path=locks").run((context) -> {
 			assertThat(context).hasFailed();
-			InvalidLockPathException ex = causeOfType(context.getStartupFailure(), InvalidLockPathException.class);
-			assertThat(ex).hasMessageContaining("'locks'");
+			// Rejected when the properties are bound, before any client is built.
+			BindValidationException ex = causeOfType(context.getStartupFailure(), BindValidationException.class);
+			assertThat(ex.getValidationErrors().getAllErrors()).singleElement()
+				.extracting(ObjectError::getDefaultMessage, as(InstanceOfAssertFactories.STRING))
+				.contains("zk.lock.root-path 'locks'")
+				.contains("/locks");
 		});
 	}
 

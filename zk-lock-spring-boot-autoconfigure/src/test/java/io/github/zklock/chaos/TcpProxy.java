@@ -132,6 +132,11 @@ final class TcpProxy implements Closeable {
 			}
 			Link link = new Link(downstream, upstream);
 			this.links.add(link);
+			if (System.nanoTime() - this.refuseUntilNanos < 0) {
+				// A drop() ran while this connection was being set up and did not see it.
+				link.close();
+				continue;
+			}
 			link.start();
 		}
 	}

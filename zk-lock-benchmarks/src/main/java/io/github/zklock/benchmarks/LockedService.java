@@ -1,0 +1,56 @@
+package io.github.zklock.benchmarks;
+
+import io.github.zklock.LockContext;
+import io.github.zklock.annotation.DistributedLock;
+import io.github.zklock.annotation.LockMode;
+
+/**
+ * A bean whose methods run under {@code @DistributedLock}, one per lock kind, each with a SpEL path
+ * resolved on every call. The bodies are empty: the benchmarks measure the lock cycle. Each kind has
+ * its own path template (the start-up check rejects one template used with two kinds).
+ */
+public class LockedService {
+
+	/**
+	 * Reentrant EXCLUSIVE ({@code InterProcessMutex}).
+	 * @param key the key
+	 */
+	@DistributedLock(path = "/amutex/#{#key}")
+	public void exclusive(String key) {
+	}
+
+	/**
+	 * Reentrant EXCLUSIVE, reading the fencing token (one more request).
+	 * @param key the key
+	 * @return the fencing token
+	 */
+	@DistributedLock(path = "/amutex/#{#key}")
+	public long exclusiveWithFencingToken(String key) {
+		return LockContext.require().fencingToken();
+	}
+
+	/**
+	 * READ side of a read/write lock.
+	 * @param key the key
+	 */
+	@DistributedLock(path = "/arw/#{#key}", mode = LockMode.READ)
+	public void read(String key) {
+	}
+
+	/**
+	 * WRITE side of a read/write lock.
+	 * @param key the key
+	 */
+	@DistributedLock(path = "/arw/#{#key}", mode = LockMode.WRITE)
+	public void write(String key) {
+	}
+
+	/**
+	 * Non-reentrant EXCLUSIVE (one-lease semaphore).
+	 * @param key the key
+	 */
+	@DistributedLock(path = "/asem/#{#key}", reentrant = false)
+	public void nonReentrant(String key) {
+	}
+
+}

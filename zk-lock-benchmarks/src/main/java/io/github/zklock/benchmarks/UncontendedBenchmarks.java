@@ -1,0 +1,210 @@
+package io.github.zklock.benchmarks;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Lock;
+
+import com.baomidou.lock.LockInfo;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.ZooDefs;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.annotations.Warmup;
+
+import io.github.zklock.LockCallback;
+import io.github.zklock.LockRequest;
+import io.github.zklock.annotation.LockMode;
+
+/**
+ * One thread, one lock path, nobody else: the full cost of a lock cycle (acquire, empty critical
+ * section, release) when the lock is free. Every operation is one cycle; the score is cycles per
+ * second. The raw Curator recipes are the baseline, the plain ZooKeeper client the floor.
+ */
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(3)
+@Threads(1)
+public class UncontendedBenchmarks {
+
+	private static final LockCallback<Object> NOTHING = (handle) -> null;
+
+	private static final byte[] NO_DATA = new byte[0];
+
+	private static final LockRequest NON_REENTRANT = new LockRequest("/sem/k", LockMode.EXCLUSIVE, false, null);
+
+	/**
+	 * Floor: {@code create(EPHEMERAL)} and {@code delete} with the plain ZooKeeper client.
+	 * @param state the client
+	 * @throws Exception if ZooKeeper fails
+	 */
+	@Benchmark
+	public void zooKeeperFloor(PlainZooKeeperState state) throws Exception {
+		state.zooKeeper.create(state.node, NO_DATA, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL);
+		state.zooKeeper.delete(state.node, -1);
+	}
+
+	/**
+	 * Baseline: Curator {@code InterProcessMutex}.
+	 * @param raw the recipes
+	 * @throws Exception if Curator fails
+	 */
+	@Benchmark
+	public void rawMutex(RawCuratorState raw) throws Exception {
+		cycle(raw.mutex);
+	}
+
+	/**
+	 * {@code LockTemplate.execute}, EXCLUSIVE.
+	 * @param ours the template
+	 * @return the callback's result ({@code null}), for JMH to consume
+	 */
+	@Benchmark
+	public Object templateMutex(ZkLockState ours) {
+		return ours.template.execute("/mutex/k", LockMode.EXCLUSIVE, null, NOTHING);
+	}
+
+	/**
+	 * {@code @DistributedLock} proxy call, EXCLUSIVE, SpEL path.
+	 * @param annotated the application
+	 */
+	@Benchmark
+	public void annotatedMutex(AnnotatedState annotated) {
+		annotated.service.exclusive(AnnotatedState.KEY);
+	}
+
+	/**
+	 * Diagnosis: {@code @DistributedLock} proxy call, EXCLUSIVE, with the prototype fast path for
+	 * argument-only path templates ({@link FastPathLockOperationSource}).
+	 * @param annotated the application
+	 */
+	@Benchmark
+	public void annotatedMutexFastPath(AnnotatedState.FastPath annotated) {
+		annotated.service.exclusive(AnnotatedState.KEY);
+	}
+
+	/**
+	 * Baseline: read side of a Curator {@code InterProcessReadWriteLock}.
+	 * @param raw the recipes
+	 * @throws Exception if Curator fails
+	 */
+	@Benchmark
+	public void rawRead(RawCuratorState raw) throws Exception {
+		cycle(raw.readWrite.readLock());
+	}
+
+	/**
+	 * {@code LockTemplate.execute}, READ.
+	 * @param ours the template
+	 * @return the callback's result ({@code null}), for JMH to consume
+	 */
+	@Benchmark
+	public Object templateRead(ZkLockState ours) {
+		return ours.template.execute("/rw/k", LockMode.READ, null, NOTHING);
+	}
+
+	/**
+	 * {@code @DistributedLock} proxy call, READ.
+	 * @param annotated the application
+	 */
+	@Benchmark
+	public void annotatedRead(AnnotatedState annotated) {
+		annotated.service.read(AnnotatedState.KEY);
+	}
+
+	/**
+	 * Baseline: write side of a Curator {@code InterProcessReadWriteLock}.
+	 * @param raw the recipes
+	 * @throws Exception if Curator fails
+	 */
+	@Benchmark
+	public void rawWrite(RawCuratorState raw) throws Exception {
+		cycle(raw.readWrite.writeLock());
+	}
+
+	/**
+	 * {@code LockTemplate.execute}, WRITE.
+	 * @param ours the template
+	 * @return the callback's result ({@code null}), for JMH to consume
+	 */
+	@Benchmark
+	public Object templateWrite(ZkLockState ours) {
+		return ours.template.execute("/rw/k", LockMode.WRITE, null, NOTHING);
+	}
+
+	/**
+	 * {@code @DistributedLock} proxy call, WRITE.
+	 * @param annotated the application
+	 */
+	@Benchmark
+	public void annotatedWrite(AnnotatedState annotated) {
+		annotated.service.write(AnnotatedState.KEY);
+	}
+
+	/**
+	 * Baseline: Curator {@code InterProcessSemaphoreMutex} (non-reentrant).
+	 * @param raw the recipes
+	 * @throws Exception if Curator fails
+	 */
+	@Benchmark
+	public void rawSemaphoreMutex(RawCuratorState raw) throws Exception {
+		raw.semaphoreMutex.acquire();
+		raw.semaphoreMutex.release();
+	}
+
+	/**
+	 * {@code LockTemplate.execute}, EXCLUSIVE with {@code reentrant = false}.
+	 * @param ours the template
+	 * @return the callback's result ({@code null}), for JMH to consume
+	 */
+	@Benchmark
+	public Object templateNonReentrant(ZkLockState ours) {
+		return ours.template.execute(NON_REENTRANT, NOTHING);
+	}
+
+	/**
+	 * {@code @DistributedLock(reentrant = false)} proxy call.
+	 * @param annotated the application
+	 */
+	@Benchmark
+	public void annotatedNonReentrant(AnnotatedState annotated) {
+		annotated.service.nonReentrant(AnnotatedState.KEY);
+	}
+
+	/**
+	 * Peer: Spring Integration {@code ZookeeperLockRegistry.obtain(key)}, {@code lock()},
+	 * {@code unlock()}.
+	 * @param peer the registry
+	 */
+	@Benchmark
+	public void springIntegration(SpringIntegrationState peer) {
+		Lock lock = peer.registry.obtain(SpringIntegrationState.KEY);
+		lock.lock();
+		lock.unlock();
+	}
+
+	/**
+	 * Peer: lock4j {@code LockTemplate.lock(key)} and {@code releaseLock} on its ZooKeeper executor.
+	 * @param peer the template
+	 */
+	@Benchmark
+	public void lock4j(Lock4jState peer) {
+		LockInfo info = peer.template.lock(peer.key);
+		if (info == null) {
+			throw new IllegalStateException("lock4j did not acquire '" + peer.key + "'");
+		}
+		peer.template.releaseLock(info);
+	}
+
+	static void cycle(InterProcessMutex mutex) throws Exception {
+		mutex.acquire();
+		mutex.release();
+	}
+
+}

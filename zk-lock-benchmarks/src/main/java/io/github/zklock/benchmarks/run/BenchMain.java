@@ -1,0 +1,335 @@
+package io.github.zklock.benchmarks.run;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.results.format.ResultFormatType;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+import org.springframework.boot.SpringBootVersion;
+import org.springframework.core.SpringVersion;
+
+import io.github.zklock.benchmarks.ZooKeeperServers;
+
+/**
+ * Runs every scenario and prints the report; {@code ./bench.sh} calls it. In order:
+ * <ol>
+ * <li>the interleaved runs ({@link InterleavedRuns}): in each fork (a fresh JVM with its own
+ * in-process server) every benchmark is warmed up, then the benchmarks of a group take turns in
+ * short batches, round after round; the ratios come from these;</li>
+ * <li>in full mode, the same benchmark methods under JMH, each in forks of its own;</li>
+ * <li>the ZooKeeper requests of one cycle per lock kind, counted at the client;</li>
+ * <li>the memory and znode scenario (10,000 distinct paths);</li>
+ * <li>the report: tables (also written to {@code summary.md} in the work directory), then the
+ * {@code RATIO} lines, then the {@code REQUESTS} lines, last.</li>
+ * </ol>
+ * Options: {@code --quick} (1 fork: 60 rounds of 100 alternating cycles per single-threaded
+ * benchmark, 24 rounds of one 200 ms batch per 8-thread benchmark; no JMH), default (3 forks of 100
+ * and 40 rounds of 400 ms batches, then JMH with 2 forks per benchmark), {@code --forks N},
+ * {@code --rounds N}, {@code --contended-rounds N}, {@code --jmh}, {@code --no-jmh},
+ * {@code --jmh-forks N}, {@code --include REGEX} (benchmark names, found anywhere in the name),
+ * {@code --connect-string HOST:PORT} (external server for the throughput scenarios),
+ * {@code --fsync} (the in-process server syncs its log to disk on every write, as a production
+ * server does), {@code --prof NAME} (a JMH profiler, e.g. {@code stack}),
+ * {@code --skip interleaved,jmh,requests,memory}, {@code --memory-paths N}, {@code --work-dir DIR}.
+ */
+public final class BenchMain {
+
+	private BenchMain() {
+	}
+
+	/**
+	 * Run the benchmarks.
+	 * @param args the options
+	 * @throws Exception if a scenario fails
+	 */
+	public static void main(String[] args) throws Exception {
+		Settings settings = Settings.parse(args);
+		Files.createDirectories(settings.workDir.resolve("tmp"));
+		System.setProperty(ZooKeeperServers.WORK_DIR_PROPERTY, settings.workDir.toString());
+		if (!settings.fsync) {
+			// For the servers of this JVM (requests, memory), as for the forks'.
+			System.setProperty("zookeeper.forceSync", "no");
+		}
+		Instant started = Instant.now();
+		String loadBefore = loadAverage();
+
+		Map<String, Samples> interleaved = new LinkedHashMap<>();
+		if (!settings.skip.contains("interleaved")) {
+			InterleavedRuns.run(settings, interleaved);
+		}
+		Map<String, Samples> jmh = new LinkedHashMap<>();
+		if (settings.jmh && !settings.skip.contains("jmh")) {
+			System.out.printf("%n==== JMH, %d fork(s) per benchmark (load average %s) ====%n", settings.jmhForks,
+					loadAverage());
+			for (RunResult run : new Runner(settings.jmhOptions().build()).run()) {
+				Samples.addJmh(jmh, 1, run);
+			}
+		}
+		List<String> requests = settings.skip.contains("requests") ? List.of() : RequestCounts.measure();
+		List<String> memory = settings.skip.contains("memory") ? List.of()
+				: MemoryScenario.run(settings.memoryPaths, settings.memoryLibraries(), settings.workDir);
+
+		Report report = new Report(interleaved, jmh);
+		StringBuilder summary = new StringBuilder();
+		summary.append("Run ").append(DateTimeFormatter.ISO_INSTANT.format(started.truncatedTo(
+				java.time.temporal.ChronoUnit.SECONDS))).append(", ").append(settings.describe()).append('\n');
+		summary.append(machine()).append('\n');
+		summary.append("Load average (1, 5, 15 min): before ").append(loadBefore).append(", after ")
+			.append(loadAverage()).append("; wall time ").append(minutes(Duration.between(started, Instant.now())))
+			.append("\n\n");
+		summary.append(report.markdown()).append('\n');
+		if (!memory.isEmpty()) {
+			summary.append("\nMemory and znodes (used heap measured with MemoryMXBean after System.gc(), in a JVM "
+					+ "holding the client only):\n\n").append(Report.memoryMarkdown(memory)).append('\n');
+			memory.forEach((line) -> summary.append("    ").append(line).append('\n'));
+		}
+		Path summaryFile = settings.workDir.resolve("summary.md");
+		Files.writeString(summaryFile, summary, StandardCharsets.UTF_8);
+
+		System.out.println();
+		System.out.println("==== zk-lock benchmarks (also in " + summaryFile + ") ====");
+		System.out.print(summary);
+		System.out.println();
+		report.ratioLines().forEach(System.out::println);
+		requests.forEach(System.out::println);
+	}
+
+	private static String minutes(Duration duration) {
+		return String.format(Locale.ROOT, "%d min %02d s", duration.toMinutes(), duration.toSecondsPart());
+	}
+
+	static String loadAverage() {
+		try {
+			String[] fields = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+			return fields[0] + " " + fields[1] + " " + fields[2];
+		}
+		catch (IOException | RuntimeException ex) {
+			return String.format(Locale.ROOT, "%.2f", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+		}
+	}
+
+	private static String machine() {
+		String cpu = "unknown CPU";
+		try {
+			cpu = Files.readAllLines(Path.of("/proc/cpuinfo"))
+				.stream()
+				.filter((line) -> line.startsWith("model name"))
+				.map((line) -> line.substring(line.indexOf(':') + 1).trim())
+				.findFirst()
+				.orElse(cpu);
+		}
+		catch (IOException ex) {
+			// not Linux: keep "unknown"
+		}
+		long memory = ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+			.getTotalMemorySize();
+		return String.format(Locale.ROOT,
+				"Machine: %s, %d cores, %d GiB RAM, %s %s; %s %s%n"
+						+ "Versions: Spring Boot %s, Spring Framework %s, Curator %s, ZooKeeper %s, Spring Integration %s, "
+						+ "lock4j %s, JMH %s",
+				cpu, Runtime.getRuntime().availableProcessors(), memory >> 30, System.getProperty("os.name"),
+				System.getProperty("os.version"), System.getProperty("java.vm.name"),
+				System.getProperty("java.runtime.version"), SpringBootVersion.getVersion(), SpringVersion.getVersion(),
+				mavenVersion("org.apache.curator", "curator-framework"),
+				org.apache.zookeeper.Version.getFullVersion().split("[ -]")[0],
+				org.springframework.integration.zookeeper.lock.ZookeeperLockRegistry.class.getPackage()
+					.getImplementationVersion(),
+				mavenVersion("com.baomidou", "lock4j-core"), org.openjdk.jmh.util.Version.getPlainVersion());
+	}
+
+	private static String mavenVersion(String groupId, String artifactId) {
+		String resource = "/META-INF/maven/" + groupId + "/" + artifactId + "/pom.properties";
+		try (InputStream in = BenchMain.class.getResourceAsStream(resource)) {
+			if (in == null) {
+				return "unknown";
+			}
+			Properties properties = new Properties();
+			properties.load(in);
+			return properties.getProperty("version", "unknown");
+		}
+		catch (IOException ex) {
+			return "unknown";
+		}
+	}
+
+	/** The parsed command line. */
+	static final class Settings {
+
+		boolean quick;
+
+		int forks = -1;
+
+		int rounds = -1;
+
+		int contendedRounds = -1;
+
+		boolean jmh;
+
+		int jmhForks = 2;
+
+		String include = ".";
+
+		String connectString = "";
+
+		boolean fsync;
+
+		final List<String> profilers = new ArrayList<>();
+
+		Set<String> skip = Set.of();
+
+		int memoryPaths = 10_000;
+
+		Path workDir = Path.of("target", "bench");
+
+		static Settings parse(String[] args) {
+			Settings settings = new Settings();
+			Boolean jmh = null;
+			for (int i = 0; i < args.length; i++) {
+				String arg = args[i];
+				switch (arg) {
+					case "--quick" -> settings.quick = true;
+					case "--fsync" -> settings.fsync = true;
+					case "--jmh" -> jmh = Boolean.TRUE;
+					case "--no-jmh" -> jmh = Boolean.FALSE;
+					case "--jmh-forks" -> settings.jmhForks = Integer.parseInt(value(args, ++i, arg));
+					case "--forks" -> settings.forks = Integer.parseInt(value(args, ++i, arg));
+					case "--rounds" -> settings.rounds = Integer.parseInt(value(args, ++i, arg));
+					case "--contended-rounds" -> settings.contendedRounds = Integer.parseInt(value(args, ++i, arg));
+					case "--include" -> settings.include = value(args, ++i, arg);
+					case "--connect-string" -> settings.connectString = value(args, ++i, arg);
+					case "--prof" -> settings.profilers.add(value(args, ++i, arg));
+					case "--skip" -> settings.skip = Set.of(value(args, ++i, arg).split(","));
+					case "--memory-paths" -> settings.memoryPaths = Integer.parseInt(value(args, ++i, arg));
+					case "--work-dir" -> settings.workDir = Path.of(value(args, ++i, arg));
+					default -> throw new IllegalArgumentException("Unknown option " + arg);
+				}
+			}
+			if (settings.forks < 1) {
+				settings.forks = settings.quick ? 1 : 3;
+			}
+			if (settings.rounds < 1) {
+				settings.rounds = settings.quick ? 60 : 100;
+			}
+			settings.jmh = (jmh != null) ? jmh : !settings.quick;
+			settings.workDir = settings.workDir.toAbsolutePath();
+			return settings;
+		}
+
+		private static String value(String[] args, int index, String option) {
+			if (index >= args.length) {
+				throw new IllegalArgumentException(option + " needs a value");
+			}
+			return args[index];
+		}
+
+		/** Cycles of each single-threaded benchmark per round. */
+		int cycles() {
+			return 100;
+		}
+
+		/** Rounds of the eight-thread groups (one batch per member each). */
+		int contendedRounds() {
+			if (this.contendedRounds > 0) {
+				return this.contendedRounds;
+			}
+			return this.quick ? 24 : 40;
+		}
+
+		long batchMillis() {
+			return this.quick ? 200 : 400;
+		}
+
+		long warmupMillis() {
+			return this.quick ? 1000 : 3000;
+		}
+
+		int jmhWarmupIterations() {
+			return this.quick ? 2 : 3;
+		}
+
+		int jmhMeasurementIterations() {
+			return this.quick ? 3 : 5;
+		}
+
+		int jmhIterationSeconds() {
+			return this.quick ? 1 : 2;
+		}
+
+		List<String> memoryLibraries() {
+			return this.quick ? List.of("zk-lock") : List.of("zk-lock", "spring-integration");
+		}
+
+		String describe() {
+			String interleaved = String.format(Locale.ROOT,
+					"interleaved: %d fork(s); after %d ms of warm-up per benchmark, single-threaded groups %d rounds of %d "
+							+ "alternating cycles per benchmark, 8-thread groups %d rounds of one %d ms batch per benchmark",
+					this.forks, warmupMillis(), this.rounds, cycles(), contendedRounds(), batchMillis());
+			String jmhText = this.jmh ? String.format(Locale.ROOT,
+					"; JMH: %d fork(s) per benchmark, warm-up %d x %d s, measurement %d x %d s", this.jmhForks,
+					jmhWarmupIterations(), jmhIterationSeconds(), jmhMeasurementIterations(), jmhIterationSeconds())
+					: "; JMH not run";
+			String server = this.connectString.isEmpty()
+					? "in-process TestingServer on 127.0.0.1 per fork, "
+							+ (this.fsync ? "log fsync on" : "log fsync off (zookeeper.forceSync=no)")
+					: "external " + this.connectString;
+			return (this.quick ? "quick" : "full") + " mode; " + interleaved + jmhText + "; server: " + server;
+		}
+
+		/** JVM options of every forked JVM that runs benchmarks. */
+		List<String> forkJvmArgs() {
+			List<String> jvmArgs = new ArrayList<>(List.of("-Xms512m", "-Xmx512m", "-XX:-UsePerfData",
+					"-Djava.io.tmpdir=" + this.workDir.resolve("tmp"),
+					"-D" + ZooKeeperServers.WORK_DIR_PROPERTY + "=" + this.workDir));
+			if (!this.fsync) {
+				jvmArgs.add("-Dzookeeper.forceSync=no");
+			}
+			if (!this.connectString.isEmpty()) {
+				jvmArgs.add("-D" + ZooKeeperServers.CONNECT_STRING_PROPERTY + "=" + this.connectString);
+			}
+			return jvmArgs;
+		}
+
+		ChainedOptionsBuilder jmhOptions() {
+			java.util.regex.Pattern selected = java.util.regex.Pattern.compile(this.include);
+			String names = Catalogue.DESCRIPTIONS.stream()
+				.map(Catalogue.Member::name)
+				.filter((name) -> selected.matcher(name).find())
+				.collect(java.util.stream.Collectors.joining("|"));
+			ChainedOptionsBuilder options = new OptionsBuilder()
+				.include("^io\\.github\\.zklock\\.benchmarks\\.[A-Za-z]+\\.(" + names + ")$")
+				.forks(this.jmhForks)
+				.warmupIterations(jmhWarmupIterations())
+				.warmupTime(TimeValue.seconds(jmhIterationSeconds()))
+				.measurementIterations(jmhMeasurementIterations())
+				.measurementTime(TimeValue.seconds(jmhIterationSeconds()))
+				.jvmArgs(forkJvmArgs().toArray(String[]::new))
+				.shouldFailOnError(true)
+				.timeout(TimeValue.minutes(2))
+				.resultFormat(ResultFormatType.JSON)
+				.result(this.workDir.resolve("jmh-result.json").toString());
+			this.profilers.forEach(options::addProfiler);
+			return options;
+		}
+
+	}
+
+}

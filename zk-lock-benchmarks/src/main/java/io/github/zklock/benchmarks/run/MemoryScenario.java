@@ -1,0 +1,92 @@
+package io.github.zklock.benchmarks.run;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.curator.test.TestingServer;
+
+import io.github.zklock.benchmarks.ZooKeeperServers;
+
+/**
+ * Scenario 4, host side: for each library, starts an in-process server whose container reaper
+ * first runs {@value #REAP_AFTER_MS} ms after the start and then without the default rate limit of
+ * 10,000 a minute, and runs {@link RecipeCacheFootprint} against it in a child JVM, so that the heap
+ * it measures holds the client only, not the server's data tree. The run of N lock cycles is
+ * normally over before the reaper's first pass, so the child sees the empty container parents the
+ * run leaves, then sees them go (on a slow or busy machine the first pass may come during the run,
+ * and fewer are left when it ends).
+ */
+final class MemoryScenario {
+
+	static final String CHECK_INTERVAL = "znode.container.checkIntervalMs";
+
+	static final String MAX_PER_MINUTE = "znode.container.maxPerMinute";
+
+	static final int REAP_AFTER_MS = 30_000;
+
+	private MemoryScenario() {
+	}
+
+	/**
+	 * Run the scenario.
+	 * @param paths how many distinct paths to lock
+	 * @param libraries {@code zk-lock}, {@code spring-integration}
+	 * @param workDir the work directory (temporary files of the child)
+	 * @return the child's {@code MEMORY} and {@code ZNODES} lines
+	 * @throws Exception if the server or a child fails
+	 */
+	static List<String> run(int paths, List<String> libraries, Path workDir) throws Exception {
+		List<String> lines = new ArrayList<>();
+		for (String library : libraries) {
+			System.out.printf("%n==== Memory and znodes: %,d paths, %s ====%n", paths, library);
+			// Read by the server's container manager when it starts.
+			System.setProperty(CHECK_INTERVAL, Integer.toString(REAP_AFTER_MS));
+			System.setProperty(MAX_PER_MINUTE, "6000000");
+			try (TestingServer server = ZooKeeperServers.startInProcess()) {
+				lines.addAll(runChild(server.getConnectString(), library, paths, "/memory-" + library, workDir));
+			}
+			finally {
+				System.clearProperty(CHECK_INTERVAL);
+				System.clearProperty(MAX_PER_MINUTE);
+			}
+		}
+		return lines;
+	}
+
+	private static List<String> runChild(String connectString, String library, int paths, String root, Path workDir)
+			throws IOException, InterruptedException {
+		String java = ProcessHandle.current().info().command().orElse("java");
+		List<String> command = List.of(java, "-Xms256m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:-UsePerfData",
+				"-Djava.io.tmpdir=" + workDir.resolve("tmp").toAbsolutePath(), "-cp",
+				System.getProperty("java.class.path"), RecipeCacheFootprint.class.getName(), connectString, library,
+				Integer.toString(paths), root);
+		Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+		List<String> results = new ArrayList<>();
+		try (BufferedReader output = new BufferedReader(
+				new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+			String line;
+			while ((line = output.readLine()) != null) {
+				System.out.println("[memory " + library + "] " + line);
+				if (line.startsWith("MEMORY ") || line.startsWith("ZNODES ")) {
+					results.add(line);
+				}
+			}
+		}
+		finally {
+			if (!process.waitFor(5, TimeUnit.MINUTES)) {
+				process.destroyForcibly();
+			}
+		}
+		if (process.exitValue() != 0) {
+			throw new IllegalStateException("Memory scenario for " + library + " failed, exit code " + process.exitValue());
+		}
+		return results;
+	}
+
+}

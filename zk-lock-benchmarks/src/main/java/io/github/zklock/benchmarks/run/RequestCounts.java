@@ -1,0 +1,246 @@
+package io.github.zklock.benchmarks.run;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.StringJoiner;
+import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Lock;
+import java.util.function.IntFunction;
+import java.util.stream.Collectors;
+
+import com.baomidou.lock.LockInfo;
+import com.baomidou.lock.executor.ZookeeperLockExecutor;
+import com.baomidou.lock.spring.boot.autoconfigure.Lock4jProperties;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
+import org.apache.curator.test.TestingServer;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.ZooKeeper;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.integration.zookeeper.lock.ZookeeperLockRegistry;
+
+import io.github.zklock.LockRequest;
+import io.github.zklock.LockTemplate;
+import io.github.zklock.annotation.LockMode;
+import io.github.zklock.benchmarks.LockedService;
+import io.github.zklock.benchmarks.LockedServiceApplication;
+import io.github.zklock.benchmarks.ZooKeeperServers;
+import io.github.zklock.curator.CuratorLockRegistry;
+
+/**
+ * Counts the ZooKeeper requests of one uncontended lock cycle, at the ZooKeeper client
+ * ({@link CountingZooKeeper}), for each lock kind through {@code @DistributedLock} and for the raw
+ * Curator recipe of the same kind, the peers and the plain-client floor. Each kind runs one cycle
+ * first (it creates the parent znodes), then {@value #CYCLES} counted cycles. Then the requests per
+ * grant with {@value #THREADS} threads on one path.
+ */
+final class RequestCounts {
+
+	static final int CYCLES = 20;
+
+	static final int THREADS = 8;
+
+	static final int CONTENDED_CYCLES = 50;
+
+	private RequestCounts() {
+	}
+
+	/**
+	 * Count on a fresh in-process server.
+	 * @return the {@code REQUESTS ...} lines, the starter's kinds first
+	 * @throws Exception if the server or a lock fails
+	 */
+	static List<String> measure() throws Exception {
+		List<String> lines = new ArrayList<>();
+		try (TestingServer server = ZooKeeperServers.startInProcess()) {
+			CountingZooKeeper.Counts counts = new CountingZooKeeper.Counts();
+			CuratorFramework client = ZooKeeperServers.startClient(CuratorFrameworkFactory.builder()
+				.connectString(server.getConnectString())
+				.zookeeperFactory(CountingZooKeeper.factory(counts)));
+			ZookeeperLockRegistry springIntegration = new ZookeeperLockRegistry(client, "/requests/si");
+			try (ConfigurableApplicationContext context = LockedServiceApplication.start(server.getConnectString(),
+					"/requests/ours", client)) {
+				LockedService service = context.getBean(LockedService.class);
+				InterProcessMutex mutex = new InterProcessMutex(client, "/requests/raw/mutex/k");
+				InterProcessReadWriteLock readWrite = new InterProcessReadWriteLock(client, "/requests/raw/rw/k");
+				InterProcessSemaphoreMutex semaphoreMutex = new InterProcessSemaphoreMutex(client,
+						"/requests/raw/sem/k");
+				lines.add(ours("EXCLUSIVE", count(counts, () -> service.exclusive("k")),
+						count(counts, () -> cycle(mutex))));
+				lines.add(ours("READ", count(counts, () -> service.read("k")),
+						count(counts, () -> cycle(readWrite.readLock()))));
+				lines.add(ours("WRITE", count(counts, () -> service.write("k")),
+						count(counts, () -> cycle(readWrite.writeLock()))));
+				lines.add(ours("EXCLUSIVE_NON_REENTRANT", count(counts, () -> service.nonReentrant("k")),
+						count(counts, () -> {
+							semaphoreMutex.acquire();
+							semaphoreMutex.release();
+						})));
+				lines.add(ours("EXCLUSIVE_WITH_FENCING_TOKEN",
+						count(counts, () -> service.exclusiveWithFencingToken("k")), count(counts, () -> cycle(mutex))));
+				lines.add(peer("spring_integration", count(counts, () -> {
+					Lock lock = springIntegration.obtain("k");
+					lock.lock();
+					lock.unlock();
+				})));
+				com.baomidou.lock.LockTemplate lock4j = lock4j(client);
+				lines.add(peer("lock4j", count(counts, () -> {
+					LockInfo info = lock4j.lock("requests-k");
+					if (info == null) {
+						throw new IllegalStateException("lock4j did not acquire");
+					}
+					lock4j.releaseLock(info);
+				})));
+				LockTemplate template = context.getBean(LockTemplate.class);
+				lines.add(contended(counts, "zk_lock_template", (thread) -> () -> template.execute("/contended/k",
+						LockMode.EXCLUSIVE, null, (handle) -> null)));
+				InterProcessMutex shared = new InterProcessMutex(client, "/requests/raw/contended/k");
+				lines.add(contended(counts, "raw_shared_mutex", (thread) -> () -> cycle(shared)));
+				lines.add(contended(counts, "raw_mutex_per_thread", (thread) -> {
+					InterProcessMutex own = new InterProcessMutex(client, "/requests/raw/contended/k");
+					return () -> cycle(own);
+				}));
+				lines.add(contended(counts, "zk_lock_recipe_per_thread", (thread) -> {
+					LockTemplate own = new LockTemplate(new CuratorLockRegistry(client, "/requests/ours", 10_000),
+							LockRequest.WAIT_FOREVER);
+					return () -> own.execute("/contended/k", LockMode.EXCLUSIVE, null, (handle) -> null);
+				}));
+				lines.add(contended(counts, "spring_integration", (thread) -> () -> {
+					Lock lock = springIntegration.obtain("contended-k");
+					lock.lock();
+					lock.unlock();
+				}));
+				lines.add(contended(counts, "lock4j", (thread) -> () -> {
+					LockInfo info = lock4j.lock("requests-contended-k");
+					if (info == null) {
+						throw new IllegalStateException("lock4j did not acquire");
+					}
+					lock4j.releaseLock(info);
+				}));
+				client.create().creatingParentsIfNeeded().forPath("/requests/floor");
+				ZooKeeper plain = client.getZookeeperClient().getZooKeeper();
+				lines.add(peer("zookeeper_floor", count(counts, () -> {
+					plain.create("/requests/floor/k", new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL);
+					plain.delete("/requests/floor/k", -1);
+				})));
+			}
+			finally {
+				springIntegration.destroy();
+				client.close();
+			}
+		}
+		return lines;
+	}
+
+	private static com.baomidou.lock.LockTemplate lock4j(CuratorFramework client) throws Exception {
+		com.baomidou.lock.LockTemplate template = new com.baomidou.lock.LockTemplate();
+		template.setProperties(new Lock4jProperties());
+		template.setExecutors(List.of(new ZookeeperLockExecutor(client)));
+		template.afterPropertiesSet();
+		return template;
+	}
+
+	private static void cycle(InterProcessMutex mutex) throws Exception {
+		mutex.acquire();
+		mutex.release();
+	}
+
+	private static Budget count(CountingZooKeeper.Counts counts, Cycle cycle) throws Exception {
+		cycle.run();
+		counts.reset();
+		for (int i = 0; i < CYCLES; i++) {
+			cycle.run();
+		}
+		return new Budget(counts.total(), counts.writes(), counts.snapshot());
+	}
+
+	/**
+	 * Requests per grant with {@value #THREADS} threads locking one path, {@value #CONTENDED_CYCLES}
+	 * cycles each: what a hand-over costs beyond the uncontended cycle (the wake-up and the read of
+	 * the queue, per waiter woken).
+	 */
+	private static String contended(CountingZooKeeper.Counts counts, String name, IntFunction<Cycle> cycles)
+			throws Exception {
+		List<Cycle> perThread = new ArrayList<>();
+		for (int t = 0; t < THREADS; t++) {
+			perThread.add(cycles.apply(t));
+		}
+		perThread.get(0).run();
+		counts.reset();
+		ExecutorService threads = Executors.newFixedThreadPool(THREADS);
+		try {
+			CountDownLatch go = new CountDownLatch(1);
+			List<Future<Object>> done = new ArrayList<>();
+			for (Cycle cycle : perThread) {
+				done.add(threads.submit(() -> {
+					go.await();
+					for (int i = 0; i < CONTENDED_CYCLES; i++) {
+						cycle.run();
+					}
+					return null;
+				}));
+			}
+			go.countDown();
+			for (Future<Object> future : done) {
+				future.get(5, TimeUnit.MINUTES);
+			}
+		}
+		finally {
+			threads.shutdownNow();
+		}
+		long grants = (long) THREADS * CONTENDED_CYCLES;
+		return String.format(Locale.ROOT, "REQUESTS contended%d=%s per_grant=%.2f writes=%.2f ops=%s", THREADS, name,
+				(double) counts.total() / grants, (double) counts.writes() / grants,
+				counts.snapshot()
+					.entrySet()
+					.stream()
+					.map((entry) -> String.format(Locale.ROOT, "%s:%.2f", entry.getKey(),
+							(double) entry.getValue() / grants))
+					.collect(Collectors.joining(",")));
+	}
+
+	private static String ours(String mode, Budget ours, Budget raw) {
+		return "REQUESTS mode=" + mode + " per_cycle=" + ours.perCycle(ours.total) + " writes="
+				+ ours.perCycle(ours.writes) + " raw_per_cycle=" + raw.perCycle(raw.total) + " raw_writes="
+				+ raw.perCycle(raw.writes) + " ops=" + ours.operations();
+	}
+
+	private static String peer(String name, Budget budget) {
+		return "REQUESTS peer=" + name + " per_cycle=" + budget.perCycle(budget.total) + " writes="
+				+ budget.perCycle(budget.writes) + " ops=" + budget.operations();
+	}
+
+	@FunctionalInterface
+	private interface Cycle {
+
+		void run() throws Exception;
+
+	}
+
+	/** Requests counted over {@value #CYCLES} cycles. */
+	private record Budget(long total, long writes, Map<String, Long> byOperation) {
+
+		String perCycle(long requests) {
+			return (requests % CYCLES == 0) ? Long.toString(requests / CYCLES)
+					: String.format(java.util.Locale.ROOT, "%.2f", (double) requests / CYCLES);
+		}
+
+		String operations() {
+			StringJoiner joiner = new StringJoiner(",");
+			this.byOperation.forEach((operation, count) -> joiner.add(operation + ":" + perCycle(count)));
+			return joiner.toString();
+		}
+
+	}
+
+}

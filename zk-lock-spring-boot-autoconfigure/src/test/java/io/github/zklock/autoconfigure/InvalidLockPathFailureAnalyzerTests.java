@@ -1,0 +1,110 @@
+package io.github.zklock.autoconfigure;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+import io.github.zklock.InvalidLockPathException;
+import io.github.zklock.annotation.DistributedLock;
+import io.github.zklock.curator.CuratorLockRegistry;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+/**
+ * Tests for {@link InvalidLockPathFailureAnalyzer}, on the failures of real starts and of the
+ * registry.
+ */
+class InvalidLockPathFailureAnalyzerTests {
+
+	private static TestingServer server;
+
+	private final InvalidLockPathFailureAnalyzer analyzer = new InvalidLockPathFailureAnalyzer();
+
+	@BeforeAll
+	static void startZooKeeper() throws Exception {
+		server = new TestingServer(true);
+	}
+
+	@AfterAll
+	static void stopZooKeeper() throws Exception {
+		server.close();
+	}
+
+	@Test
+	void analyzesAMalformedTemplateNamingTheMethod() {
+		FailureAnalysis analysis = this.analyzer.analyze(startupFailure(MalformedTemplateService.class));
+		assertThat(analysis).isNotNull();
+		assertThat(analysis.getDescription()).startsWith("A @DistributedLock path is invalid: @DistributedLock on ")
+			.contains("MalformedTemplateService.lock")
+			.contains("/orders/#{#id");
+		assertThat(analysis.getAction()).startsWith("Fix the path of the @DistributedLock annotation on that method.")
+			.contains("#{...} SpEL templates")
+			.contains("/orders/#{#orderId}");
+	}
+
+	@Test
+	void analyzesAnIllegalStaticPathNamingTheMethod() {
+		FailureAnalysis analysis = this.analyzer.analyze(startupFailure(IllegalStaticPathService.class));
+		assertThat(analysis).isNotNull();
+		assertThat(analysis.getDescription()).contains("IllegalStaticPathService.lock").contains("/a/./b");
+		assertThat(analysis.getAction()).contains("no empty, '.' or '..' segment");
+	}
+
+	@Test
+	void analyzesAnIllegalRootPathOfTheRegistry() {
+		CuratorFramework client = CuratorFrameworkFactory.newClient(server.getConnectString(), new RetryOneTime(100));
+		try {
+			InvalidLockPathException ex = catchThrowableOfType(InvalidLockPathException.class,
+					() -> new CuratorLockRegistry(client, "locks", 10));
+			FailureAnalysis analysis = this.analyzer.analyze(new IllegalStateException("wrapped", ex));
+			assertThat(analysis).isNotNull();
+			assertThat(analysis.getDescription()).contains("'locks'");
+			assertThat(analysis.getAction()).startsWith("Set zk.lock.root-path to an absolute ZooKeeper path");
+		}
+		finally {
+			client.close();
+		}
+	}
+
+	@Test
+	void analyzesOtherInvalidPaths() {
+		FailureAnalysis analysis = this.analyzer.analyze(new InvalidLockPathException("Lock path must name a znode"));
+		assertThat(analysis).isNotNull();
+		assertThat(analysis.getAction()).startsWith("Fix the lock path named above.");
+	}
+
+	private Throwable startupFailure(Class<?> serviceClass) {
+		Throwable[] failure = new Throwable[1];
+		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(ZkLockAutoConfiguration.class))
+			.withPropertyValues("zk.lock.connect-string=" + server.getConnectString())
+			.withBean(serviceClass)
+			.run((context) -> failure[0] = context.getStartupFailure());
+		assertThat(failure[0]).isNotNull();
+		return failure[0];
+	}
+
+	static class MalformedTemplateService {
+
+		@DistributedLock(path = "/orders/#{#id")
+		public void lock(String id) {
+		}
+
+	}
+
+	static class IllegalStaticPathService {
+
+		@DistributedLock(path = "/a/./b")
+		public void lock() {
+		}
+
+	}
+
+}

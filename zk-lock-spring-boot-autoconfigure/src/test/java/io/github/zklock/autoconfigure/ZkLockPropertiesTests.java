@@ -1,0 +1,173 @@
+package io.github.zklock.autoconfigure;
+
+import java.time.Duration;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.validation.BindValidationException;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.validation.ObjectError;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Tests for the validation and the masking of {@link ZkLockProperties}, bound the way the
+ * auto-configuration binds them (no ZooKeeper needed).
+ */
+class ZkLockPropertiesTests {
+
+	private static final String SECRET = "s3cret-7f2a9";
+
+	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
+		.withUserConfiguration(PropertiesConfiguration.class);
+
+	@Test
+	void bindsDefaultsWithoutErrors() {
+		this.contextRunner.run((context) -> {
+			assertThat(context).hasNotFailed();
+			ZkLockProperties properties = context.getBean(ZkLockProperties.class);
+			assertThat(properties.isFailFast()).isFalse();
+			assertThat(properties.getAuth().getScheme()).isEqualTo("digest");
+			assertThat(properties.getAuth().getCredentials()).isNull();
+			assertThat(properties.getAuth().hasCredentials()).isFalse();
+		});
+	}
+
+	@Test
+	void acceptsBoundaryValues() {
+		this.contextRunner
+			.withPropertyValues("zk.lock.retry.max-retries=0", "zk.lock.embedded.port=65535", "zk.lock.root-path=/",
+					"zk.lock.session-timeout=1ms", "zk.lock.connection-timeout=24d", "zk.lock.retry.max-sleep=1ms",
+					"zk.lock.cache-capacity=1", "zk.lock.default-wait-time=-5s",
+					"zk.lock.connect-string=zk1:2181,zk2:2182/apps/locking", "zk.lock.fail-fast=true")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context.getBean(ZkLockProperties.class).isFailFast()).isTrue();
+			});
+		this.contextRunner.withPropertyValues("zk.lock.retry.max-retries=29", "zk.lock.root-path=/a/b-c/d.e")
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
+	void reportsEveryBadValueAtOnceNamingEachProperty() {
+		this.contextRunner
+			.withPropertyValues("zk.lock.session-timeout=0s", "zk.lock.connection-timeout=-1s",
+					"zk.lock.retry.base-sleep=0ms", "zk.lock.retry.max-sleep=-2s", "zk.lock.retry.max-retries=30",
+					"zk.lock.cache-capacity=0", "zk.lock.embedded.port=70000", "zk.lock.root-path=locks/",
+					"zk.lock.connect-string=host:port")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(errorMessages(context.getStartupFailure())).hasSize(9)
+					.anySatisfy((message) -> assertThat(message).startsWith("zk.lock.session-timeout must be between"))
+					.anySatisfy((message) -> assertThat(message).startsWith("zk.lock.connection-timeout must be"))
+					.anySatisfy((message) -> assertThat(message).startsWith("zk.lock.retry.base-sleep must be"))
+					.anySatisfy((message) -> assertThat(message).startsWith("zk.lock.retry.max-sleep must be"))
+					.anySatisfy((message) -> assertThat(message)
+						.isEqualTo("zk.lock.retry.max-retries must be between 0 and 29 (Curator's limit), was 30"))
+					.anySatisfy((message) -> assertThat(message)
+						.isEqualTo("zk.lock.cache-capacity must be positive, was 0"))
+					.anySatisfy((message) -> assertThat(message).isEqualTo(
+							"zk.lock.embedded.port must be between 0 (a free port) and 65535, was 70000"))
+					.anySatisfy((message) -> assertThat(message).startsWith("zk.lock.root-path 'locks/'"))
+					.anySatisfy((message) -> assertThat(message).startsWith("zk.lock.connect-string 'host:port'"));
+			});
+	}
+
+	@Test
+	void keysFieldErrorsByPropertySoThatBootCanShowTheirOrigin() {
+		this.contextRunner.withPropertyValues("zk.lock.retry.base-sleep=0ms").run((context) -> {
+			BindValidationException ex = cause(context.getStartupFailure(), BindValidationException.class);
+			assertThat(ex.getValidationErrors().getName().toString()).isEqualTo("zk.lock");
+			assertThat(ex.getValidationErrors().getAllErrors()).singleElement()
+				.isInstanceOfSatisfying(org.springframework.validation.FieldError.class, (error) -> {
+					assertThat(error.getField()).isEqualTo("retry.baseSleep");
+					assertThat(error.getRejectedValue()).isEqualTo(Duration.ZERO);
+				});
+		});
+	}
+
+	@Test
+	void doesNotCheckTheConnectStringWhenTheEmbeddedServerReplacesIt() {
+		this.contextRunner.withPropertyValues("zk.lock.embedded.enabled=true", "zk.lock.connect-string=")
+			.run((context) -> assertThat(context).hasNotFailed());
+		this.contextRunner.withPropertyValues("zk.lock.connect-string=")
+			.run((context) -> assertThat(errorMessages(context.getStartupFailure())).singleElement()
+				.asString()
+				.startsWith("zk.lock.connect-string must be set"));
+	}
+
+	@Test
+	void rejectsDigestCredentialsWithoutUserNeverShowingThem() {
+		for (String credentials : new String[] { SECRET, ":" + SECRET }) {
+			this.contextRunner.withPropertyValues("zk.lock.auth.credentials=" + credentials).run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(errorMessages(context.getStartupFailure())).singleElement()
+					.asString()
+					.contains("zk.lock.auth.credentials must have the form user:password");
+				assertThat(allText(context.getStartupFailure())).doesNotContain(SECRET);
+			});
+		}
+	}
+
+	@Test
+	void rejectsCredentialsWithoutScheme() {
+		this.contextRunner.withPropertyValues("zk.lock.auth.credentials=app:" + SECRET, "zk.lock.auth.scheme=")
+			.run((context) -> {
+				assertThat(errorMessages(context.getStartupFailure())).singleElement()
+					.asString()
+					.startsWith("zk.lock.auth.scheme must be set");
+				assertThat(allText(context.getStartupFailure())).doesNotContain(SECRET);
+			});
+	}
+
+	@Test
+	void acceptsOtherSchemesAsTheyAre() {
+		this.contextRunner.withPropertyValues("zk.lock.auth.scheme=custom", "zk.lock.auth.credentials=opaque-token")
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
+	void masksCredentialsInToString() {
+		ZkLockProperties.Auth auth = new ZkLockProperties.Auth();
+		assertThat(auth).hasToString("Auth[scheme=digest, credentials=none]");
+		auth.setCredentials("app:" + SECRET);
+		assertThat(auth.hasCredentials()).isTrue();
+		assertThat(auth.toString()).isEqualTo("Auth[scheme=digest, credentials=******]").doesNotContain(SECRET);
+		auth.setCredentials("");
+		assertThat(auth.hasCredentials()).isFalse();
+	}
+
+	private static List<String> errorMessages(Throwable failure) {
+		return cause(failure, BindValidationException.class).getValidationErrors()
+			.getAllErrors()
+			.stream()
+			.map(ObjectError::getDefaultMessage)
+			.toList();
+	}
+
+	private static String allText(Throwable failure) {
+		StringBuilder text = new StringBuilder();
+		for (Throwable current = failure; current != null; current = current.getCause()) {
+			text.append(current).append('\n');
+		}
+		return text.toString();
+	}
+
+	private static <T extends Throwable> T cause(Throwable failure, Class<T> type) {
+		for (Throwable current = failure; current != null; current = current.getCause()) {
+			if (type.isInstance(current)) {
+				return type.cast(current);
+			}
+		}
+		throw new AssertionError("No " + type.getName() + " in the cause chain of " + failure, failure);
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableConfigurationProperties(ZkLockProperties.class)
+	static class PropertiesConfiguration {
+
+	}
+
+}
