@@ -3,6 +3,7 @@ package io.github.zklock.benchmarks;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
+import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooKeeper;
 import org.openjdk.jmh.annotations.Level;
@@ -31,7 +32,8 @@ public class PlainZooKeeperState {
 	@Setup(Level.Trial)
 	public void setUp(ZooKeeperState zooKeeper) throws Exception {
 		String parent = zooKeeper.path("/floor");
-		zooKeeper.client().create().creatingParentsIfNeeded().forPath(parent);
+		// Containers, like the lock recipes' parents: an external server reaps them after the run.
+		zooKeeper.client().create().creatingParentContainersIfNeeded().withMode(CreateMode.CONTAINER).forPath(parent);
 		this.node = parent + "/k";
 		CountDownLatch connected = new CountDownLatch(1);
 		this.zooKeeper = new ZooKeeper(zooKeeper.connectString(), 60_000, (event) -> {
