@@ -91,18 +91,6 @@ public class ContendedBenchmarks {
 	}
 
 	/**
-	 * Diagnosis: {@code LockTemplate.execute} where each thread has a registry of its own, so a
-	 * recipe instance of its own on the one path: the starter's code with one recipe instance per
-	 * path and thread.
-	 * @param paths this thread's own template
-	 * @return the callback's result ({@code null}), for JMH to consume
-	 */
-	@Benchmark
-	public Object templatePerThreadRecipeOnePath(ThreadPaths paths) {
-		return paths.ownTemplate.execute("/mutex/k", LockMode.EXCLUSIVE, null, NOTHING);
-	}
-
-	/**
 	 * Baseline: one raw {@code InterProcessMutex} per thread, each on its own path.
 	 * @param paths this thread's path and mutex
 	 * @throws Exception if Curator fails

@@ -7,11 +7,7 @@ import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.TearDown;
 
-import io.github.zklock.LockRequest;
-import io.github.zklock.LockTemplate;
-import io.github.zklock.curator.CuratorLockRegistry;
 
 /**
  * What belongs to one benchmark thread:
@@ -19,9 +15,8 @@ import io.github.zklock.curator.CuratorLockRegistry;
  * <li>for the "distinct paths" scenario, a lock path of its own (and a raw mutex on its own raw
  * path), so the threads never wait for each other and share only the client, the server and the
  * starter's recipe cache;</li>
- * <li>for the diagnosis of the "one path" scenario, a recipe instance of its own on the shared path:
- * a raw mutex, and a {@link LockTemplate} on a registry of its own (so on a recipe instance of its
- * own), which is what the starter would do with one recipe instance per path and thread.</li>
+ * <li>for the diagnosis of the "one path" scenario, a raw mutex of its own on the shared path (one
+ * Curator instance per thread, which is how the starter keeps its recipe instances).</li>
  * </ul>
  */
 @State(Scope.Thread)
@@ -38,12 +33,6 @@ public class ThreadPaths {
 	/** A raw mutex of this thread's own on the path all threads lock in the "one path" scenario. */
 	InterProcessMutex ownMutexOnSharedPath;
 
-	/** A registry of this thread's own, on the starter's root path. */
-	CuratorLockRegistry ownRegistry;
-
-	/** A template on {@link #ownRegistry}. */
-	LockTemplate ownTemplate;
-
 	/**
 	 * Pick this thread's path and build its own recipes.
 	 * @param zooKeeper the server and client
@@ -54,14 +43,6 @@ public class ThreadPaths {
 		this.path = "/distinct/t" + index;
 		this.rawMutex = new InterProcessMutex(zooKeeper.client(), zooKeeper.path("/raw/distinct/t" + index));
 		this.ownMutexOnSharedPath = new InterProcessMutex(zooKeeper.client(), zooKeeper.path(RawCuratorState.MUTEX_PATH));
-		this.ownRegistry = new CuratorLockRegistry(zooKeeper.client(), zooKeeper.path(ZkLockState.ROOT), 10_000);
-		this.ownTemplate = new LockTemplate(this.ownRegistry, LockRequest.WAIT_FOREVER);
-	}
-
-	/** Stop the own registry's connection tracking. */
-	@TearDown(Level.Trial)
-	public void close() {
-		this.ownRegistry.close();
 	}
 
 }

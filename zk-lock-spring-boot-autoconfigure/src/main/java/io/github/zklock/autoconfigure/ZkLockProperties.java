@@ -59,8 +59,8 @@ public class ZkLockProperties implements Validator {
 	private int aspectOrder = Ordered.LOWEST_PRECEDENCE - 100;
 
 	/**
-	 * How many idle lock recipe instances to keep cached. Instances being waited on or held are
-	 * kept beyond it.
+	 * How many lock paths to keep cached with their idle recipe instances. Paths being waited on
+	 * or held are kept beyond it.
 	 */
 	private int cacheCapacity = 10_000;
 

@@ -19,7 +19,7 @@ final class CuratorLockHandle implements LockHandle {
 
 	private final CuratorLockRegistry registry;
 
-	private final RecipeCache.Entry entry;
+	private final RecipeCache.Slot slot;
 
 	private final LockRecipe.Grant grant;
 
@@ -39,15 +39,15 @@ final class CuratorLockHandle implements LockHandle {
 
 	private final long grantedAt = System.currentTimeMillis();
 
-	CuratorLockHandle(CuratorLockRegistry registry, RecipeCache.Entry entry, LockRecipe.Grant grant, String path,
+	CuratorLockHandle(CuratorLockRegistry registry, RecipeCache.Slot slot, LockRecipe.Grant grant, String path,
 			LockMode mode, long sessionInstance) {
 		this.registry = registry;
-		this.entry = entry;
+		this.slot = slot;
 		this.grant = grant;
 		this.path = path;
 		this.mode = mode;
 		this.acquirer = Thread.currentThread();
-		this.threadBound = entry.kind().threadBound();
+		this.threadBound = slot.kind().threadBound();
 		this.sessionInstance = sessionInstance;
 	}
 
@@ -151,7 +151,7 @@ final class CuratorLockHandle implements LockHandle {
 					+ Thread.currentThread().getName() + "'");
 		}
 		if (this.state.getAndSet(LockState.RELEASED) != LockState.RELEASED) {
-			this.registry.release(this, this.entry, this.grant);
+			this.registry.release(this, this.slot, this.grant);
 		}
 	}
 

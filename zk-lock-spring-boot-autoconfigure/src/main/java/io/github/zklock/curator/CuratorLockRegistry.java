@@ -9,8 +9,6 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -36,9 +34,11 @@ import io.github.zklock.annotation.LockMode;
  * herd effect), with Curator's protected names making the create recoverable after a connection
  * loss.
  *
- * <p>One recipe instance per (path, kind) is shared by all threads and kept in a bounded cache
- * that never evicts an instance being waited on or held. Held grants follow the connection state
- * (see {@link LockHandle#isHeld()}).
+ * <p>Recipe instances are kept per (path, kind) in a bounded cache that never evicts an instance
+ * being waited on or held. A thread uses one instance per (path, kind) for all its nested grants
+ * (Curator tracks reentrancy per instance); threads waiting at the same time use one instance
+ * each, so that a hand-over wakes only the successor, as in the recipe between processes. Held
+ * grants follow the connection state (see {@link LockHandle#isHeld()}).
  *
  * <p>Thread-safe. Call {@link #close()} before closing the Curator client.
  */
@@ -61,21 +61,20 @@ public class CuratorLockRegistry implements LockProvider, Closeable {
 
 	private final HeldLocks heldLocks = new HeldLocks();
 
-	private final Set<LockSnapshots.WaitingLock> waiting = ConcurrentHashMap.newKeySet();
-
 	/**
 	 * Create a registry and start tracking the client's connection state.
 	 * @param client a Curator client (started before the first lock request)
 	 * @param rootPath the znode below which lock paths live, for example {@code /locks}
-	 * @param cacheCapacity how many idle recipe instances to keep; instances in use are kept
-	 * beyond it
+	 * @param cacheCapacity how many lock paths (per kind) to keep cached when idle; paths waited on
+	 * or held are kept beyond it
 	 * @throws InvalidLockPathException if the root path is not a legal ZooKeeper path
 	 * @throws IllegalArgumentException if the capacity is not positive
 	 */
 	public CuratorLockRegistry(CuratorFramework client, String rootPath, int cacheCapacity) {
 		this.client = Objects.requireNonNull(client, "client must not be null");
 		this.rootPath = validRootPath(rootPath);
-		this.recipes = new RecipeCache(cacheCapacity, (path, kind) -> LockRecipe.create(client, path, kind));
+		this.recipes = new RecipeCache(cacheCapacity, this::fullPath,
+				(lockPath, kind) -> LockRecipe.create(client, lockPath, kind));
 		client.getConnectionStateListenable().addListener(this.heldLocks);
 	}
 
@@ -83,18 +82,18 @@ public class CuratorLockRegistry implements LockProvider, Closeable {
 	public Optional<LockHandle> tryAcquire(String path, LockMode mode, boolean reentrant, Duration waitTime) {
 		Objects.requireNonNull(mode, "mode must not be null");
 		Objects.requireNonNull(waitTime, "waitTime must not be null");
-		String lockPath = fullPath(path);
-		RecipeCache.Entry entry = this.recipes.retain(lockPath, LockRecipe.Kind.of(mode, reentrant));
+		// Validates the path when it is not cached yet; nothing is retained if it is invalid.
+		RecipeCache.Slot slot = this.recipes.retain(path, LockRecipe.Kind.of(mode, reentrant));
+		String lockPath = slot.lockPath();
 		// Read before acquiring: if the session changes meanwhile, the grant is treated as lost on
 		// the next reconnection rather than trusted.
 		long sessionInstance = sessionInstance(this.client);
-		LockSnapshots.WaitingLock waiter = new LockSnapshots.WaitingLock(lockPath, mode,
-				Thread.currentThread().getName(), Instant.now());
-		this.waiting.add(waiter);
+		slot.waiting(new LockSnapshots.WaitingLock(lockPath, mode, Thread.currentThread().getName(),
+				Instant.ofEpochMilli(System.currentTimeMillis())));
 		boolean granted = false;
 		try {
 			long waitMs = waitTime.isNegative() ? -1 : waitTime.toMillis();
-			LockRecipe.Grant grant = entry.recipe().acquire(mode, waitMs);
+			LockRecipe.Grant grant = slot.recipe().acquire(mode, waitMs);
 			if (grant == null) {
 				if (!this.client.getZookeeperClient().isConnected()) {
 					throw new LockException("Could not acquire " + mode + " lock '" + lockPath
@@ -102,7 +101,7 @@ public class CuratorLockRegistry implements LockProvider, Closeable {
 				}
 				return Optional.empty();
 			}
-			CuratorLockHandle handle = new CuratorLockHandle(this, entry, grant, lockPath, mode,
+			CuratorLockHandle handle = new CuratorLockHandle(this, slot, grant, lockPath, mode,
 					grantSession(grant, sessionInstance));
 			this.heldLocks.add(handle, this.client);
 			granted = true;
@@ -115,9 +114,9 @@ public class CuratorLockRegistry implements LockProvider, Closeable {
 			throw translate(ex, "acquire", lockPath, mode, this.client);
 		}
 		finally {
-			this.waiting.remove(waiter);
+			slot.waiting(null);
 			if (!granted) {
-				this.recipes.unretain(entry);
+				this.recipes.unretain(slot);
 			}
 		}
 	}
@@ -227,7 +226,10 @@ public class CuratorLockRegistry implements LockProvider, Closeable {
 	 * @return the waiting threads
 	 */
 	public List<LockSnapshots.WaitingLock> describeWaitingLocks() {
-		return this.waiting.stream().sorted(Comparator.comparing(LockSnapshots.WaitingLock::since)).toList();
+		return this.recipes.waiting()
+			.stream()
+			.sorted(Comparator.comparing(LockSnapshots.WaitingLock::since))
+			.toList();
 	}
 
 	/**
@@ -311,7 +313,7 @@ public class CuratorLockRegistry implements LockProvider, Closeable {
 	 * @return the number of cached recipes
 	 */
 	public int cachedRecipeCount() {
-		return this.recipes.size();
+		return this.recipes.recipeCount();
 	}
 
 	/**
@@ -335,7 +337,7 @@ public class CuratorLockRegistry implements LockProvider, Closeable {
 		return this.client;
 	}
 
-	void release(CuratorLockHandle handle, RecipeCache.Entry entry, LockRecipe.Grant grant) {
+	void release(CuratorLockHandle handle, RecipeCache.Slot slot, LockRecipe.Grant grant) {
 		try {
 			grant.release();
 		}
@@ -349,7 +351,7 @@ public class CuratorLockRegistry implements LockProvider, Closeable {
 		}
 		finally {
 			this.heldLocks.remove(handle);
-			this.recipes.unretain(entry);
+			this.recipes.unretain(slot);
 		}
 	}
 

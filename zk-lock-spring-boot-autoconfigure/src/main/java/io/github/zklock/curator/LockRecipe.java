@@ -16,9 +16,10 @@ import io.github.zklock.LockUpgradeException;
 import io.github.zklock.annotation.LockMode;
 
 /**
- * One Curator lock recipe instance for one lock path, shared by every thread of the application.
- * Sharing matters: Curator tracks reentrancy per recipe instance, so two instances for the same
- * path in one thread would wait for each other.
+ * One Curator lock recipe instance for one lock path, used by one thread at a time (see
+ * {@link RecipeCache}). A thread keeps its instance for all its nested grants of the path: Curator
+ * tracks reentrancy per recipe instance, so two instances for the same path in one thread would
+ * wait for each other.
  *
  * <p>Requests per uncontended cycle (parent znode present), as sent by the Curator recipes:
  * <ul>

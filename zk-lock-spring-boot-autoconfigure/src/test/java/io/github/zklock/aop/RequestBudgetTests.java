@@ -1,6 +1,13 @@
 package io.github.zklock.aop;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 import org.apache.curator.framework.CuratorFramework;
@@ -31,7 +38,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The ZooKeeper requests of one uncontended lock cycle through {@code @DistributedLock}, counted
  * at the ZooKeeper client: the annotation, SpEL and the registry add nothing to what the Curator
  * recipe sends (create, getChildren, delete once the parent znode exists), and the fencing token
- * costs one read, only when asked.
+ * costs one read, only when asked. Under contention, a hand-over between threads of one
+ * application costs what the recipe costs between processes.
  */
 class RequestBudgetTests {
 
@@ -78,6 +86,52 @@ class RequestBudgetTests {
 	@Test
 	void nestedReentrantCallAddsNoRequest() {
 		assertCycle((service) -> service.nested("sku-1"), 3, 2, Map.of("create", 1L, "getChildren", 1L, "delete", 1L));
+	}
+
+	@Test
+	void contendedGrantWakesOnlyTheSuccessor() {
+		int threads = 8;
+		int cyclesPerThread = 25;
+		this.contextRunner.withPropertyValues("zk.lock.default-wait-time=30s").run((context) -> {
+			assertThat(context).hasNotFailed();
+			LockTemplate locks = context.getBean(LockTemplate.class);
+			locks.execute("/budget/contended", (handle) -> null);
+			counts.reset();
+			ExecutorService pool = Executors.newFixedThreadPool(threads);
+			try {
+				CountDownLatch start = new CountDownLatch(1);
+				List<Future<?>> workers = new ArrayList<>();
+				for (int t = 0; t < threads; t++) {
+					workers.add(pool.submit(() -> {
+						start.await();
+						for (int i = 0; i < cyclesPerThread; i++) {
+							// Hold briefly so that the other threads queue up behind the holder.
+							locks.execute("/budget/contended", (handle) -> {
+								Thread.sleep(1);
+								return null;
+							});
+						}
+						return null;
+					}));
+				}
+				start.countDown();
+				for (Future<?> worker : workers) {
+					worker.get(60, TimeUnit.SECONDS);
+				}
+			}
+			finally {
+				pool.shutdownNow();
+			}
+			double grants = threads * cyclesPerThread;
+			Map<String, Long> byOperation = counts.snapshot();
+			// Threads did wait: a waiter watches its predecessor with one getData.
+			assertThat(byOperation.getOrDefault("getData", 0L)).as("%s", byOperation).isPositive();
+			// create + getChildren + delete, plus getData + getChildren for a waiter: 5 per
+			// grant when each waiting thread is woken only by its predecessor's delete. A recipe
+			// instance shared by the threads wakes them all at every hand-over (about 13.5 here).
+			assertThat(counts.total() / grants).as("requests per grant %s", byOperation).isLessThanOrEqualTo(5.5);
+			assertThat(byOperation.getOrDefault("removeWatches", 0L)).as("%s", byOperation).isZero();
+		});
 	}
 
 	private void assertCycle(Consumer<Budgeted> cycle, long requests, long writes, Map<String, Long> byOperation) {

@@ -365,6 +365,56 @@ class CuratorLockRegistryTests {
 		}
 	}
 
+	@Test
+	void threadsWaitingOnOnePathUseARecipeInstanceEach() throws Exception {
+		LockHandle held = acquire(this.processA, LockMode.EXCLUSIVE, SHORT);
+		LockHandle nested = acquire(this.processA, LockMode.EXCLUSIVE, SHORT);
+		// A thread's nested grants share its instance.
+		assertThat(this.processA.cachedRecipeCount()).isEqualTo(1);
+		List<CompletableFuture<String>> waiters = new java.util.ArrayList<>();
+		for (int i = 0; i < 3; i++) {
+			waiters.add(CompletableFuture.supplyAsync(() -> {
+				LockHandle granted = acquire(this.processA, LockMode.EXCLUSIVE, LONG);
+				String node = ((CuratorLockHandle) granted).nodePath();
+				granted.release();
+				return node;
+			}));
+		}
+		await().atMost(LONG).until(() -> this.processA.describeWaitingLocks().size() == 3);
+		assertThat(this.processA.describeWaitingLocks()).allSatisfy((waiting) -> {
+			assertThat(waiting.path()).isEqualTo("/locks" + this.path);
+			assertThat(waiting.mode()).isEqualTo(LockMode.EXCLUSIVE);
+		});
+		assertThat(this.processA.cachedRecipeCount()).isEqualTo(4);
+		// Each waiter queued a znode of its own behind the holder's.
+		await().atMost(LONG).until(() -> children().size() == 4);
+		nested.release();
+		held.release();
+		List<String> nodes = new java.util.ArrayList<>();
+		for (CompletableFuture<String> waiter : waiters) {
+			nodes.add(waiter.get(10, TimeUnit.SECONDS));
+		}
+		assertThat(nodes).doesNotHaveDuplicates();
+		assertThat(this.processA.describeWaitingLocks()).isEmpty();
+		assertThat(this.processA.heldLockCount()).isZero();
+		// Idle instances are kept for reuse, not created anew.
+		assertThat(this.processA.cachedRecipeCount()).isEqualTo(4);
+		acquire(this.processA, LockMode.EXCLUSIVE, SHORT).release();
+		assertThat(this.processA.cachedRecipeCount()).isEqualTo(4);
+	}
+
+	@Test
+	void writeHolderOfOneThreadExcludesReaderOfAnother() throws Exception {
+		LockHandle write = acquire(this.processA, LockMode.WRITE, SHORT);
+		CompletableFuture<Boolean> reader = CompletableFuture
+			.supplyAsync(() -> this.processA.tryAcquire(this.path, LockMode.READ, true, SHORT).isPresent());
+		assertThat(reader.get(10, TimeUnit.SECONDS)).isFalse();
+		// The holder's own READ is a downgrade through its instance.
+		LockHandle read = acquire(this.processA, LockMode.READ, Duration.ZERO);
+		read.release();
+		write.release();
+	}
+
 	private LockHandle acquire(CuratorLockRegistry registry, LockMode mode, Duration waitTime) {
 		return acquire(registry, this.path, mode, waitTime);
 	}

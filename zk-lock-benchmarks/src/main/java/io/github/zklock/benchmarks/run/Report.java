@@ -56,8 +56,6 @@ final class Report {
 			new RatioSpec("contended8_vs_lock4j", "templateOnePath", "lock4jOnePath", 1.0),
 			new RatioSpec("raw_per_thread_vs_shared_mutex_contended8", "rawMutexPerThreadOnePath", "rawMutexOnePath",
 					NO_GOAL),
-			new RatioSpec("per_thread_recipe_contended8_vs_lock4j", "templatePerThreadRecipeOnePath", "lock4jOnePath",
-					NO_GOAL),
 			new RatioSpec("distinct8_vs_raw_mutex", "templateDistinctPaths", "rawMutexDistinctPaths", 0.97),
 			new RatioSpec("raw_mutex_vs_zookeeper_floor", "rawMutex", "zooKeeperFloor", NO_GOAL));
 

@@ -29,13 +29,11 @@ import org.apache.zookeeper.ZooKeeper;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.integration.zookeeper.lock.ZookeeperLockRegistry;
 
-import io.github.zklock.LockRequest;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.annotation.LockMode;
 import io.github.zklock.benchmarks.LockedService;
 import io.github.zklock.benchmarks.LockedServiceApplication;
 import io.github.zklock.benchmarks.ZooKeeperServers;
-import io.github.zklock.curator.CuratorLockRegistry;
 
 /**
  * Counts the ZooKeeper requests of one uncontended lock cycle, at the ZooKeeper client
@@ -109,11 +107,6 @@ final class RequestCounts {
 				lines.add(contended(counts, "raw_mutex_per_thread", (thread) -> {
 					InterProcessMutex own = new InterProcessMutex(client, "/requests/raw/contended/k");
 					return () -> cycle(own);
-				}));
-				lines.add(contended(counts, "zk_lock_recipe_per_thread", (thread) -> {
-					LockTemplate own = new LockTemplate(new CuratorLockRegistry(client, "/requests/ours", 10_000),
-							LockRequest.WAIT_FOREVER);
-					return () -> own.execute("/contended/k", LockMode.EXCLUSIVE, null, (handle) -> null);
 				}));
 				lines.add(contended(counts, "spring_integration", (thread) -> () -> {
 					Lock lock = springIntegration.obtain("contended-k");
