@@ -1,9 +1,11 @@
 package io.github.zklock.benchmarks;
 
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 
 import com.baomidou.lock.LockInfo;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -88,6 +90,40 @@ public class ContendedBenchmarks {
 	@Benchmark
 	public void rawMutexPerThreadOnePath(ThreadPaths paths) throws Exception {
 		UncontendedBenchmarks.cycle(paths.ownMutexOnSharedPath);
+	}
+
+	/**
+	 * Diagnosis: a raw {@code InterProcessMutex} per thread, with one thread of the process at a
+	 * time admitted to the ZooKeeper queue (a local fair queue in front): the starter's admission
+	 * with a depth of one instead of two.
+	 * @param raw the admission
+	 * @param paths this thread's own mutex
+	 * @throws Exception if Curator fails
+	 */
+	@Benchmark
+	public void rawMutexDepthOneOnePath(RawCuratorState raw, ThreadPaths paths) throws Exception {
+		admittedCycle(raw.admitOne, paths.depthOneMutex);
+	}
+
+	/**
+	 * Diagnosis: as {@link #rawMutexDepthOneOnePath}, with three threads admitted at a time.
+	 * @param raw the admission
+	 * @param paths this thread's own mutex
+	 * @throws Exception if Curator fails
+	 */
+	@Benchmark
+	public void rawMutexDepthThreeOnePath(RawCuratorState raw, ThreadPaths paths) throws Exception {
+		admittedCycle(raw.admitThree, paths.depthThreeMutex);
+	}
+
+	private static void admittedCycle(Semaphore admission, InterProcessMutex mutex) throws Exception {
+		admission.acquire();
+		try {
+			UncontendedBenchmarks.cycle(mutex);
+		}
+		finally {
+			admission.release();
+		}
 	}
 
 	/**

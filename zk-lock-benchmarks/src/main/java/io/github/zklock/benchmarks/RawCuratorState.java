@@ -1,5 +1,7 @@
 package io.github.zklock.benchmarks;
 
+import java.util.concurrent.Semaphore;
+
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
@@ -20,6 +22,12 @@ public class RawCuratorState {
 	static final String MUTEX_PATH = "/raw/mutex/k";
 
 	InterProcessMutex mutex;
+
+	/** Admits one thread at a time to the diagnosis mutexes of {@link ThreadPaths#depthOneMutex}. */
+	final Semaphore admitOne = new Semaphore(1, true);
+
+	/** Admits three threads at a time to the diagnosis mutexes of {@link ThreadPaths#depthThreeMutex}. */
+	final Semaphore admitThree = new Semaphore(3, true);
 
 	InterProcessReadWriteLock readWrite;
 

@@ -15,8 +15,10 @@ import org.openjdk.jmh.annotations.State;
  * <li>for the "distinct paths" scenario, a lock path of its own (and a raw mutex on its own raw
  * path), so the threads never wait for each other and share only the client, the server and the
  * starter's recipe cache;</li>
- * <li>for the diagnosis of the "one path" scenario, a raw mutex of its own on the shared path (one
- * Curator instance per thread, which is how the starter keeps its recipe instances).</li>
+ * <li>for the diagnosis of the "one path" scenario, raw mutexes of its own on shared paths: one
+ * Curator instance per thread, as the starter keeps its recipe instances, without a limit on the
+ * threads queued in ZooKeeper, and with one or three admitted at a time (the starter admits
+ * two).</li>
  * </ul>
  */
 @State(Scope.Thread)
@@ -33,6 +35,12 @@ public class ThreadPaths {
 	/** A raw mutex of this thread's own on the path all threads lock in the "one path" scenario. */
 	InterProcessMutex ownMutexOnSharedPath;
 
+	/** A raw mutex of this thread's own, admitted one thread at a time. */
+	InterProcessMutex depthOneMutex;
+
+	/** A raw mutex of this thread's own, admitted three threads at a time. */
+	InterProcessMutex depthThreeMutex;
+
 	/**
 	 * Pick this thread's path and build its own recipes.
 	 * @param zooKeeper the server and client
@@ -42,6 +50,8 @@ public class ThreadPaths {
 		int index = nextIndex.getAndIncrement();
 		this.path = "/distinct/t" + index;
 		this.rawMutex = new InterProcessMutex(zooKeeper.client(), zooKeeper.path("/raw/distinct/t" + index));
+		this.depthOneMutex = new InterProcessMutex(zooKeeper.client(), zooKeeper.path("/raw/depth1/k"));
+		this.depthThreeMutex = new InterProcessMutex(zooKeeper.client(), zooKeeper.path("/raw/depth3/k"));
 		this.ownMutexOnSharedPath = new InterProcessMutex(zooKeeper.client(), zooKeeper.path(RawCuratorState.MUTEX_PATH));
 	}
 

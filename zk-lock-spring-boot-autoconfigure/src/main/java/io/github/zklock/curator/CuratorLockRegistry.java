@@ -9,6 +9,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -37,8 +38,10 @@ import io.github.zklock.annotation.LockMode;
  * <p>Recipe instances are kept per (path, kind) in a bounded cache that never evicts an instance
  * being waited on or held. A thread uses one instance per (path, kind) for all its nested grants
  * (Curator tracks reentrancy per instance); threads waiting at the same time use one instance
- * each, so that a hand-over wakes only the successor, as in the recipe between processes. Held
- * grants follow the connection state (see {@link LockHandle#isHeld()}).
+ * each, so that a hand-over wakes only the successor, as in the recipe between processes. At most
+ * two threads of the application queue in ZooKeeper for one EXCLUSIVE or WRITE lock (the holder and
+ * its successor); the others wait in a fair local queue, within their wait time (see
+ * {@code RecipeCache}). Held grants follow the connection state (see {@link LockHandle#isHeld()}).
  *
  * <p>Thread-safe. Call {@link #close()} before closing the Curator client.
  */
@@ -93,7 +96,14 @@ public class CuratorLockRegistry implements LockProvider, Closeable {
 		boolean granted = false;
 		try {
 			long waitMs = waitTime.isNegative() ? -1 : waitTime.toMillis();
-			LockRecipe.Grant grant = slot.recipe().acquire(mode, waitMs);
+			slot.recipe().check(mode, waitMs);
+			long admitStart = System.nanoTime();
+			LockRecipe.Grant grant = null;
+			if (slot.admit(mode, waitMs)) {
+				long remainingMs = (waitMs <= 0) ? waitMs
+						: Math.max(0, waitMs - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - admitStart));
+				grant = slot.recipe().acquire(mode, remainingMs);
+			}
 			if (grant == null) {
 				if (!this.client.getZookeeperClient().isConnected()) {
 					throw new LockException("Could not acquire " + mode + " lock '" + lockPath

@@ -67,7 +67,19 @@ abstract sealed class LockRecipe {
 	}
 
 	/**
-	 * Acquire the lock.
+	 * Refuse at once a request of the current thread that could never be granted: a READ holder
+	 * asking for WRITE, a non-reentrant holder waiting without limit for its own lock. Sends no
+	 * request.
+	 * @param mode the requested mode
+	 * @param waitMs milliseconds to wait; negative to wait without limit
+	 * @throws LockUpgradeException for a READ holder asking for WRITE
+	 * @throws LockAcquisitionException for a non-reentrant holder waiting without limit
+	 */
+	void check(LockMode mode, long waitMs) {
+	}
+
+	/**
+	 * Acquire the lock, after {@link #check(LockMode, long)}.
 	 * @param mode the requested mode (EXCLUSIVE, or READ/WRITE for {@link Kind#READ_WRITE})
 	 * @param waitMs milliseconds to wait; zero for one attempt; negative to wait without limit
 	 * @return the grant, or {@code null} when not granted within the wait time
@@ -130,13 +142,17 @@ abstract sealed class LockRecipe {
 		}
 
 		@Override
-		@Nullable Grant acquire(LockMode mode, long waitMs) throws Exception {
+		void check(LockMode mode, long waitMs) {
 			if (waitMs < 0 && this.holder == Thread.currentThread()) {
 				// The lease this thread holds can only be returned by this thread's caller: waiting
 				// would never end.
 				throw new LockAcquisitionException(this.path, mode, Duration.ZERO,
 						"already held by this thread and not reentrant; waiting without limit would never end");
 			}
+		}
+
+		@Override
+		@Nullable Grant acquire(LockMode mode, long waitMs) throws Exception {
 			Lease lease = (waitMs < 0) ? this.semaphore.acquire()
 					: this.semaphore.acquire(waitMs, TimeUnit.MILLISECONDS);
 			if (lease == null) {
@@ -175,12 +191,17 @@ abstract sealed class LockRecipe {
 		}
 
 		@Override
+		void check(LockMode mode, long waitMs) {
+			if (mode == LockMode.WRITE && this.lock.readLock().isOwnedByCurrentThread()
+					&& !this.lock.writeLock().isOwnedByCurrentThread()) {
+				throw new LockUpgradeException(this.path);
+			}
+		}
+
+		@Override
 		@Nullable Grant acquire(LockMode mode, long waitMs) throws Exception {
 			if (mode == LockMode.WRITE) {
 				InterProcessReadWriteLock.WriteLock write = this.lock.writeLock();
-				if (this.lock.readLock().isOwnedByCurrentThread() && !write.isOwnedByCurrentThread()) {
-					throw new LockUpgradeException(this.path);
-				}
 				return acquireMutex(write, waitMs) ? new MutexGrant(write, write.getLockPath()) : null;
 			}
 			InterProcessReadWriteLock.ReadLock read = this.lock.readLock();

@@ -3,10 +3,14 @@ package io.github.zklock.curator;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 import java.util.function.UnaryOperator;
 
 import org.jspecify.annotations.Nullable;
+
+import io.github.zklock.annotation.LockMode;
 
 /**
  * Bounded map of lock recipes, keyed by lock path (as the caller gave it, below the root path) and
@@ -24,7 +28,15 @@ import org.jspecify.annotations.Nullable;
  * of the ZooKeeper lock recipe, between threads). With an instance per waiting thread only the
  * successor wakes: 5 requests per contended grant instead of about 2 per waiting thread.</li>
  * </ul>
- * A slot is in use from the moment a thread starts acquiring through it until that grant is
+ * Exclusive requests (EXCLUSIVE, either kind, and WRITE) are also admitted to ZooKeeper at most
+ * {@value #QUEUE_DEPTH} threads at a time per key: the holder and its successor queue znodes, the
+ * other threads of the application wait in a fair local queue (a {@link Semaphore}) and create
+ * their znode when one of the two is done. The hand-over stays that of the recipe (the successor's
+ * znode is already queued when the holder deletes its own), while the ZooKeeper queue, its
+ * listings and its watches stay short. READ requests are not limited, since readers hold
+ * together. A thread admitted once is not admitted again for its nested requests.
+ *
+ * <p>A slot is in use from the moment a thread starts acquiring through it until that grant is
  * released (or the attempt fails). Keys with a slot in use are never evicted; idle keys are
  * dropped once the map grows past its capacity. A dropped recipe holds no znode and no watcher, so
  * creating it again later is safe. Creating a recipe sends no request.
@@ -33,6 +45,12 @@ import org.jspecify.annotations.Nullable;
  * path only look it up. Thread-safe: the slots of a key are guarded by the key's entry.
  */
 final class RecipeCache {
+
+	/**
+	 * How many threads of the application may queue in ZooKeeper for one exclusive lock: the
+	 * holder and its successor.
+	 */
+	static final int QUEUE_DEPTH = 2;
 
 	/** Idle slots kept per key beyond the ones in use; more are dropped when they fall idle. */
 	static final int IDLE_SLOTS_KEPT = 8;
@@ -141,6 +159,9 @@ final class RecipeCache {
 
 		private final List<Slot> slots = new ArrayList<>(2);
 
+		/** Admission of exclusive requests to the ZooKeeper queue; FIFO among the local threads. */
+		private final Semaphore admission = new Semaphore(QUEUE_DEPTH, true);
+
 		private boolean evicted;
 
 		Entry(Key key, String lockPath) {
@@ -172,20 +193,57 @@ final class RecipeCache {
 			return idle;
 		}
 
-		synchronized void free(Slot slot) {
-			if (--slot.users > 0) {
-				return;
-			}
-			slot.owner = null;
-			if (this.slots.size() > IDLE_SLOTS_KEPT) {
-				int idle = 0;
-				for (Slot each : this.slots) {
-					idle += (each.users == 0) ? 1 : 0;
+		void free(Slot slot) {
+			boolean admitted;
+			synchronized (this) {
+				if (--slot.users > 0) {
+					return;
 				}
-				if (idle > IDLE_SLOTS_KEPT) {
-					this.slots.remove(slot);
+				slot.owner = null;
+				admitted = slot.admitted;
+				slot.admitted = false;
+				if (this.slots.size() > IDLE_SLOTS_KEPT) {
+					int idle = 0;
+					for (Slot each : this.slots) {
+						idle += (each.users == 0) ? 1 : 0;
+					}
+					if (idle > IDLE_SLOTS_KEPT) {
+						this.slots.remove(slot);
+					}
 				}
 			}
+			if (admitted) {
+				// After the grant's znode is deleted: the next local thread queues behind the
+				// successor, not ahead of the release.
+				this.admission.release();
+			}
+		}
+
+		/**
+		 * Admit the slot's thread to the ZooKeeper queue, waiting in the local queue if needed.
+		 * @return whether admitted within the wait
+		 */
+		boolean admit(Slot slot, long waitMs) throws InterruptedException {
+			synchronized (this) {
+				if (slot.admitted) {
+					return true;
+				}
+			}
+			boolean admitted;
+			if (waitMs < 0) {
+				this.admission.acquire();
+				admitted = true;
+			}
+			else {
+				// The timed form, also for zero: it keeps the fair order, which tryAcquire() does not.
+				admitted = this.admission.tryAcquire(waitMs, TimeUnit.MILLISECONDS);
+			}
+			if (admitted) {
+				synchronized (this) {
+					slot.admitted = true;
+				}
+			}
+			return admitted;
 		}
 
 		synchronized void evictIfIdle(ConcurrentHashMap<Key, Entry> entries) {
@@ -239,6 +297,9 @@ final class RecipeCache {
 
 		private int users;
 
+		/** Whether the slot holds an admission to the ZooKeeper queue, until its last use ends. */
+		private boolean admitted;
+
 		/** What the owner waits for now, if it waits; for the operators' view. */
 		private volatile LockSnapshots.@Nullable WaitingLock waiting;
 
@@ -253,6 +314,18 @@ final class RecipeCache {
 
 		LockRecipe.Kind kind() {
 			return this.entry.kind();
+		}
+
+		/**
+		 * Wait, if the request is exclusive, until this thread may queue in ZooKeeper (see
+		 * {@link RecipeCache}); at once if it was admitted before for an enclosing request.
+		 * @param mode the requested mode
+		 * @param waitMs milliseconds to wait; zero for no wait; negative to wait without limit
+		 * @return whether admitted within the wait
+		 * @throws InterruptedException if interrupted while waiting
+		 */
+		boolean admit(LockMode mode, long waitMs) throws InterruptedException {
+			return (mode == LockMode.READ) || this.entry.admit(this, waitMs);
 		}
 
 		/** The full znode path of the lock. */

@@ -128,9 +128,8 @@ class RequestBudgetTests {
 			assertThat(byOperation.getOrDefault("getData", 0L)).as("%s", byOperation).isPositive();
 			// create + getChildren + delete, plus getData + getChildren for a waiter: 5 per
 			// grant when each waiting thread is woken only by its predecessor's delete. A recipe
-			// instance shared by the threads wakes them all at every hand-over (about 13.5 here).
+			// instance shared by the threads wakes them all at every hand-over (about 18 here).
 			assertThat(counts.total() / grants).as("requests per grant %s", byOperation).isLessThanOrEqualTo(5.5);
-			assertThat(byOperation.getOrDefault("removeWatches", 0L)).as("%s", byOperation).isZero();
 		});
 	}
 

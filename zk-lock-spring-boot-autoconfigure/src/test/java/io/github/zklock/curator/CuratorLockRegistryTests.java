@@ -386,8 +386,8 @@ class CuratorLockRegistryTests {
 			assertThat(waiting.mode()).isEqualTo(LockMode.EXCLUSIVE);
 		});
 		assertThat(this.processA.cachedRecipeCount()).isEqualTo(4);
-		// Each waiter queued a znode of its own behind the holder's.
-		await().atMost(LONG).until(() -> children().size() == 4);
+		// Only the successor queues a znode behind the holder's; the others wait locally.
+		assertThat(children()).hasSize(2);
 		nested.release();
 		held.release();
 		List<String> nodes = new java.util.ArrayList<>();
@@ -401,6 +401,120 @@ class CuratorLockRegistryTests {
 		assertThat(this.processA.cachedRecipeCount()).isEqualTo(4);
 		acquire(this.processA, LockMode.EXCLUSIVE, SHORT).release();
 		assertThat(this.processA.cachedRecipeCount()).isEqualTo(4);
+	}
+
+	@Test
+	void localWaitersAreGrantedInArrivalOrder() throws Exception {
+		LockHandle held = acquire(this.processA, LockMode.EXCLUSIVE, SHORT);
+		List<Integer> order = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+		List<CompletableFuture<Void>> waiters = new java.util.ArrayList<>();
+		for (int i = 0; i < 4; i++) {
+			int index = i;
+			waiters.add(CompletableFuture.runAsync(() -> {
+				LockHandle granted = acquire(this.processA, LockMode.EXCLUSIVE, LONG);
+				order.add(index);
+				granted.release();
+			}, runnable -> new Thread(runnable, "waiter-" + index).start()));
+			// Arrival order: each waiter is queued before the next one starts.
+			int waiting = i + 1;
+			await().atMost(LONG).until(() -> this.processA.describeWaitingLocks().size() == waiting);
+		}
+		held.release();
+		CompletableFuture.allOf(waiters.toArray(CompletableFuture[]::new)).get(10, TimeUnit.SECONDS);
+		assertThat(order).containsExactly(0, 1, 2, 3);
+	}
+
+	@Test
+	void nestedCallOfTheHolderIsNotQueuedBehindLocalWaiters() throws Exception {
+		LockHandle held = acquire(this.processA, LockMode.EXCLUSIVE, SHORT);
+		List<CompletableFuture<Boolean>> waiters = new java.util.ArrayList<>();
+		for (int i = 0; i < 3; i++) {
+			waiters.add(CompletableFuture
+				.supplyAsync(() -> this.processA.tryAcquire(this.path, LockMode.EXCLUSIVE, true, LONG).map((granted) -> {
+					granted.release();
+					return true;
+				}).orElse(false)));
+		}
+		await().atMost(LONG).until(() -> this.processA.describeWaitingLocks().size() == 3);
+		// The queue of this process is full (holder and successor); a nested call re-enters anyway.
+		LockHandle nested = acquire(this.processA, LockMode.EXCLUSIVE, Duration.ZERO);
+		assertThat(nested.path()).isEqualTo(held.path());
+		nested.release();
+		// Another thread asking without waiting finds the lock busy, as it is.
+		CompletableFuture<Optional<LockHandle>> noWait = CompletableFuture
+			.supplyAsync(() -> this.processA.tryAcquire(this.path, LockMode.EXCLUSIVE, true, Duration.ZERO));
+		assertThat(noWait.get(10, TimeUnit.SECONDS)).isEmpty();
+		held.release();
+		for (CompletableFuture<Boolean> waiter : waiters) {
+			assertThat(waiter.get(10, TimeUnit.SECONDS)).isTrue();
+		}
+		assertThat(this.processA.heldLockCount()).isZero();
+	}
+
+	@Test
+	void interruptWhileWaitingInTheLocalQueueRestoresTheFlag() throws Exception {
+		LockHandle held = acquire(this.processA, LockMode.EXCLUSIVE, SHORT);
+		CompletableFuture<Boolean> successor = CompletableFuture
+			.supplyAsync(() -> this.processA.tryAcquire(this.path, LockMode.EXCLUSIVE, true, LONG).map((granted) -> {
+				granted.release();
+				return true;
+			}).orElse(false));
+		await().atMost(LONG).until(() -> children().size() == 2);
+		AtomicReference<Throwable> failure = new AtomicReference<>();
+		AtomicReference<Boolean> interrupted = new AtomicReference<>();
+		Thread waiter = new Thread(() -> {
+			try {
+				this.processA.tryAcquire(this.path, LockMode.EXCLUSIVE, true, FOREVER);
+			}
+			catch (Throwable ex) {
+				failure.set(ex);
+			}
+			interrupted.set(Thread.currentThread().isInterrupted());
+		});
+		waiter.start();
+		await().atMost(LONG).until(() -> this.processA.describeWaitingLocks().size() == 2);
+		waiter.interrupt();
+		waiter.join(10_000);
+		assertThat(failure.get()).isExactlyInstanceOf(LockException.class).hasMessageContaining("interrupted");
+		assertThat(interrupted.get()).isTrue();
+		held.release();
+		assertThat(successor.get(10, TimeUnit.SECONDS)).isTrue();
+		// The interrupted waiter gave its place back: the next thread is admitted at once.
+		acquire(this.processA, LockMode.EXCLUSIVE, SHORT).release();
+	}
+
+	@Test
+	void readersOfOneProcessHoldTogetherAndWritersQueueTwoAtATime() throws Exception {
+		int readers = 4;
+		CountDownLatch allHold = new CountDownLatch(readers);
+		CountDownLatch release = new CountDownLatch(1);
+		List<CompletableFuture<Void>> reads = new java.util.ArrayList<>();
+		for (int i = 0; i < readers; i++) {
+			reads.add(CompletableFuture.runAsync(() -> {
+				LockHandle read = acquire(this.processA, LockMode.READ, LONG);
+				allHold.countDown();
+				try {
+					assertThat(release.await(10, TimeUnit.SECONDS)).isTrue();
+				}
+				catch (InterruptedException ex) {
+					throw new IllegalStateException(ex);
+				}
+				read.release();
+			}, runnable -> new Thread(runnable).start()));
+		}
+		assertThat(allHold.await(10, TimeUnit.SECONDS)).as("readers not limited by the local queue").isTrue();
+		List<CompletableFuture<Void>> writes = new java.util.ArrayList<>();
+		for (int i = 0; i < 3; i++) {
+			writes.add(CompletableFuture.runAsync(() -> acquire(this.processA, LockMode.WRITE, LONG).release(),
+					runnable -> new Thread(runnable).start()));
+		}
+		await().atMost(LONG).until(() -> this.processA.describeWaitingLocks().size() == 3);
+		// Four read znodes and two of the three writers' znodes.
+		assertThat(children()).hasSize(readers + 2);
+		release.countDown();
+		CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).get(10, TimeUnit.SECONDS);
+		CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).get(10, TimeUnit.SECONDS);
+		assertThat(this.processA.heldLockCount()).isZero();
 	}
 
 	@Test

@@ -73,6 +73,32 @@ class ZooKeeperUnavailableTests {
 	}
 
 	@Test
+	void serverDownWhileWaitingInTheLocalQueueIsALockExceptionNotBusy() throws Exception {
+		LockHandle held = this.registry.tryAcquire("/queued", LockMode.EXCLUSIVE, true, Duration.ZERO).orElseThrow();
+		// A successor of this process queues in ZooKeeper; a third thread would wait locally.
+		Thread successor = new Thread(() -> {
+			try {
+				this.registry.tryAcquire("/queued", LockMode.EXCLUSIVE, true, Duration.ofSeconds(3));
+			}
+			catch (LockException ex) {
+				// The server stops under it: expected.
+			}
+		});
+		successor.start();
+		await().atMost(Duration.ofSeconds(10)).until(() -> this.registry.describeWaitingLocks().size() == 1);
+		this.server.stop();
+		await().atMost(Duration.ofSeconds(10)).until(() -> !this.client.getZookeeperClient().isConnected());
+		assertTimeoutPreemptively(Duration.ofSeconds(20),
+				() -> assertThatExceptionOfType(LockException.class)
+					.isThrownBy(() -> this.registry.tryAcquire("/queued", LockMode.EXCLUSIVE, true, Duration.ofMillis(300)))
+					.isNotInstanceOf(LockAcquisitionException.class)
+					.withMessageContaining("ZooKeeper"));
+		held.release();
+		successor.join(30_000);
+		assertThat(successor.isAlive()).isFalse();
+	}
+
+	@Test
 	void heldLockIsInDoubtWhenTheConnectionIsSuspended() {
 		// One thread from grant to release, as the grant is bound to it.
 		assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
