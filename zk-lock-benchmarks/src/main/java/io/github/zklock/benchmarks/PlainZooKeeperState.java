@@ -3,7 +3,9 @@ package io.github.zklock.benchmarks;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
+import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooKeeper;
 import org.openjdk.jmh.annotations.Level;
@@ -24,6 +26,25 @@ public class PlainZooKeeperState {
 
 	String node;
 
+	private String parent;
+
+	private CuratorFramework curator;
+
+	/**
+	 * Create the parent of the node, as a container like the lock recipes' parents (the server
+	 * reaps it when it stays empty, so an external server is clean after the run). Called again by
+	 * the benchmark when the server reaped it between two runs.
+	 * @throws Exception if ZooKeeper fails
+	 */
+	void createParent() throws Exception {
+		try {
+			this.curator.create().creatingParentContainersIfNeeded().withMode(CreateMode.CONTAINER).forPath(this.parent);
+		}
+		catch (KeeperException.NodeExistsException ex) {
+			// Created before.
+		}
+	}
+
 	/**
 	 * Connect and create the parent of the node.
 	 * @param zooKeeper the server; its Curator client creates the parent
@@ -31,10 +52,10 @@ public class PlainZooKeeperState {
 	 */
 	@Setup(Level.Trial)
 	public void setUp(ZooKeeperState zooKeeper) throws Exception {
-		String parent = zooKeeper.path("/floor");
-		// Containers, like the lock recipes' parents: an external server reaps them after the run.
-		zooKeeper.client().create().creatingParentContainersIfNeeded().withMode(CreateMode.CONTAINER).forPath(parent);
-		this.node = parent + "/k";
+		this.parent = zooKeeper.path("/floor");
+		this.curator = zooKeeper.client();
+		createParent();
+		this.node = this.parent + "/k";
 		CountDownLatch connected = new CountDownLatch(1);
 		this.zooKeeper = new ZooKeeper(zooKeeper.connectString(), 60_000, (event) -> {
 			if (event.getState() == Watcher.Event.KeeperState.SyncConnected) {

@@ -6,6 +6,7 @@ import java.util.concurrent.locks.Lock;
 import com.baomidou.lock.LockInfo;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.ZooDefs;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -46,7 +47,14 @@ public class UncontendedBenchmarks {
 	 */
 	@Benchmark
 	public void zooKeeperFloor(PlainZooKeeperState state) throws Exception {
-		state.zooKeeper.create(state.node, NO_DATA, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL);
+		try {
+			state.zooKeeper.create(state.node, NO_DATA, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL);
+		}
+		catch (KeeperException.NoNodeException ex) {
+			// The server reaped the empty parent container (the lock recipes recreate theirs the same way).
+			state.createParent();
+			state.zooKeeper.create(state.node, NO_DATA, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL);
+		}
 		state.zooKeeper.delete(state.node, -1);
 	}
 
