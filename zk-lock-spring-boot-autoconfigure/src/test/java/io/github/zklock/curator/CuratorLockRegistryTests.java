@@ -45,6 +45,8 @@ class CuratorLockRegistryTests {
 
 	private static final Duration FOREVER = Duration.ofMillis(-1);
 
+	private static final java.util.concurrent.Executor NEW_THREAD = (task) -> new Thread(task).start();
+
 	private static TestingServer server;
 
 	private CuratorFramework clientA;
@@ -373,7 +375,7 @@ class CuratorLockRegistryTests {
 		assertThat(this.processA.cachedRecipeCount()).isEqualTo(1);
 		List<CompletableFuture<String>> waiters = new java.util.ArrayList<>();
 		for (int i = 0; i < 3; i++) {
-			waiters.add(CompletableFuture.supplyAsync(() -> {
+			waiters.add(inNewThread(() -> {
 				LockHandle granted = acquire(this.processA, LockMode.EXCLUSIVE, LONG);
 				String node = ((CuratorLockHandle) granted).nodePath();
 				granted.release();
@@ -429,11 +431,7 @@ class CuratorLockRegistryTests {
 		LockHandle held = acquire(this.processA, LockMode.EXCLUSIVE, SHORT);
 		List<CompletableFuture<Boolean>> waiters = new java.util.ArrayList<>();
 		for (int i = 0; i < 3; i++) {
-			waiters.add(CompletableFuture
-				.supplyAsync(() -> this.processA.tryAcquire(this.path, LockMode.EXCLUSIVE, true, LONG).map((granted) -> {
-					granted.release();
-					return true;
-				}).orElse(false)));
+			waiters.add(grantedAndReleased(LONG));
 		}
 		await().atMost(LONG).until(() -> this.processA.describeWaitingLocks().size() == 3);
 		// The queue of this process is full (holder and successor); a nested call re-enters anyway.
@@ -441,9 +439,7 @@ class CuratorLockRegistryTests {
 		assertThat(nested.path()).isEqualTo(held.path());
 		nested.release();
 		// Another thread asking without waiting finds the lock busy, as it is.
-		CompletableFuture<Optional<LockHandle>> noWait = CompletableFuture
-			.supplyAsync(() -> this.processA.tryAcquire(this.path, LockMode.EXCLUSIVE, true, Duration.ZERO));
-		assertThat(noWait.get(10, TimeUnit.SECONDS)).isEmpty();
+		assertThat(grantedAndReleased(Duration.ZERO).get(10, TimeUnit.SECONDS)).isFalse();
 		held.release();
 		for (CompletableFuture<Boolean> waiter : waiters) {
 			assertThat(waiter.get(10, TimeUnit.SECONDS)).isTrue();
@@ -454,11 +450,7 @@ class CuratorLockRegistryTests {
 	@Test
 	void interruptWhileWaitingInTheLocalQueueRestoresTheFlag() throws Exception {
 		LockHandle held = acquire(this.processA, LockMode.EXCLUSIVE, SHORT);
-		CompletableFuture<Boolean> successor = CompletableFuture
-			.supplyAsync(() -> this.processA.tryAcquire(this.path, LockMode.EXCLUSIVE, true, LONG).map((granted) -> {
-				granted.release();
-				return true;
-			}).orElse(false));
+		CompletableFuture<Boolean> successor = grantedAndReleased(LONG);
 		await().atMost(LONG).until(() -> children().size() == 2);
 		AtomicReference<Throwable> failure = new AtomicReference<>();
 		AtomicReference<Boolean> interrupted = new AtomicReference<>();
@@ -500,13 +492,13 @@ class CuratorLockRegistryTests {
 					throw new IllegalStateException(ex);
 				}
 				read.release();
-			}, runnable -> new Thread(runnable).start()));
+			}, NEW_THREAD));
 		}
 		assertThat(allHold.await(10, TimeUnit.SECONDS)).as("readers not limited by the local queue").isTrue();
 		List<CompletableFuture<Void>> writes = new java.util.ArrayList<>();
 		for (int i = 0; i < 3; i++) {
 			writes.add(CompletableFuture.runAsync(() -> acquire(this.processA, LockMode.WRITE, LONG).release(),
-					runnable -> new Thread(runnable).start()));
+					NEW_THREAD));
 		}
 		await().atMost(LONG).until(() -> this.processA.describeWaitingLocks().size() == 3);
 		// Four read znodes and two of the three writers' znodes.
@@ -520,13 +512,34 @@ class CuratorLockRegistryTests {
 	@Test
 	void writeHolderOfOneThreadExcludesReaderOfAnother() throws Exception {
 		LockHandle write = acquire(this.processA, LockMode.WRITE, SHORT);
-		CompletableFuture<Boolean> reader = CompletableFuture
-			.supplyAsync(() -> this.processA.tryAcquire(this.path, LockMode.READ, true, SHORT).isPresent());
+		CompletableFuture<Boolean> reader = inNewThread(
+				() -> this.processA.tryAcquire(this.path, LockMode.READ, true, SHORT).isPresent());
 		assertThat(reader.get(10, TimeUnit.SECONDS)).isFalse();
 		// The holder's own READ is a downgrade through its instance.
 		LockHandle read = acquire(this.processA, LockMode.READ, Duration.ZERO);
 		read.release();
 		write.release();
+	}
+
+	/**
+	 * Ask for the test's path, EXCLUSIVE, in a thread of its own, and release when granted.
+	 * @return whether it was granted within the wait time
+	 */
+	private CompletableFuture<Boolean> grantedAndReleased(Duration waitTime) {
+		return inNewThread(() -> this.processA.tryAcquire(this.path, LockMode.EXCLUSIVE, true, waitTime)
+			.map((granted) -> {
+				granted.release();
+				return true;
+			})
+			.orElse(false));
+	}
+
+	/**
+	 * Run a task in a new thread. Not the common pool: on two cores it may run one task at a time,
+	 * and these tasks block.
+	 */
+	private static <T> CompletableFuture<T> inNewThread(java.util.function.Supplier<T> task) {
+		return CompletableFuture.supplyAsync(task, NEW_THREAD);
 	}
 
 	private LockHandle acquire(CuratorLockRegistry registry, LockMode mode, Duration waitTime) {
