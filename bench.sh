@@ -42,7 +42,7 @@ done
 started=$SECONDS
 if $build; then
 	echo "Building zk-lock and its benchmarks (tests skipped)..."
-	./mvnw -B -q -pl "$module" -am package -Dmaven.test.skip=true
+	./mvnw -B -q -pl "$module" -am package -DskipTests
 	echo "Built in $((SECONDS - started)) s."
 fi
 if [[ ! -f $module/target/benchmark-classpath.txt ]]; then

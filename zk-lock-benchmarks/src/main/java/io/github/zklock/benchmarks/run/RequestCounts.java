@@ -34,6 +34,7 @@ import io.github.zklock.annotation.LockMode;
 import io.github.zklock.benchmarks.LockedService;
 import io.github.zklock.benchmarks.LockedServiceApplication;
 import io.github.zklock.benchmarks.ZooKeeperServers;
+import io.github.zklock.test.CountingZooKeeper;
 
 /**
  * Counts the ZooKeeper requests of one uncontended lock cycle, at the ZooKeeper client
