@@ -16,7 +16,7 @@ import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
 
 import io.github.zklock.LockCallback;
-import io.github.zklock.annotation.LockMode;
+import io.github.zklock.LockMode;
 
 /**
  * Eight threads of one process. "One path": all lock the same path, so every grant is a hand-over

@@ -2,7 +2,7 @@ package io.github.zklock.benchmarks;
 
 import io.github.zklock.LockContext;
 import io.github.zklock.annotation.DistributedLock;
-import io.github.zklock.annotation.LockMode;
+import io.github.zklock.LockMode;
 
 /**
  * A bean whose methods run under {@code @DistributedLock}, one per lock kind, each with a SpEL path

@@ -19,7 +19,7 @@ import org.openjdk.jmh.annotations.Warmup;
 
 import io.github.zklock.LockCallback;
 import io.github.zklock.LockRequest;
-import io.github.zklock.annotation.LockMode;
+import io.github.zklock.LockMode;
 
 /**
  * One thread, one lock path, nobody else: the full cost of a lock cycle (acquire, empty critical

@@ -8,7 +8,7 @@ import org.springframework.util.Assert;
 
 import io.github.zklock.LockContext;
 import io.github.zklock.annotation.DistributedLock;
-import io.github.zklock.annotation.LockMode;
+import io.github.zklock.LockMode;
 
 /**
  * Stock of each SKU, changed under a ZooKeeper lock on {@code /stock/<sku>}.

@@ -28,7 +28,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import io.github.zklock.sample.demo.LoadGenerator;
 import io.github.zklock.sample.demo.LoadReport;
 import io.github.zklock.sample.demo.SalesAudit;
-import io.github.zklock.testsupport.ZooKeeperExtension;
+import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -20,8 +20,8 @@ import org.springframework.test.web.servlet.assertj.MvcTestResult;
 
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockTemplate;
-import io.github.zklock.annotation.LockMode;
-import io.github.zklock.testsupport.AutoConfigureEmbeddedZooKeeper;
+import io.github.zklock.LockMode;
+import io.github.zklock.test.AutoConfigureEmbeddedZooKeeper;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

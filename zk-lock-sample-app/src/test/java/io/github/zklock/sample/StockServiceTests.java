@@ -18,7 +18,7 @@ import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 import io.github.zklock.InvalidLockPathException;
-import io.github.zklock.testsupport.AutoConfigureEmbeddedZooKeeper;
+import io.github.zklock.test.AutoConfigureEmbeddedZooKeeper;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;

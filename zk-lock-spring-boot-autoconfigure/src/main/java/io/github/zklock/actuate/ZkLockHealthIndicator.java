@@ -31,12 +31,12 @@ public class ZkLockHealthIndicator extends AbstractHealthIndicator {
 
 	private final Duration probeTimeout;
 
-	private volatile ConnectionState lastState;
-
 	/**
-	 * Create an indicator and start following the connection state.
+	 * Create an indicator. It registers nothing with the client: the connection state it reports
+	 * is the one the registry follows for its grants.
 	 * @param client the client the locks use
-	 * @param registry the lock registry, for the root path and the held lock count
+	 * @param registry the lock registry, for the connection state, the root path and the held
+	 * lock count
 	 * @param probeTimeout how long to wait for the server's answer
 	 */
 	public ZkLockHealthIndicator(CuratorFramework client, CuratorLockRegistry registry, Duration probeTimeout) {
@@ -44,14 +44,12 @@ public class ZkLockHealthIndicator extends AbstractHealthIndicator {
 		this.client = client;
 		this.registry = registry;
 		this.probeTimeout = probeTimeout;
-		this.lastState = client.getZookeeperClient().isConnected() ? ConnectionState.CONNECTED : ConnectionState.LOST;
-		client.getConnectionStateListenable().addListener((source, state) -> this.lastState = state);
 	}
 
 	@Override
 	protected void doHealthCheck(Health.Builder builder) throws Exception {
 		boolean connected = this.client.getZookeeperClient().isConnected();
-		ConnectionState state = connected ? this.lastState : notConnectedState();
+		ConnectionState state = connected ? connectedState() : notConnectedState();
 		builder.withDetail("state", state.name())
 			.withDetail("connectString", this.client.getZookeeperClient().getCurrentConnectionString())
 			.withDetail("rootPath", this.registry.getRootPath())
@@ -71,8 +69,13 @@ public class ZkLockHealthIndicator extends AbstractHealthIndicator {
 		}
 	}
 
+	private ConnectionState connectedState() {
+		ConnectionState state = this.registry.lastConnectionState();
+		return (state != null && state.isConnected()) ? state : ConnectionState.CONNECTED;
+	}
+
 	private ConnectionState notConnectedState() {
-		ConnectionState state = this.lastState;
+		ConnectionState state = this.registry.lastConnectionState();
 		return (state == ConnectionState.LOST) ? state : ConnectionState.SUSPENDED;
 	}
 

@@ -9,7 +9,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
 import io.github.zklock.LockState;
-import io.github.zklock.annotation.LockMode;
+import io.github.zklock.LockMode;
 import io.github.zklock.curator.CuratorLockRegistry;
 
 /**

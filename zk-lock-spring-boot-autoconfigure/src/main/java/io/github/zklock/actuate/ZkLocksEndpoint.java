@@ -15,9 +15,9 @@ import io.github.zklock.curator.LockSnapshots;
  * <li>{@code GET /actuator/zklocks}: the locks this application holds (path, mode, state, holder
  * thread, held since, znode, fencing token if it was read) and the threads waiting for one;
  * local state, no ZooKeeper request;</li>
- * <li>{@code GET /actuator/zklocks/{path}}: the participants of one lock path across the
+ * <li>{@code GET /actuator/zklocks/{key}}: the participants of one key's lock across the
  * ensemble, any client and any kind, in queue order (reads ZooKeeper), for example
- * {@code /actuator/zklocks/stock/apple} for the lock path {@code /stock/apple}.</li>
+ * {@code /actuator/zklocks/stock/apple} for the key {@code /stock/apple}.</li>
  * </ul>
  */
 @Endpoint(id = "zklocks")
@@ -44,15 +44,15 @@ public class ZkLocksEndpoint {
 	}
 
 	/**
-	 * Describe who holds and waits for one lock path, across the ensemble.
-	 * @param path the segments of the lock path below the root path
+	 * Describe who holds and waits for the lock of one key, across the ensemble.
+	 * @param key the segments of the key below the root path
 	 * @return the description
-	 * @throws io.github.zklock.InvalidLockPathException if the segments do not form a legal path
+	 * @throws io.github.zklock.InvalidLockPathException if the segments do not form a legal key
 	 */
 	@ReadOperation
-	public PathParticipants participants(@Selector(match = Selector.Match.ALL_REMAINING) String... path) {
-		String lockPath = "/" + String.join("/", path);
-		return new PathParticipants(this.registry.fullPath(lockPath), this.registry.describeParticipants(lockPath));
+	public PathParticipants participants(@Selector(match = Selector.Match.ALL_REMAINING) String... key) {
+		String lockKey = "/" + String.join("/", key);
+		return new PathParticipants(this.registry.lockPath(lockKey), this.registry.describeParticipants(lockKey));
 	}
 
 	/**
@@ -67,9 +67,9 @@ public class ZkLocksEndpoint {
 	}
 
 	/**
-	 * The participants of one lock path.
+	 * The participants of one lock.
 	 *
-	 * @param path the full znode path of the lock
+	 * @param path the znode path of the lock
 	 * @param participants its lock znodes in queue order
 	 */
 	public record PathParticipants(String path, List<LockSnapshots.Participant> participants) {

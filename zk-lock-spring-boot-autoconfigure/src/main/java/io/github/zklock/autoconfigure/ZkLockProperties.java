@@ -14,7 +14,8 @@ import org.springframework.validation.Validator;
  * <p>Validates itself when bound (Spring Boot applies a {@link Validator} implemented by the
  * properties object): a value that makes no sense, such as a zero session timeout, an illegal
  * root path or more than 29 retries, fails the application start with a message that names the
- * property.
+ * property. The connect string is checked when the client is built, and only if it is used.
+ * {@code zk.lock.embedded.*} belongs to zk-lock-test.
  */
 @ConfigurationProperties("zk.lock")
 public class ZkLockProperties implements Validator {
@@ -26,7 +27,8 @@ public class ZkLockProperties implements Validator {
 
 	/**
 	 * ZooKeeper connect string: comma-separated host:port pairs, optionally followed by a chroot
-	 * path. Ignored when the embedded server is enabled.
+	 * path. Ignored when an EnsembleProvider bean names the ensemble (as the embedded server of
+	 * zk-lock-test does).
 	 */
 	private String connectString = "localhost:2181";
 
@@ -47,8 +49,8 @@ public class ZkLockProperties implements Validator {
 	private Duration connectionTimeout = Duration.ofSeconds(15);
 
 	/**
-	 * Wait time of locks that do not set one. Zero makes a single attempt; a negative value waits
-	 * without limit.
+	 * Wait time of locks that do not set one. Zero makes a single attempt; -1ms waits without
+	 * limit; other negative values are rejected.
 	 */
 	private Duration defaultWaitTime = Duration.ofMillis(-1);
 
@@ -81,11 +83,6 @@ public class ZkLockProperties implements Validator {
 	 * Retry policy of failed ZooKeeper operations.
 	 */
 	private final Retry retry = new Retry();
-
-	/**
-	 * In-process ZooKeeper server for development and tests.
-	 */
-	private final Embedded embedded = new Embedded();
 
 	/**
 	 * Authentication of the ZooKeeper session and ACL of the lock znodes.
@@ -176,10 +173,6 @@ public class ZkLockProperties implements Validator {
 		return this.retry;
 	}
 
-	public Embedded getEmbedded() {
-		return this.embedded;
-	}
-
 	public Auth getAuth() {
 		return this.auth;
 	}
@@ -248,41 +241,6 @@ public class ZkLockProperties implements Validator {
 
 		public void setMaxSleep(@Nullable Duration maxSleep) {
 			this.maxSleep = maxSleep;
-		}
-
-	}
-
-	/**
-	 * In-process ZooKeeper server for development and tests; needs
-	 * {@code org.apache.curator:curator-test} on the class path.
-	 */
-	public static class Embedded {
-
-		/**
-		 * Whether to start an in-process ZooKeeper server and connect to it instead of
-		 * connect-string.
-		 */
-		private boolean enabled;
-
-		/**
-		 * Client port of the embedded server; 0 picks a free port.
-		 */
-		private int port;
-
-		public boolean isEnabled() {
-			return this.enabled;
-		}
-
-		public void setEnabled(boolean enabled) {
-			this.enabled = enabled;
-		}
-
-		public int getPort() {
-			return this.port;
-		}
-
-		public void setPort(int port) {
-			this.port = port;
 		}
 
 	}

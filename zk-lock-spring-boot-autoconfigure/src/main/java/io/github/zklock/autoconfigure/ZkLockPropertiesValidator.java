@@ -9,6 +9,8 @@ import org.apache.zookeeper.client.ConnectStringParser;
 import org.jspecify.annotations.Nullable;
 import org.springframework.validation.Errors;
 
+import io.github.zklock.LockRequest;
+
 /**
  * The checks behind {@link ZkLockProperties#validate(Object, Errors)}. Field errors are keyed by
  * the Java property path ({@code retry.baseSleep}) so that Spring Boot can show each value's
@@ -40,23 +42,16 @@ final class ZkLockPropertiesValidator {
 			errors.rejectValue("retry.maxRetries", INVALID, "zk.lock.retry.max-retries must be between 0 and "
 					+ MAX_RETRIES + " (Curator's limit), was " + maxRetries);
 		}
-		if (properties.getDefaultWaitTime() == null) {
-			errors.rejectValue("defaultWaitTime", INVALID,
-					"zk.lock.default-wait-time must be set: 0 for one attempt, negative to wait without limit");
+		Duration defaultWaitTime = properties.getDefaultWaitTime();
+		if (defaultWaitTime == null || (defaultWaitTime.isNegative() && !LockRequest.waitsForever(defaultWaitTime))) {
+			errors.rejectValue("defaultWaitTime", INVALID, "zk.lock.default-wait-time must be 0 for one attempt, a "
+					+ "positive duration, or -1ms to wait without limit, was " + defaultWaitTime);
 		}
 		if (properties.getCacheCapacity() < 1) {
 			errors.rejectValue("cacheCapacity", INVALID,
 					"zk.lock.cache-capacity must be positive, was " + properties.getCacheCapacity());
 		}
-		int port = properties.getEmbedded().getPort();
-		if (port < 0 || port > 65535) {
-			errors.rejectValue("embedded.port", INVALID,
-					"zk.lock.embedded.port must be between 0 (a free port) and 65535, was " + port);
-		}
 		validateRootPath(properties.getRootPath(), errors);
-		if (!properties.getEmbedded().isEnabled()) {
-			validateConnectString(properties.getConnectString(), errors);
-		}
 		validateAuth(properties.getAuth(), errors);
 	}
 
@@ -82,25 +77,27 @@ final class ZkLockPropertiesValidator {
 				+ "empty, '.' or '..' segments");
 	}
 
-	private static void validateConnectString(@Nullable String connectString, Errors errors) {
+	/**
+	 * Check a connect string.
+	 * @param connectString the value of {@code zk.lock.connect-string}
+	 * @return what is wrong with it, or {@code null} if it is well formed
+	 */
+	static @Nullable String connectStringProblem(@Nullable String connectString) {
 		String expected = ", expected host:port[,host:port...][/chroot]";
 		if (connectString == null || connectString.isBlank()) {
-			errors.rejectValue("connectString", INVALID, "zk.lock.connect-string must be set" + expected);
-			return;
+			return "zk.lock.connect-string must be set" + expected;
 		}
 		List<InetSocketAddress> servers;
 		try {
 			servers = new ConnectStringParser(connectString).getServerAddresses();
 		}
 		catch (IllegalArgumentException ex) {
-			errors.rejectValue("connectString", INVALID,
-					"zk.lock.connect-string '" + connectString + "' is malformed (" + ex.getMessage() + ")" + expected);
-			return;
+			return "zk.lock.connect-string '" + connectString + "' is malformed (" + ex.getMessage() + ")" + expected;
 		}
 		if (servers.isEmpty() || servers.stream().anyMatch((server) -> server.getHostString().isEmpty())) {
-			errors.rejectValue("connectString", INVALID,
-					"zk.lock.connect-string '" + connectString + "' names no server" + expected);
+			return "zk.lock.connect-string '" + connectString + "' names no server" + expected;
 		}
+		return null;
 	}
 
 	/**

@@ -12,7 +12,7 @@ import org.springframework.integration.zookeeper.lock.ZookeeperLockRegistry;
 import io.github.zklock.LockCallback;
 import io.github.zklock.LockRequest;
 import io.github.zklock.LockTemplate;
-import io.github.zklock.annotation.LockMode;
+import io.github.zklock.LockMode;
 import io.github.zklock.benchmarks.ZooKeeperServers;
 import io.github.zklock.curator.CuratorLockRegistry;
 

@@ -30,7 +30,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.integration.zookeeper.lock.ZookeeperLockRegistry;
 
 import io.github.zklock.LockTemplate;
-import io.github.zklock.annotation.LockMode;
+import io.github.zklock.LockMode;
 import io.github.zklock.benchmarks.LockedService;
 import io.github.zklock.benchmarks.LockedServiceApplication;
 import io.github.zklock.benchmarks.ZooKeeperServers;

@@ -1,0 +1,84 @@
+package io.github.zklock;
+
+/**
+ * One grant of a ZooKeeper lock, returned by {@link LockTemplate#acquire} and passed to a
+ * {@link LockCallback}.
+ *
+ * <p>Thread rules: EXCLUSIVE (reentrant), READ and WRITE grants are bound to the thread that
+ * acquired them and must be released on that thread; a non-reentrant EXCLUSIVE grant may be
+ * released from any thread. {@link #isHeld()}, {@link #checkHeld()}, {@link #path()},
+ * {@link #mode()} and {@link #fencingToken()} may be called from any thread.
+ */
+public interface LockHandle extends AutoCloseable {
+
+	/**
+	 * Return the full znode path of the lock (root path included), for example
+	 * {@code /locks/stock/42}. The lock's own sequential znodes live below it.
+	 * @return the lock path
+	 */
+	String path();
+
+	/**
+	 * Return the mode the lock was granted in.
+	 * @return the lock mode
+	 */
+	LockMode mode();
+
+	/**
+	 * Return whether this grant still holds the lock. {@code false} once the handle is released,
+	 * while the ZooKeeper connection is suspended (the lock is in doubt), and for good once the
+	 * session is lost. Answers from local state: sends no ZooKeeper request.
+	 * @return whether the lock is held
+	 */
+	boolean isHeld();
+
+	/**
+	 * Return where this grant stands: {@link LockState#HELD}, {@link LockState#IN_DOUBT} while the
+	 * connection is suspended, {@link LockState#LOST} once the session is lost, or
+	 * {@link LockState#RELEASED}. Local state, no ZooKeeper request.
+	 * @return the state
+	 */
+	LockState state();
+
+	/**
+	 * Throw unless the lock is held. Use it before an action that must not run without the lock.
+	 * Sends no ZooKeeper request.
+	 * @throws LockLostException if the connection is suspended or the session was lost
+	 * @throws IllegalStateException if the handle was already released
+	 */
+	void checkHeld();
+
+	/**
+	 * Return the fencing token of this grant: the {@code czxid} (creation transaction id) of the
+	 * grant's lock znode. It strictly increases with each exclusive grant of the same path across
+	 * the whole ensemble, also after the server reaps an empty container parent and the path is
+	 * created again (unlike the sequence suffix, which restarts). Pass it to a store that rejects
+	 * writes carrying a lower token than one it has seen.
+	 *
+	 * <p>The first call sends one {@code exists} request; later calls return the cached value.
+	 * Nested (reentrant) grants of the same znode return the same token.
+	 * @return the fencing token, a positive number
+	 * @throws LockLostException if the lock znode no longer exists or the lock is not held
+	 * @throws LockException if ZooKeeper cannot be reached
+	 * @throws IllegalStateException if the handle was already released
+	 */
+	long fencingToken();
+
+	/**
+	 * Release this grant. For a nested (reentrant) grant only the hold count drops; the lock znode
+	 * is deleted when the outermost grant is released. Calling it again has no effect. When
+	 * ZooKeeper cannot be reached the failure is logged and not thrown: the ephemeral lock znode
+	 * disappears with the session.
+	 * @throws IllegalStateException if a thread-bound grant is released from another thread
+	 */
+	void release();
+
+	/**
+	 * Same as {@link #release()}, for try-with-resources.
+	 */
+	@Override
+	default void close() {
+		release();
+	}
+
+}

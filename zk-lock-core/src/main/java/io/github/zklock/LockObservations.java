@@ -1,0 +1,85 @@
+package io.github.zklock;
+
+import java.util.Optional;
+
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The two observations of a lock, for metrics and tracing through Micrometer:
+ * <ul>
+ * <li>{@value #ACQUIRE}: the time spent waiting for a grant; low-cardinality keys {@code name}
+ * (the key template, never a resolved value), {@code mode} and {@code outcome}
+ * ({@code acquired}, {@code timeout} or {@code error});</li>
+ * <li>{@value #HELD}: the time the grant is held; keys {@code name} and {@code mode}.</li>
+ * </ul>
+ * With Spring Boot's default meter handler they become the timers {@code zk.lock.acquire} and
+ * {@code zk.lock.held} (plus {@code zk.lock.held.active}). The lock's znode path is a
+ * high-cardinality key, {@code path}, for traces only.
+ *
+ * <p>The only class of the template that uses Micrometer, which is an optional dependency: it is
+ * loaded only when an observation registry is set.
+ */
+final class LockObservations {
+
+	static final String ACQUIRE = "zk.lock.acquire";
+
+	static final String HELD = "zk.lock.held";
+
+	private final ObservationRegistry registry;
+
+	LockObservations(ObservationRegistry registry) {
+		this.registry = registry;
+	}
+
+	/** Acquire through the lock registry, observed unless the observation registry is a no-op. */
+	Optional<LockHandle> tryAcquire(LockRegistry lockRegistry, LockRequest request) {
+		ObservationRegistry registry = this.registry;
+		if (registry.isNoop()) {
+			return lockRegistry.tryAcquire(request);
+		}
+		Observation observation = Observation.createNotStarted(ACQUIRE, registry)
+			.contextualName("lock " + request.name())
+			.lowCardinalityKeyValue("name", request.name())
+			.lowCardinalityKeyValue("mode", request.mode().name())
+			.highCardinalityKeyValue("path", request.path())
+			.start();
+		try {
+			Optional<LockHandle> handle = lockRegistry.tryAcquire(request);
+			observation.lowCardinalityKeyValue("outcome", handle.isPresent() ? "acquired" : "timeout");
+			return handle.map((granted) -> observeHold(granted, request));
+		}
+		catch (RuntimeException | Error ex) {
+			observation.lowCardinalityKeyValue("outcome", "error");
+			observation.error(ex);
+			throw ex;
+		}
+		finally {
+			observation.stop();
+		}
+	}
+
+	/**
+	 * Open the hold observation's scope on this thread, for the duration of a callback.
+	 * @return what closes the scope, or {@code null} if the grant is not observed
+	 */
+	@Nullable Runnable openScope(LockHandle handle) {
+		if (handle instanceof ObservedLockHandle observed) {
+			Observation.Scope scope = observed.observation().openScope();
+			return scope::close;
+		}
+		return null;
+	}
+
+	private LockHandle observeHold(LockHandle handle, LockRequest request) {
+		Observation held = Observation.createNotStarted(HELD, this.registry)
+			.contextualName("hold " + request.name())
+			.lowCardinalityKeyValue("name", request.name())
+			.lowCardinalityKeyValue("mode", request.mode().name())
+			.highCardinalityKeyValue("path", handle.path())
+			.start();
+		return new ObservedLockHandle(handle, held);
+	}
+
+}

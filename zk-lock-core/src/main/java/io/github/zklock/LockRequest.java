@@ -1,0 +1,150 @@
+package io.github.zklock;
+
+import java.time.Duration;
+import java.util.Objects;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What to lock and how: a key below the root path, a mode, whether an EXCLUSIVE lock is
+ * reentrant, how long to wait, and the name the lock is reported under in metrics and traces.
+ * Immutable; build it with {@link #of(String)} and the {@code with...} methods.
+ *
+ * <p>Wait times have one meaning per value, here as in {@code @DistributedLock} and
+ * {@code zk.lock.default-wait-time}: {@code null} (not given) uses the template's default; zero
+ * makes one attempt without waiting; {@link #WAIT_FOREVER} waits until the lock is granted;
+ * a positive duration waits at most that long. Any other negative duration is rejected.
+ *
+ * @param path the key to lock, below {@code zk.lock.root-path} and starting with {@code /} (the
+ * lock's znode path is the root path joined with it)
+ * @param mode the lock mode
+ * @param reentrant whether an EXCLUSIVE lock may be re-entered by its holder thread (ignored
+ * for READ and WRITE, which are always reentrant)
+ * @param waitTime how long to wait: {@code null} for the template's default, zero for a single
+ * attempt, {@link #WAIT_FOREVER} to wait without limit
+ * @param name the low-cardinality name of the lock in metrics and observations (the
+ * {@code name} tag): the {@code @DistributedLock} path template such as {@code /stock/#{#sku}},
+ * never a resolved value; defaults to the path, so a caller that builds paths from data should
+ * set one
+ */
+public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullable Duration waitTime, String name) {
+
+	/**
+	 * The wait time that waits until the lock is granted, without limit: {@code -1 ms}, the same
+	 * value as {@code DistributedLock.WAIT_FOREVER} and {@code zk.lock.default-wait-time=-1ms}.
+	 * It is the only negative wait time accepted.
+	 */
+	public static final Duration WAIT_FOREVER = Duration.ofMillis(-1);
+
+	/**
+	 * Create a request, checking that key, mode and wait time are valid.
+	 * @param path the key
+	 * @param mode the lock mode
+	 * @param reentrant whether an EXCLUSIVE lock is reentrant
+	 * @param waitTime the wait time or {@code null} for the default
+	 * @param name the name in metrics, {@code null} for the key
+	 * @throws InvalidLockPathException if the key is {@code null} or empty
+	 * @throws IllegalArgumentException if the wait time is negative but not {@link #WAIT_FOREVER}
+	 * @throws NullPointerException if the mode is {@code null}
+	 */
+	public LockRequest {
+		if (path == null || path.isEmpty()) {
+			throw new InvalidLockPathException("Lock path must not be null or empty");
+		}
+		Objects.requireNonNull(mode, "mode must not be null");
+		if (waitTime != null && waitTime.isNegative() && !waitsForever(waitTime)) {
+			throw invalidWaitTime(waitTime, "The wait time of the lock request for '" + path + "'");
+		}
+		if (name == null) {
+			name = path;
+		}
+	}
+
+	/**
+	 * Create a request named after its path.
+	 * @param path the lock path
+	 * @param mode the lock mode
+	 * @param reentrant whether an EXCLUSIVE lock is reentrant
+	 * @param waitTime the wait time or {@code null} for the default
+	 * @throws InvalidLockPathException if the path is {@code null} or empty
+	 */
+	public LockRequest(String path, LockMode mode, boolean reentrant, @Nullable Duration waitTime) {
+		this(path, mode, reentrant, waitTime, null);
+	}
+
+	/**
+	 * Create a request for a reentrant EXCLUSIVE lock with the default wait time.
+	 * @param path the lock path below the root path, starting with {@code /}
+	 * @return the request
+	 */
+	public static LockRequest of(String path) {
+		return new LockRequest(path, LockMode.EXCLUSIVE, true, null);
+	}
+
+	/**
+	 * Return a copy with another mode.
+	 * @param mode the lock mode
+	 * @return the new request
+	 */
+	public LockRequest withMode(LockMode mode) {
+		return new LockRequest(this.path, mode, this.reentrant, this.waitTime, this.name);
+	}
+
+	/**
+	 * Return a copy with another wait time.
+	 * @param waitTime the wait time, {@code null} for the default
+	 * @return the new request
+	 * @throws IllegalArgumentException if the wait time is negative but not {@link #WAIT_FOREVER}
+	 */
+	public LockRequest withWaitTime(@Nullable Duration waitTime) {
+		return new LockRequest(this.path, this.mode, this.reentrant, waitTime, this.name);
+	}
+
+	/**
+	 * Return a copy with reentrancy switched on or off (EXCLUSIVE only).
+	 * @param reentrant whether the lock is reentrant
+	 * @return the new request
+	 */
+	public LockRequest withReentrant(boolean reentrant) {
+		return new LockRequest(this.path, this.mode, reentrant, this.waitTime, this.name);
+	}
+
+	/**
+	 * Return a copy with another name in metrics and observations.
+	 * @param name a low-cardinality name, such as {@code /stock/{sku}}
+	 * @return the new request
+	 */
+	public LockRequest withName(String name) {
+		return new LockRequest(this.path, this.mode, this.reentrant, this.waitTime,
+				Objects.requireNonNull(name, "name must not be null"));
+	}
+
+	/**
+	 * Return whether a wait time is {@link #WAIT_FOREVER}.
+	 * @param waitTime a wait time
+	 * @return whether it waits without limit
+	 */
+	public static boolean waitsForever(Duration waitTime) {
+		return WAIT_FOREVER.equals(waitTime);
+	}
+
+	/**
+	 * Check a wait time given by a user: zero, positive, or {@link #WAIT_FOREVER}.
+	 * @param waitTime the wait time
+	 * @param what what it is, for the message (a property, a parameter, a method)
+	 * @return the wait time
+	 * @throws IllegalArgumentException if the wait time is negative but not {@link #WAIT_FOREVER}
+	 */
+	static Duration checkWaitTime(Duration waitTime, String what) {
+		if (waitTime.isNegative() && !waitsForever(waitTime)) {
+			throw invalidWaitTime(waitTime, what);
+		}
+		return waitTime;
+	}
+
+	private static IllegalArgumentException invalidWaitTime(Duration waitTime, String what) {
+		return new IllegalArgumentException(what + " is " + waitTime + ": use zero for one attempt, a "
+				+ "positive duration, or LockRequest.WAIT_FOREVER (-1 ms) to wait without limit");
+	}
+
+}

@@ -1,0 +1,190 @@
+package io.github.zklock.curator;
+
+import java.time.Instant;
+import java.util.OptionalLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.apache.zookeeper.data.Stat;
+
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockLostException;
+import io.github.zklock.LockState;
+import io.github.zklock.LockMode;
+
+/**
+ * A grant from {@link CuratorLockRegistry}. Its state follows the ZooKeeper connection (see
+ * {@link HeldLocks}); the fencing token is read from the server on first request only.
+ */
+final class CuratorLockHandle implements LockHandle {
+
+	private final CuratorLockRegistry registry;
+
+	private final RecipeCache.Slot slot;
+
+	private final LockRecipe.Grant grant;
+
+	private final String path;
+
+	private final LockMode mode;
+
+	private final Thread acquirer;
+
+	private final boolean threadBound;
+
+	private final long sessionInstance;
+
+	private final AtomicReference<LockState> state = new AtomicReference<>(LockState.HELD);
+
+	private volatile long fencingToken;
+
+	private final long grantedAt = System.currentTimeMillis();
+
+	CuratorLockHandle(CuratorLockRegistry registry, RecipeCache.Slot slot, LockRecipe.Grant grant, String path,
+			LockMode mode, long sessionInstance) {
+		this.registry = registry;
+		this.slot = slot;
+		this.grant = grant;
+		this.path = path;
+		this.mode = mode;
+		this.acquirer = Thread.currentThread();
+		this.threadBound = slot.kind().threadBound();
+		this.sessionInstance = sessionInstance;
+	}
+
+	@Override
+	public String path() {
+		return this.path;
+	}
+
+	@Override
+	public LockMode mode() {
+		return this.mode;
+	}
+
+	/**
+	 * Return the znode this grant created (or re-entered), below {@link #path()}.
+	 * @return the lock znode path
+	 */
+	String nodePath() {
+		return this.grant.nodePath();
+	}
+
+	/** The Curator ZooKeeper handle instance (and so the session) the grant was made in. */
+	long sessionInstance() {
+		return this.sessionInstance;
+	}
+
+	@Override
+	public LockState state() {
+		return this.state.get();
+	}
+
+	/** The thread that acquired the grant. */
+	Thread acquirer() {
+		return this.acquirer;
+	}
+
+	/** What an operator sees of this grant. */
+	LockSnapshots.HeldLock snapshot() {
+		long token = this.fencingToken;
+		return new LockSnapshots.HeldLock(this.path, this.mode, this.state.get(), this.acquirer.getName(),
+				Instant.ofEpochMilli(this.grantedAt), this.grant.nodePath(), (token != 0) ? token : null);
+	}
+
+	/** The fencing token if it was read before, without asking ZooKeeper. */
+	OptionalLong knownFencingToken() {
+		long token = this.fencingToken;
+		return (token != 0) ? OptionalLong.of(token) : OptionalLong.empty();
+	}
+
+	@Override
+	public boolean isHeld() {
+		return this.state.get() == LockState.HELD;
+	}
+
+	@Override
+	public void checkHeld() {
+		switch (this.state.get()) {
+			case HELD -> {
+			}
+			case IN_DOUBT -> throw new LockLostException(this.path, this.mode,
+					"the ZooKeeper connection is suspended; the lock is in doubt until it reconnects");
+			case LOST -> throw new LockLostException(this.path, this.mode,
+					"the ZooKeeper session was lost; another client may hold the lock");
+			case RELEASED -> throw new IllegalStateException(
+					this.mode + " lock '" + this.path + "' was already released");
+		}
+	}
+
+	@Override
+	public long fencingToken() {
+		checkHeld();
+		long token = this.fencingToken;
+		if (token != 0) {
+			return token;
+		}
+		Stat stat;
+		try {
+			stat = this.registry.client().checkExists().forPath(this.grant.nodePath());
+		}
+		catch (Exception ex) {
+			throw ZooKeeperFailures.translate(ex, "read the fencing token of", this.path, this.mode,
+					this.registry.client());
+		}
+		if (stat == null) {
+			throw new LockLostException(this.path, this.mode,
+					"its znode " + this.grant.nodePath() + " no longer exists");
+		}
+		token = stat.getCzxid();
+		this.fencingToken = token;
+		return token;
+	}
+
+	@Override
+	public void release() {
+		if (this.state.get() == LockState.RELEASED) {
+			return;
+		}
+		if (this.threadBound && this.acquirer != Thread.currentThread()) {
+			throw new IllegalStateException(this.mode + " lock '" + this.path + "' was acquired by thread '"
+					+ this.acquirer.getName() + "' and must be released by it, not by '"
+					+ Thread.currentThread().getName() + "'");
+		}
+		if (this.state.getAndSet(LockState.RELEASED) != LockState.RELEASED) {
+			this.registry.release(this, this.slot, this.grant);
+		}
+	}
+
+	/**
+	 * Connection suspended: a held grant becomes in doubt.
+	 * @return whether the state changed
+	 */
+	boolean suspend() {
+		return this.state.compareAndSet(LockState.HELD, LockState.IN_DOUBT);
+	}
+
+	/**
+	 * Reconnected with the session that created the lock znode: the grant holds again.
+	 * @return whether the state changed
+	 */
+	boolean regain() {
+		return this.state.compareAndSet(LockState.IN_DOUBT, LockState.HELD);
+	}
+
+	/**
+	 * Session lost or replaced: the grant is gone for good.
+	 * @return whether the state changed
+	 */
+	boolean lose() {
+		LockState previous = this.state.getAndUpdate(
+				(current) -> (current == LockState.RELEASED) ? current : LockState.LOST);
+		return previous == LockState.HELD || previous == LockState.IN_DOUBT;
+	}
+
+	@Override
+	public String toString() {
+		return this.mode + " lock '" + this.path + "' (" + this.grant.nodePath() + ", " + this.state.get() + ")";
+	}
+
+
+}

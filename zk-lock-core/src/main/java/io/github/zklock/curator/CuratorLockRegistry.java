@@ -1,0 +1,318 @@
+package io.github.zklock.curator;
+
+import java.io.Closeable;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.zookeeper.data.Stat;
+import org.jspecify.annotations.Nullable;
+
+import io.github.zklock.InvalidLockPathException;
+import io.github.zklock.LockException;
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockMode;
+import io.github.zklock.LockRegistry;
+import io.github.zklock.LockRequest;
+import io.github.zklock.LockStateListener;
+
+/**
+ * {@link LockRegistry} on Apache Curator lock recipes: EXCLUSIVE on {@code InterProcessMutex}
+ * (or a one-lease {@code InterProcessSemaphoreV2}, the recipe behind
+ * {@code InterProcessSemaphoreMutex}, when not reentrant), READ and WRITE on
+ * {@code InterProcessReadWriteLock}. These follow the lock recipe of the ZooKeeper recipes page:
+ * ephemeral sequential znodes below the lock path, each waiter watching only its predecessor (no
+ * herd effect), with Curator's protected names making the create recoverable after a connection
+ * loss.
+ *
+ * <p>Recipe instances are kept per (key, kind) in a bounded cache that never evicts an instance
+ * being waited on or held. A thread uses one instance per (key, kind) for all its nested grants
+ * (Curator tracks reentrancy per instance); threads waiting at the same time use one instance
+ * each, so that a hand-over wakes only the successor, as in the recipe between processes. At most
+ * two threads of the application queue in ZooKeeper for one EXCLUSIVE or WRITE lock (the holder and
+ * its successor); the others wait in a fair local queue, within their wait time (see
+ * {@code RecipeCache}). Held grants follow the connection state (see {@link LockHandle#isHeld()}).
+ *
+ * <p>Thread-safe. Call {@link #close()} before closing the Curator client.
+ */
+public class CuratorLockRegistry implements LockRegistry, Closeable {
+
+	/**
+	 * Longest full lock path accepted, in characters. Longer keys are refused before any request:
+	 * a request beyond the server's buffer limit ({@code jute.maxbuffer}, 1 MB by default) would
+	 * make the server drop the connection, putting every lock of the session in doubt.
+	 */
+	public static final int MAX_PATH_LENGTH = 1024;
+
+	private static final Log logger = LogFactory.getLog(CuratorLockRegistry.class);
+
+	private final CuratorFramework client;
+
+	private final String rootPath;
+
+	private final RecipeCache recipes;
+
+	private final HeldLocks heldLocks = new HeldLocks();
+
+	/**
+	 * Create a registry and start tracking the client's connection state.
+	 * @param client a Curator client (started before the first lock request)
+	 * @param rootPath the znode below which lock paths live, for example {@code /locks}
+	 * @param cacheCapacity how many keys (per kind) to keep cached when idle; keys waited on or
+	 * held are kept beyond it
+	 * @throws InvalidLockPathException if the root path is not a legal ZooKeeper path
+	 * @throws IllegalArgumentException if the capacity is not positive
+	 */
+	public CuratorLockRegistry(CuratorFramework client, String rootPath, int cacheCapacity) {
+		this.client = Objects.requireNonNull(client, "client must not be null");
+		this.rootPath = LockPaths.validRootPath(rootPath);
+		this.recipes = new RecipeCache(cacheCapacity, this::lockPath,
+				(lockPath, kind) -> LockRecipe.create(client, lockPath, kind));
+		client.getConnectionStateListenable().addListener(this.heldLocks);
+	}
+
+	@Override
+	public Optional<LockHandle> tryAcquire(LockRequest request) {
+		Duration waitTime = request.waitTime();
+		if (waitTime == null) {
+			throw new IllegalArgumentException("The lock request for '" + request.path()
+					+ "' gives no wait time: the registry needs one (LockTemplate fills in its default)");
+		}
+		LockMode mode = request.mode();
+		// Validates the key when it is not cached yet; nothing is retained if it is invalid.
+		RecipeCache.Slot slot = this.recipes.retain(request.path(), LockRecipe.Kind.of(mode, request.reentrant()));
+		String lockPath = slot.lockPath();
+		// Read before acquiring: if the session changes meanwhile, the grant is treated as lost on
+		// the next reconnection rather than trusted.
+		long sessionInstance = sessionInstance(this.client);
+		slot.waiting(new LockSnapshots.WaitingLock(lockPath, mode, Thread.currentThread().getName(),
+				Instant.ofEpochMilli(System.currentTimeMillis())));
+		boolean granted = false;
+		try {
+			long waitMs = LockRequest.waitsForever(waitTime) ? -1 : waitTime.toMillis();
+			slot.recipe().check(mode, waitMs);
+			long admitStart = System.nanoTime();
+			LockRecipe.Grant grant = null;
+			if (slot.admit(mode, waitMs)) {
+				long remainingMs = (waitMs <= 0) ? waitMs
+						: Math.max(0, waitMs - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - admitStart));
+				grant = slot.recipe().acquire(mode, remainingMs);
+			}
+			if (grant == null) {
+				if (!this.client.getZookeeperClient().isConnected()) {
+					throw ZooKeeperFailures.lostWhileWaiting(lockPath, mode, this.client);
+				}
+				return Optional.empty();
+			}
+			CuratorLockHandle handle = new CuratorLockHandle(this, slot, grant, lockPath, mode,
+					grantSession(grant, sessionInstance));
+			this.heldLocks.add(handle, this.client);
+			granted = true;
+			return Optional.of(handle);
+		}
+		catch (LockException ex) {
+			throw ex;
+		}
+		catch (Exception ex) {
+			throw ZooKeeperFailures.translate(ex, "acquire", lockPath, mode, this.client);
+		}
+		finally {
+			slot.waiting(null);
+			if (!granted) {
+				this.recipes.unretain(slot);
+			}
+		}
+	}
+
+	/**
+	 * Return the session instance a grant belongs to. Normally the one seen before acquiring;
+	 * if the session changed while this thread waited, Curator may have created the lock znode
+	 * again in the new session and granted that one: then the znode's owner tells, at the cost of
+	 * one {@code exists} on this rare path.
+	 */
+	private long grantSession(LockRecipe.Grant grant, long sessionBefore) {
+		long sessionNow = sessionInstance(this.client);
+		if (sessionNow == sessionBefore) {
+			return sessionBefore;
+		}
+		try {
+			Stat stat = this.client.checkExists().forPath(grant.nodePath());
+			long sessionId = this.client.getZookeeperClient().getZooKeeper().getSessionId();
+			boolean ownedNow = stat != null && stat.getEphemeralOwner() == sessionId
+					&& sessionInstance(this.client) == sessionNow;
+			return ownedNow ? sessionNow : sessionBefore;
+		}
+		catch (Exception ex) {
+			if (ex instanceof InterruptedException) {
+				Thread.currentThread().interrupt();
+			}
+			// Unknown: the grant is reported lost rather than trusted.
+			return sessionBefore;
+		}
+	}
+
+	/**
+	 * Return the znode path of a key: the root path joined with it. Sends no request.
+	 * @param key the key, starting with {@code /}
+	 * @return the lock path
+	 * @throws InvalidLockPathException if the key is not a legal ZooKeeper path, or the lock path
+	 * is longer than {@link #MAX_PATH_LENGTH}
+	 */
+	@Override
+	public String lockPath(String key) {
+		return LockPaths.lockPath(this.rootPath, key);
+	}
+
+	/**
+	 * Add a listener told when a held lock goes in doubt, is regained or is lost. Listeners are
+	 * called in the order they were added, on Curator's connection-state thread.
+	 * @param listener the listener
+	 */
+	public void addLockStateListener(LockStateListener listener) {
+		this.heldLocks.addListener(Objects.requireNonNull(listener, "listener must not be null"));
+	}
+
+	/**
+	 * Set whether to interrupt the thread that acquired a lock when the lock is lost, so that
+	 * blocking work under the lock stops early. Off by default.
+	 * @param interruptOnLost whether to interrupt holders of lost locks
+	 */
+	public void setInterruptOnLost(boolean interruptOnLost) {
+		this.heldLocks.setInterruptOnLost(interruptOnLost);
+	}
+
+	/**
+	 * Return the grants this application holds now, nested grants each, in no particular order.
+	 * @return a snapshot of the held grants
+	 */
+	public List<LockHandle> heldLocks() {
+		return List.copyOf(this.heldLocks.handles());
+	}
+
+	/**
+	 * Describe the grants this application holds, oldest first. Local state, no ZooKeeper
+	 * request.
+	 * @return the held grants
+	 */
+	public List<LockSnapshots.HeldLock> describeHeldLocks() {
+		return this.heldLocks.handles()
+			.stream()
+			.map(CuratorLockHandle::snapshot)
+			.sorted(Comparator.comparing(LockSnapshots.HeldLock::since))
+			.toList();
+	}
+
+	/**
+	 * Describe the threads of this application waiting for a lock, longest waiting first. Local
+	 * state, no ZooKeeper request.
+	 * @return the waiting threads
+	 */
+	public List<LockSnapshots.WaitingLock> describeWaitingLocks() {
+		return this.recipes.waiting()
+			.stream()
+			.sorted(Comparator.comparing(LockSnapshots.WaitingLock::since))
+			.toList();
+	}
+
+	/**
+	 * Describe the lock znodes of a key across the ensemble, of any client and any lock kind, in
+	 * queue order: the first EXCLUSIVE or WRITE participant holds the lock, READ participants
+	 * before the first WRITE hold it together. Reads ZooKeeper (one getChildren, then one getData
+	 * per participant).
+	 * @param key the key below the root path
+	 * @return the participants, empty if nobody holds or waits for the lock
+	 * @throws InvalidLockPathException if the key is not a legal lock key
+	 * @throws LockException if ZooKeeper cannot be reached
+	 */
+	public List<LockSnapshots.Participant> describeParticipants(String key) {
+		String lockPath = lockPath(key);
+		try {
+			return LockParticipants.describe(this.client, lockPath);
+		}
+		catch (Exception ex) {
+			throw ZooKeeperFailures.translate(ex, "describe", lockPath, LockMode.EXCLUSIVE, this.client);
+		}
+	}
+
+	/**
+	 * Return the root path below which lock paths live.
+	 * @return the root path
+	 */
+	public String getRootPath() {
+		return this.rootPath;
+	}
+
+	/**
+	 * Return how many recipe instances are cached, in use or idle.
+	 * @return the number of cached recipes
+	 */
+	public int cachedRecipeCount() {
+		return this.recipes.recipeCount();
+	}
+
+	/**
+	 * Return the last connection state Curator reported since this registry was created.
+	 * @return the state, or {@code null} if none was reported yet
+	 */
+	public @Nullable ConnectionState lastConnectionState() {
+		return this.heldLocks.lastConnectionState();
+	}
+
+	/**
+	 * Return how many grants this application holds (nested grants counted each).
+	 * @return the number of unreleased grants
+	 */
+	public int heldLockCount() {
+		return this.heldLocks.size();
+	}
+
+	/**
+	 * Stop tracking the connection state. Grants still held stay valid until released or until
+	 * the client is closed.
+	 */
+	@Override
+	public void close() {
+		this.client.getConnectionStateListenable().removeListener(this.heldLocks);
+	}
+
+	CuratorFramework client() {
+		return this.client;
+	}
+
+	void release(CuratorLockHandle handle, RecipeCache.Slot slot, LockRecipe.Grant grant) {
+		try {
+			grant.release();
+		}
+		catch (Exception ex) {
+			if (ex instanceof InterruptedException) {
+				Thread.currentThread().interrupt();
+			}
+			// Curator retries the delete in the background (guaranteed delete); if the session
+			// ends first, ZooKeeper removes the ephemeral znode with it.
+			logger.warn("Failed to release " + handle + "; ZooKeeper removes its znode when the session ends", ex);
+		}
+		finally {
+			this.heldLocks.remove(handle);
+			this.recipes.unretain(slot);
+		}
+	}
+
+	/**
+	 * Return which ZooKeeper handle the client uses now. Curator creates a new handle, and with it
+	 * a new session, only when the session expired (or the ensemble changed), so grants made under
+	 * the current index still have their ephemeral znodes. Read locally, without taking Curator's
+	 * queued background exceptions the way {@code getZooKeeper()} would.
+	 */
+	static long sessionInstance(CuratorFramework client) {
+		return client.getZookeeperClient().getInstanceIndex();
+	}
+
+}

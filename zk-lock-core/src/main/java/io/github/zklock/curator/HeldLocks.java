@@ -1,0 +1,132 @@
+package io.github.zklock.curator;
+
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Predicate;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.state.ConnectionStateListener;
+import org.jspecify.annotations.Nullable;
+
+import io.github.zklock.LockStateEvent;
+import io.github.zklock.LockStateListener;
+
+/**
+ * The grants this application holds, kept in step with the ZooKeeper connection. Curator's lock
+ * recipes do not tell a holder that its lock is gone, so this listener does:
+ * <ul>
+ * <li>SUSPENDED: every held grant becomes in doubt;</li>
+ * <li>RECONNECTED: grants made with the current ZooKeeper handle (so in the current session) hold
+ * again, their ephemeral znodes survived; grants of an earlier session are lost;</li>
+ * <li>LOST: every grant is lost for good.</li>
+ * </ul>
+ * Each change is reported to the {@link LockStateListener}; on loss the acquiring thread can be
+ * interrupted. Curator's LOST timing is kept: by default it follows the session timeout after
+ * SUSPENDED, or the server's session expiry, whichever Curator sees first.
+ */
+final class HeldLocks implements ConnectionStateListener {
+
+	private static final Log logger = LogFactory.getLog(HeldLocks.class);
+
+	private final Set<CuratorLockHandle> handles = ConcurrentHashMap.newKeySet();
+
+	private final List<LockStateListener> listeners = new CopyOnWriteArrayList<>();
+
+	private volatile boolean interruptOnLost;
+
+	private volatile @Nullable ConnectionState lastConnectionState;
+
+	/**
+	 * Track a new grant. A connection event may have passed between the grant and this call; the
+	 * grant is checked against the connection as it is now, after it is tracked, so that no event
+	 * is missed.
+	 */
+	void add(CuratorLockHandle handle, CuratorFramework client) {
+		this.handles.add(handle);
+		if (handle.sessionInstance() != CuratorLockRegistry.sessionInstance(client)) {
+			if (lose(handle)) {
+				notifyListener(handle);
+			}
+		}
+		else if (!client.getZookeeperClient().isConnected() && handle.suspend()) {
+			notifyListener(handle);
+		}
+	}
+
+	void remove(CuratorLockHandle handle) {
+		this.handles.remove(handle);
+	}
+
+	int size() {
+		return this.handles.size();
+	}
+
+	Set<CuratorLockHandle> handles() {
+		return this.handles;
+	}
+
+	void addListener(LockStateListener listener) {
+		this.listeners.add(listener);
+	}
+
+	void setInterruptOnLost(boolean interruptOnLost) {
+		this.interruptOnLost = interruptOnLost;
+	}
+
+	@Nullable ConnectionState lastConnectionState() {
+		return this.lastConnectionState;
+	}
+
+	@Override
+	public void stateChanged(CuratorFramework client, ConnectionState newState) {
+		this.lastConnectionState = newState;
+		switch (newState) {
+			case SUSPENDED -> changeEach(CuratorLockHandle::suspend);
+			case LOST -> changeEach(this::lose);
+			case RECONNECTED -> {
+				long sessionInstance = CuratorLockRegistry.sessionInstance(client);
+				changeEach((handle) -> (handle.sessionInstance() == sessionInstance) ? handle.regain() : lose(handle));
+			}
+			default -> {
+			}
+		}
+	}
+
+	private boolean lose(CuratorLockHandle handle) {
+		if (!handle.lose()) {
+			return false;
+		}
+		if (this.interruptOnLost) {
+			handle.acquirer().interrupt();
+		}
+		return true;
+	}
+
+	private void changeEach(Predicate<CuratorLockHandle> transition) {
+		for (CuratorLockHandle handle : this.handles) {
+			if (transition.test(handle)) {
+				notifyListener(handle);
+			}
+		}
+	}
+
+	private void notifyListener(CuratorLockHandle handle) {
+		LockStateEvent event = new LockStateEvent(handle, handle.path(), handle.mode(), handle.state(),
+				handle.knownFencingToken(), handle.acquirer().getName());
+		logger.warn(event);
+		for (LockStateListener listener : this.listeners) {
+			try {
+				listener.onLockStateChanged(event);
+			}
+			catch (RuntimeException ex) {
+				logger.error("Lock state listener failed on " + event, ex);
+			}
+		}
+	}
+
+}

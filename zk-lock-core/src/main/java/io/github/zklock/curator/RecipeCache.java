@@ -1,0 +1,342 @@
+package io.github.zklock.curator;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
+import java.util.function.UnaryOperator;
+
+import org.jspecify.annotations.Nullable;
+
+import io.github.zklock.LockMode;
+
+/**
+ * Bounded map of lock recipes, keyed by the lock's key (as the caller gave it, below the root path) and
+ * {@link LockRecipe.Kind}. Each key holds one recipe instance per thread that waits on or holds the
+ * lock at the moment (a {@link Slot}):
+ * <ul>
+ * <li>a thread that already uses a slot of the key gets the same slot again, so Curator's
+ * per-instance bookkeeping of reentrancy, of READ under WRITE and of the refused upgrade works as
+ * with a single shared instance, and two instances of one key never meet in one thread (they
+ * would wait for each other);</li>
+ * <li>another thread gets an idle slot, or a new one. Each waiting thread thus waits on a recipe
+ * instance of its own: Curator's {@code LockInternals} wakes every thread waiting on an instance
+ * ({@code notifyAll}) when the watched znode goes, so a shared instance would wake every waiting
+ * thread of the application at each hand-over, to find only one of them granted (the herd effect
+ * of the ZooKeeper lock recipe, between threads). With an instance per waiting thread only the
+ * successor wakes: 5 requests per contended grant instead of about 2 per waiting thread.</li>
+ * </ul>
+ * Exclusive requests (EXCLUSIVE, either kind, and WRITE) are also admitted to ZooKeeper at most
+ * {@value #QUEUE_DEPTH} threads at a time per key: the holder and its successor queue znodes, the
+ * other threads of the application wait in a fair local queue (a {@link Semaphore}) and create
+ * their znode when one of the two is done. The hand-over stays that of the recipe (the successor's
+ * znode is already queued when the holder deletes its own), while the ZooKeeper queue, its
+ * listings and its watches stay short. READ requests are not limited, since readers hold
+ * together. A thread admitted once is not admitted again for its nested requests.
+ *
+ * <p>A slot is in use from the moment a thread starts acquiring through it until that grant is
+ * released (or the attempt fails). Keys with a slot in use are never evicted; idle keys are
+ * dropped once the map grows past its capacity. A dropped recipe holds no znode and no watcher, so
+ * creating it again later is safe. Creating a recipe sends no request.
+ *
+ * <p>A key is validated once, when its entry is created; later acquisitions of a cached key only
+ * look it up. Thread-safe: the slots of a key are guarded by the key's entry.
+ */
+final class RecipeCache {
+
+	/**
+	 * How many threads of the application may queue in ZooKeeper for one exclusive lock: the
+	 * holder and its successor.
+	 */
+	static final int QUEUE_DEPTH = 2;
+
+	/** Idle slots kept per key beyond the ones in use; more are dropped when they fall idle. */
+	static final int IDLE_SLOTS_KEPT = 8;
+
+	private final ConcurrentHashMap<Key, Entry> entries = new ConcurrentHashMap<>();
+
+	private final int capacity;
+
+	private final UnaryOperator<String> lockPath;
+
+	private final BiFunction<String, LockRecipe.Kind, LockRecipe> factory;
+
+	/**
+	 * @param capacity how many keys to keep when idle
+	 * @param lockPath validates a key and returns its lock path (the znode path); throws for an invalid
+	 * one (called once per key, before the key is created)
+	 * @param factory creates the recipe for a lock path and kind
+	 */
+	RecipeCache(int capacity, UnaryOperator<String> lockPath, BiFunction<String, LockRecipe.Kind, LockRecipe> factory) {
+		if (capacity < 1) {
+			throw new IllegalArgumentException("Recipe cache capacity must be positive, was " + capacity);
+		}
+		this.capacity = capacity;
+		this.lockPath = lockPath;
+		this.factory = factory;
+	}
+
+	/**
+	 * Return the current thread's slot for a key and kind, creating it if needed, and mark
+	 * it in use. Every call must be paired with one {@link #unretain(Slot)}.
+	 * @param key the key below the root path
+	 * @param kind the recipe kind
+	 * @return the slot, in use
+	 * @throws io.github.zklock.InvalidLockPathException if the key is not cached and not valid;
+	 * nothing is then retained
+	 */
+	Slot retain(String key, LockRecipe.Kind kind) {
+		Key entryKey = new Key(key, kind);
+		Thread thread = Thread.currentThread();
+		while (true) {
+			Entry entry = this.entries.get(entryKey);
+			if (entry == null) {
+				// Validate outside the map's bin lock; an invalid key creates nothing.
+				String lockPath = this.lockPath.apply(key);
+				entry = this.entries.computeIfAbsent(entryKey, (k) -> new Entry(k, lockPath));
+			}
+			Slot slot = entry.claim(thread, this.factory);
+			if (slot != null) {
+				return slot;
+			}
+			// The entry was evicted between the lookup and the claim: look again.
+		}
+	}
+
+	/** Mark one use of the slot as finished; may evict idle keys when over capacity. */
+	void unretain(Slot slot) {
+		slot.entry.free(slot);
+		if (this.entries.size() > this.capacity) {
+			evictIdle();
+		}
+	}
+
+	/** The number of entries (key and kind), in use or idle. */
+	int size() {
+		return this.entries.size();
+	}
+
+	/** The number of recipe instances, in use or idle, over all keys. */
+	int recipeCount() {
+		int count = 0;
+		for (Entry entry : this.entries.values()) {
+			count += entry.slotCount();
+		}
+		return count;
+	}
+
+	/** The threads waiting for a lock now, one record each. */
+	List<LockSnapshots.WaitingLock> waiting() {
+		List<LockSnapshots.WaitingLock> result = new ArrayList<>();
+		for (Entry entry : this.entries.values()) {
+			entry.collectWaiting(result);
+		}
+		return result;
+	}
+
+	private void evictIdle() {
+		// Go a little below capacity so that a busy cache does not sweep on every release.
+		int target = this.capacity - Math.max(1, this.capacity / 10);
+		for (Entry entry : this.entries.values()) {
+			if (this.entries.size() <= target) {
+				return;
+			}
+			entry.evictIfIdle(this.entries);
+		}
+	}
+
+	record Key(String key, LockRecipe.Kind kind) {
+	}
+
+	/** The slots of one key. Its monitor guards {@link #slots}, {@link #evicted} and every slot's owner and users. */
+	static final class Entry {
+
+		private final Key key;
+
+		private final String lockPath;
+
+		private final List<Slot> slots = new ArrayList<>(2);
+
+		/** Admission of exclusive requests to the ZooKeeper queue; FIFO among the local threads. */
+		private final Semaphore admission = new Semaphore(QUEUE_DEPTH, true);
+
+		private boolean evicted;
+
+		Entry(Key key, String lockPath) {
+			this.key = key;
+			this.lockPath = lockPath;
+		}
+
+		/** The thread's slot, an idle one or a new one; {@code null} if this entry was evicted. */
+		synchronized @Nullable Slot claim(Thread thread, BiFunction<String, LockRecipe.Kind, LockRecipe> factory) {
+			if (this.evicted) {
+				return null;
+			}
+			Slot idle = null;
+			for (Slot slot : this.slots) {
+				if (slot.owner == thread) {
+					slot.users++;
+					return slot;
+				}
+				if (idle == null && slot.users == 0) {
+					idle = slot;
+				}
+			}
+			if (idle == null) {
+				idle = new Slot(this, factory.apply(this.lockPath, this.key.kind()));
+				this.slots.add(idle);
+			}
+			idle.owner = thread;
+			idle.users = 1;
+			return idle;
+		}
+
+		void free(Slot slot) {
+			boolean admitted;
+			synchronized (this) {
+				if (--slot.users > 0) {
+					return;
+				}
+				slot.owner = null;
+				admitted = slot.admitted;
+				slot.admitted = false;
+				if (this.slots.size() > IDLE_SLOTS_KEPT) {
+					int idle = 0;
+					for (Slot each : this.slots) {
+						idle += (each.users == 0) ? 1 : 0;
+					}
+					if (idle > IDLE_SLOTS_KEPT) {
+						this.slots.remove(slot);
+					}
+				}
+			}
+			if (admitted) {
+				// After the grant's znode is deleted: the next local thread queues behind the
+				// successor, not ahead of the release.
+				this.admission.release();
+			}
+		}
+
+		/**
+		 * Admit the slot's thread to the ZooKeeper queue, waiting in the local queue if needed.
+		 * @return whether admitted within the wait
+		 */
+		boolean admit(Slot slot, long waitMs) throws InterruptedException {
+			synchronized (this) {
+				if (slot.admitted) {
+					return true;
+				}
+			}
+			boolean admitted;
+			if (waitMs < 0) {
+				this.admission.acquire();
+				admitted = true;
+			}
+			else {
+				// The timed form, also for zero: it keeps the fair order, which tryAcquire() does not.
+				admitted = this.admission.tryAcquire(waitMs, TimeUnit.MILLISECONDS);
+			}
+			if (admitted) {
+				synchronized (this) {
+					slot.admitted = true;
+				}
+			}
+			return admitted;
+		}
+
+		synchronized void evictIfIdle(ConcurrentHashMap<Key, Entry> entries) {
+			for (Slot slot : this.slots) {
+				if (slot.users > 0) {
+					return;
+				}
+			}
+			// Marked first, so that a thread that found this entry before the removal claims
+			// nothing from it and looks the key up again.
+			this.evicted = true;
+			entries.remove(this.key, this);
+		}
+
+		synchronized int slotCount() {
+			return this.slots.size();
+		}
+
+		synchronized void collectWaiting(List<LockSnapshots.WaitingLock> result) {
+			for (Slot slot : this.slots) {
+				LockSnapshots.WaitingLock waiting = slot.waiting;
+				if (waiting != null) {
+					result.add(waiting);
+				}
+			}
+		}
+
+		LockRecipe.Kind kind() {
+			return this.key.kind();
+		}
+
+		/** The znode path of the lock. */
+		String lockPath() {
+			return this.lockPath;
+		}
+
+	}
+
+	/**
+	 * One recipe instance of a key, used by at most one thread at a time (its owner) while in use.
+	 * A grant that may be released by another thread (a non-reentrant lease) frees its slot from
+	 * that thread.
+	 */
+	static final class Slot {
+
+		private final Entry entry;
+
+		private final LockRecipe recipe;
+
+		private @Nullable Thread owner;
+
+		private int users;
+
+		/** Whether the slot holds an admission to the ZooKeeper queue, until its last use ends. */
+		private boolean admitted;
+
+		/** What the owner waits for now, if it waits; for the operators' view. */
+		private volatile LockSnapshots.@Nullable WaitingLock waiting;
+
+		Slot(Entry entry, LockRecipe recipe) {
+			this.entry = entry;
+			this.recipe = recipe;
+		}
+
+		LockRecipe recipe() {
+			return this.recipe;
+		}
+
+		LockRecipe.Kind kind() {
+			return this.entry.kind();
+		}
+
+		/**
+		 * Wait, if the request is exclusive, until this thread may queue in ZooKeeper (see
+		 * {@link RecipeCache}); at once if it was admitted before for an enclosing request.
+		 * @param mode the requested mode
+		 * @param waitMs milliseconds to wait; zero for no wait; negative to wait without limit
+		 * @return whether admitted within the wait
+		 * @throws InterruptedException if interrupted while waiting
+		 */
+		boolean admit(LockMode mode, long waitMs) throws InterruptedException {
+			return (mode == LockMode.READ) || this.entry.admit(this, waitMs);
+		}
+
+		/** The znode path of the lock. */
+		String lockPath() {
+			return this.entry.lockPath();
+		}
+
+		void waiting(LockSnapshots.@Nullable WaitingLock waiting) {
+			this.waiting = waiting;
+		}
+
+	}
+
+}

@@ -1,0 +1,83 @@
+package io.github.zklock.curator;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.imps.CuratorFrameworkState;
+import org.apache.zookeeper.KeeperException;
+import org.jspecify.annotations.Nullable;
+
+import io.github.zklock.LockException;
+import io.github.zklock.LockMode;
+
+/**
+ * Turns what Curator and ZooKeeper throw into a {@link LockException} that says what happened:
+ * interrupted, ZooKeeper unreachable (connection loss, timeout, session expired or moved), access
+ * denied, or another server answer. Never into "busy": that is only ever a wait that ended
+ * without a grant.
+ */
+final class ZooKeeperFailures {
+
+	private ZooKeeperFailures() {
+	}
+
+	/**
+	 * Translate a failure. Restores the thread's interrupt flag when the cause is an interruption.
+	 * @param ex what Curator threw
+	 * @param action what was being done, for example {@code acquire}
+	 * @param lockPath the lock's znode path
+	 * @param mode the lock mode
+	 * @param client the client, for its connect string and state
+	 * @return the exception to throw
+	 */
+	static LockException translate(Exception ex, String action, String lockPath, LockMode mode,
+			CuratorFramework client) {
+		String what = "Could not " + action + " " + mode + " lock '" + lockPath + "': ";
+		if (ex instanceof InterruptedException || Thread.currentThread().isInterrupted()) {
+			Thread.currentThread().interrupt();
+			return new LockException(what + "interrupted while waiting", ex);
+		}
+		KeeperException keeperException = findKeeperException(ex);
+		if (keeperException != null) {
+			return switch (keeperException.code()) {
+				case CONNECTIONLOSS, OPERATIONTIMEOUT, SESSIONEXPIRED, SESSIONMOVED -> new LockException(
+						what + "ZooKeeper is unreachable (" + connectString(client) + ", " + keeperException.code() + ")",
+						ex);
+				case NOAUTH, AUTHFAILED, SESSIONCLOSEDREQUIRESASLAUTH -> new LockException(what
+						+ "ZooKeeper denied access (" + keeperException.code()
+						+ "): check the authentication and the ACLs of the lock znodes", ex);
+				default -> new LockException(what + "ZooKeeper returned " + keeperException.code(), ex);
+			};
+		}
+		if (ex instanceof IllegalStateException && client.getState() != CuratorFrameworkState.STARTED) {
+			return new LockException(what + "the Curator client is " + client.getState(), ex);
+		}
+		return new LockException(what + ex, ex);
+	}
+
+	/**
+	 * The failure of a wait that ended without a grant while the client was not connected: the
+	 * wait may have ended because ZooKeeper could not be reached, so it is not reported as busy.
+	 */
+	static LockException lostWhileWaiting(String lockPath, LockMode mode, CuratorFramework client) {
+		return new LockException("Could not acquire " + mode + " lock '" + lockPath
+				+ "': ZooKeeper connection lost while waiting (" + connectString(client) + ")");
+	}
+
+	static String connectString(CuratorFramework client) {
+		try {
+			return "connect string " + client.getZookeeperClient().getCurrentConnectionString();
+		}
+		catch (RuntimeException ex) {
+			return "connect string unknown";
+		}
+	}
+
+	private static @Nullable KeeperException findKeeperException(Throwable ex) {
+		for (Throwable current = ex; current != null; current = current.getCause()) {
+			if (current instanceof KeeperException keeperException) {
+				return keeperException;
+			}
+		}
+		return null;
+	}
+
+}

@@ -1,0 +1,211 @@
+package io.github.zklock.autoconfigure;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.apache.curator.RetryPolicy;
+import org.apache.curator.ensemble.EnsembleProvider;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.api.ACLProvider;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.KeeperException;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.endpoint.SanitizingFunction;
+import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+
+import io.github.zklock.curator.LockAclProvider;
+
+/**
+ * The client part of {@link ZkLockAutoConfiguration}: a started {@link CuratorFramework} built
+ * from {@code zk.lock.*}, unless the application defines one. It connects to
+ * {@code zk.lock.connect-string}, or to the ensemble of a Curator {@link EnsembleProvider} bean
+ * when there is one (the embedded server of zk-lock-test provides one).
+ *
+ * <p>With {@code zk.lock.auth.credentials}, the client authenticates and creates the root path
+ * (persistent, as soon as it connects) and the lock znodes with a creator-only ACL
+ * ({@link LockAclProvider}). With {@code zk.lock.fail-fast=true}, the start waits up to
+ * {@code zk.lock.connection-timeout} for a first connection and fails with
+ * {@link ZooKeeperUnreachableException} if none is made.
+ */
+@Configuration(proxyBeanMethods = false)
+@Import({ ZkLockClientConfiguration.MissingEmbeddedZooKeeperConfiguration.class,
+		ZkLockClientConfiguration.CredentialsSanitizingConfiguration.class })
+class ZkLockClientConfiguration {
+
+	private static final Log logger = LogFactory.getLog(ZkLockClientConfiguration.class);
+
+	/** A class of zk-lock-test, which provides the embedded server. */
+	static final String EMBEDDED_ZOOKEEPER_CLASS = "io.github.zklock.test.EmbeddedZooKeeperAutoConfiguration";
+
+	/** The server itself, from curator-test, which zk-lock-test brings. */
+	static final String CURATOR_TEST_CLASS = "org.apache.curator.test.TestingServer";
+
+	@Bean(destroyMethod = "close")
+	@ConditionalOnMissingBean
+	CuratorFramework zkLockCuratorFramework(ZkLockProperties properties,
+			ObjectProvider<EnsembleProvider> ensembleProvider,
+			ObjectProvider<CuratorFrameworkBuilderCustomizer> customizers) {
+		EnsembleProvider ensemble = ensembleProvider.getIfUnique();
+		// The properties validated themselves when bound: the durations fit in an int of millis.
+		CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
+			.sessionTimeoutMs((int) properties.getSessionTimeout().toMillis())
+			.connectionTimeoutMs((int) properties.getConnectionTimeout().toMillis())
+			.retryPolicy(retryPolicy(properties.getRetry()));
+		String connectString;
+		if (ensemble != null) {
+			builder.ensembleProvider(ensemble);
+			connectString = ensemble.getConnectionString();
+		}
+		else {
+			connectString = validConnectString(properties.getConnectString());
+			builder.connectString(connectString);
+		}
+		ZkLockProperties.Auth auth = properties.getAuth();
+		if (auth.hasCredentials()) {
+			builder.authorization(auth.getScheme(), auth.getCredentials().getBytes(StandardCharsets.UTF_8));
+		}
+		ACLProvider defaultAclProvider = builder.getAclProvider();
+		customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
+		if (auth.hasCredentials() && builder.getAclProvider() == defaultAclProvider) {
+			// After the customizers, to see their namespace; a customizer's own ACL provider wins.
+			builder.aclProvider(new LockAclProvider(builder.getNamespace(), properties.getRootPath()));
+		}
+		CuratorFramework client = builder.build();
+		client.start();
+		if (properties.isFailFast()) {
+			awaitFirstConnection(client, connectString, properties.getConnectionTimeout());
+		}
+		if (auth.hasCredentials()) {
+			createPersistentRootPath(client, properties.getRootPath());
+		}
+		return client;
+	}
+
+	/**
+	 * Checked here rather than when the properties are bound: an {@code EnsembleProvider} bean,
+	 * such as the embedded server's, replaces the connect string, which then does not matter.
+	 */
+	private static String validConnectString(String connectString) {
+		String problem = ZkLockPropertiesValidator.connectStringProblem(connectString);
+		if (problem != null) {
+			throw new InvalidConfigurationPropertyValueException("zk.lock.connect-string", connectString, problem);
+		}
+		return connectString;
+	}
+
+	/**
+	 * Curator creates the parents of a lock znode as containers, which the server deletes once
+	 * empty; another client could then create the root path again with an open ACL. A persistent
+	 * root path keeps its creator-only ACL. Best effort, in the background: if it fails (ZooKeeper
+	 * is down for longer than the retries), the first lock creates the root path as a container.
+	 */
+	private static void createPersistentRootPath(CuratorFramework client, String rootPath) {
+		try {
+			client.create().creatingParentsIfNeeded().inBackground((source, event) -> {
+				KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
+				if (code != KeeperException.Code.OK && code != KeeperException.Code.NODEEXISTS) {
+					logger.warn("Could not create the lock root path " + rootPath + " (" + code
+							+ "); the first lock will create it as a container");
+				}
+			}).forPath(rootPath);
+		}
+		catch (Exception ex) {
+			logger.warn("Could not create the lock root path " + rootPath
+					+ "; the first lock will create it as a container", ex);
+		}
+	}
+
+	/**
+	 * Waits for the first connection; closes the client (the context will not) if none is made.
+	 */
+	private static void awaitFirstConnection(CuratorFramework client, String connectString, Duration timeout) {
+		try {
+			if (client.blockUntilConnected((int) timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+				return;
+			}
+			client.close();
+			throw new ZooKeeperUnreachableException(connectString, timeout);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			client.close();
+			throw new ZooKeeperUnreachableException(connectString, timeout, ex);
+		}
+	}
+
+	private static RetryPolicy retryPolicy(ZkLockProperties.Retry retry) {
+		int baseSleep = (int) retry.getBaseSleep().toMillis();
+		Duration maxSleep = retry.getMaxSleep();
+		if (maxSleep == null) {
+			return new ExponentialBackoffRetry(baseSleep, retry.getMaxRetries());
+		}
+		return new ExponentialBackoffRetry(baseSleep, retry.getMaxRetries(), (int) maxSleep.toMillis());
+	}
+
+	/**
+	 * Fails the start with an actionable message when the embedded server is asked for but
+	 * zk-lock-test, or the curator-test it brings, is missing, instead of silently connecting to
+	 * {@code connect-string}.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnBooleanProperty("zk.lock.embedded.enabled")
+	@Conditional(EmbeddedZooKeeperMissingCondition.class)
+	static class MissingEmbeddedZooKeeperConfiguration {
+
+		MissingEmbeddedZooKeeperConfiguration() {
+			throw new EmbeddedZooKeeperUnavailableException();
+		}
+
+	}
+
+	/** zk-lock-test or curator-test is not on the class path. */
+	static class EmbeddedZooKeeperMissingCondition extends AnyNestedCondition {
+
+		EmbeddedZooKeeperMissingCondition() {
+			super(ConfigurationPhase.PARSE_CONFIGURATION);
+		}
+
+		@ConditionalOnMissingClass(EMBEDDED_ZOOKEEPER_CLASS)
+		static class ZkLockTestMissing {
+
+		}
+
+		@ConditionalOnMissingClass(CURATOR_TEST_CLASS)
+		static class CuratorTestMissing {
+
+		}
+
+	}
+
+	/**
+	 * Masks {@code zk.lock.auth.credentials} in the actuator's {@code configprops} and
+	 * {@code env} endpoints, also when they are set to show values.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(SanitizingFunction.class)
+	static class CredentialsSanitizingConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean(name = "zkLockCredentialsSanitizingFunction")
+		SanitizingFunction zkLockCredentialsSanitizingFunction() {
+			// Any spelling of the key: zk.lock.auth.credentials, ZK_LOCK_AUTH_CREDENTIALS...
+			return SanitizingFunction.sanitizeValue()
+				.ifKeyMatches((key) -> key.replaceAll("[^A-Za-z0-9]", "").equalsIgnoreCase("zklockauthcredentials"));
+		}
+
+	}
+
+}

@@ -1,0 +1,61 @@
+package io.github.zklock.autoconfigure;
+
+import io.micrometer.observation.ObservationRegistry;
+import org.apache.curator.framework.CuratorFramework;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import io.github.zklock.LockRegistry;
+import io.github.zklock.LockStateListener;
+import io.github.zklock.LockTemplate;
+import io.github.zklock.annotation.EnableDistributedLocks;
+import io.github.zklock.aop.DistributedLockConfiguration;
+import io.github.zklock.curator.CuratorLockRegistry;
+
+/**
+ * The lock part of {@link ZkLockAutoConfiguration}: a {@link CuratorLockRegistry} on the Curator
+ * client (unless the application defines a {@link LockRegistry}), told of lock state changes by
+ * {@link LockStateListener} beans and through application events; the {@link LockTemplate}, with
+ * the application's {@code ObservationRegistry} when there is one; and the
+ * {@code @DistributedLock} advice, as {@link EnableDistributedLocks @EnableDistributedLocks}
+ * would register it, ordered by {@code zk.lock.aspect-order}.
+ */
+@Configuration(proxyBeanMethods = false)
+class ZkLockTemplateConfiguration {
+
+	@Bean(destroyMethod = "close")
+	@ConditionalOnMissingBean(LockRegistry.class)
+	CuratorLockRegistry zkLockRegistry(CuratorFramework client, ZkLockProperties properties,
+			ApplicationEventPublisher eventPublisher, ObjectProvider<LockStateListener> listeners) {
+		CuratorLockRegistry registry = new CuratorLockRegistry(client, properties.getRootPath(),
+				properties.getCacheCapacity());
+		registry.addLockStateListener(eventPublisher::publishEvent);
+		listeners.orderedStream().forEach(registry::addLockStateListener);
+		registry.setInterruptOnLost(properties.isInterruptOnLost());
+		return registry;
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	LockTemplate lockTemplate(LockRegistry lockRegistry, ZkLockProperties properties,
+			ObjectProvider<ObservationRegistry> observationRegistry) {
+		LockTemplate template = new LockTemplate(lockRegistry, properties.getDefaultWaitTime());
+		observationRegistry.ifAvailable(template::setObservationRegistry);
+		return template;
+	}
+
+	/**
+	 * The advice, unless the application turned it on itself with
+	 * {@code @EnableDistributedLocks}.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnMissingBean(DistributedLockConfiguration.class)
+	@EnableDistributedLocks
+	static class AdviceConfiguration {
+
+	}
+
+}

@@ -1,4 +1,0 @@
-/**
- * Test support shared by the test packages.
- */
-package io.github.zklock.test;

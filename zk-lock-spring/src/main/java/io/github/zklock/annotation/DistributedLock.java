@@ -1,0 +1,94 @@
+package io.github.zklock.annotation;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Inherited;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+import java.util.concurrent.TimeUnit;
+
+import io.github.zklock.LockMode;
+
+/**
+ * Runs the annotated method while holding a ZooKeeper lock on {@link #path()}.
+ *
+ * <p>The lock is taken before the method runs and released in a {@code finally} block on the
+ * same thread after it returns or throws; an exception thrown by the method propagates unchanged
+ * after the release. When the lock is not acquired within the wait time the method is not invoked
+ * and {@link io.github.zklock.LockAcquisitionException} is thrown. The advice is ordered outside
+ * {@code @Transactional} by default ({@code zk.lock.aspect-order}), so the lock is held until the
+ * transaction has committed or rolled back.
+ *
+ * <p>Methods returning {@code CompletionStage}, {@code Future} or a Reactive Streams
+ * {@code Publisher} are rejected at start-up: the lock is bound to the thread that acquired it.
+ *
+ * <p>Example: {@code @DistributedLock(path = "/stock/#{#sku}", waitTime = 2, timeUnit = SECONDS)}.
+ *
+ * <p>The advice that honours it comes with the Spring Boot starter, or, in an application without
+ * Spring Boot, with {@link EnableDistributedLocks @EnableDistributedLocks}.
+ *
+ * @see io.github.zklock.LockTemplate
+ */
+@Target({ ElementType.METHOD, ElementType.ANNOTATION_TYPE })
+@Retention(RetentionPolicy.RUNTIME)
+@Inherited
+@Documented
+public @interface DistributedLock {
+
+	/**
+	 * Value of {@link #waitTime()} that means "not given": use {@code zk.lock.default-wait-time}.
+	 * The default of {@link #waitTime()}; not meant to be written.
+	 */
+	long DEFAULT_WAIT_TIME = Long.MIN_VALUE;
+
+	/**
+	 * Value of {@link #waitTime()} that means "wait until the lock is granted, without limit", in
+	 * any {@link #timeUnit()}: {@code -1}, as {@code LockRequest.WAIT_FOREVER} ({@code -1 ms}) and
+	 * {@code zk.lock.default-wait-time=-1ms}.
+	 */
+	long WAIT_FOREVER = -1;
+
+	/**
+	 * The key to lock, below {@code zk.lock.root-path}, starting with {@code /}, for example
+	 * {@code /orders/#{#orderId}}. Literal text must form a legal ZooKeeper path. Templates
+	 * {@code #{...}} are SpEL expressions over the method arguments (by name, {@code #p0} or
+	 * {@code #a0}), the target ({@code #root.target}) and beans ({@code @bean}); each value is
+	 * encoded so that it stays inside one path segment ({@code a/b}, {@code .} and {@code ..}
+	 * cannot add or climb segments). A {@code null} or empty value fails the call with
+	 * {@link io.github.zklock.InvalidLockPathException} before any ZooKeeper request.
+	 * @return the lock path template
+	 */
+	String path();
+
+	/**
+	 * The kind of lock.
+	 * @return the lock mode
+	 */
+	LockMode mode() default LockMode.EXCLUSIVE;
+
+	/**
+	 * Whether the same thread may re-enter the lock it holds. Only meaningful for
+	 * {@link LockMode#EXCLUSIVE}; READ and WRITE are always reentrant. With {@code false} a nested
+	 * call on the same path in the same thread is not granted: it fails after its wait time, or at
+	 * once when it would wait forever.
+	 * @return whether the exclusive lock is reentrant
+	 */
+	boolean reentrant() default true;
+
+	/**
+	 * How long to wait for the lock, in {@link #timeUnit()}. Left out ({@link #DEFAULT_WAIT_TIME}),
+	 * {@code zk.lock.default-wait-time} applies; {@code 0} makes one attempt without waiting;
+	 * {@link #WAIT_FOREVER} ({@code -1}) waits without limit. Other negative values are rejected
+	 * at start-up, naming the method.
+	 * @return the wait time
+	 */
+	long waitTime() default DEFAULT_WAIT_TIME;
+
+	/**
+	 * The unit of {@link #waitTime()}.
+	 * @return the time unit
+	 */
+	TimeUnit timeUnit() default TimeUnit.MILLISECONDS;
+
+}

@@ -1,0 +1,84 @@
+package io.github.zklock.aop;
+
+import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.context.EnvironmentAware;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.ImportAware;
+import org.springframework.context.annotation.Role;
+import org.springframework.core.annotation.AnnotationAttributes;
+import org.springframework.core.env.Environment;
+import org.springframework.core.type.AnnotationMetadata;
+import org.springframework.util.function.SingletonSupplier;
+
+import io.github.zklock.LockTemplate;
+import io.github.zklock.annotation.EnableDistributedLocks;
+import io.github.zklock.expression.LockPathExpressionEvaluator;
+
+/**
+ * The infrastructure beans of the {@code @DistributedLock} advice, imported by
+ * {@link EnableDistributedLocks @EnableDistributedLocks}: the operation source (per-method cache
+ * of parsed declarations, with a SpEL evaluator that resolves {@code @bean} references), the
+ * start-up validator and the advisor.
+ *
+ * <p>The advisor's order is {@code zk.lock.aspect-order} when the environment sets it, else the
+ * annotation's {@link EnableDistributedLocks#order() order}. The {@link LockTemplate} is looked up
+ * on the first locked call, so that creating the advisor early (auto-proxy creators collect
+ * advisors while post-processors are created) does not pull the ZooKeeper client in with it.
+ */
+@Configuration(proxyBeanMethods = false)
+@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+public class DistributedLockConfiguration implements ImportAware, EnvironmentAware {
+
+	/** The property that orders the advisor, with or without Spring Boot. */
+	public static final String ASPECT_ORDER_PROPERTY = "zk.lock.aspect-order";
+
+	private int order = EnableDistributedLocks.DEFAULT_ORDER;
+
+	private @Nullable Environment environment;
+
+	@Override
+	public void setImportMetadata(AnnotationMetadata importMetadata) {
+		AnnotationAttributes attributes = AnnotationAttributes
+			.fromMap(importMetadata.getAnnotationAttributes(EnableDistributedLocks.class.getName()));
+		if (attributes != null) {
+			this.order = attributes.getNumber("order");
+		}
+	}
+
+	@Override
+	public void setEnvironment(Environment environment) {
+		this.environment = environment;
+	}
+
+	@Bean
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	static LockOperationSource zkLockOperationSource(BeanFactory beanFactory) {
+		return new LockOperationSource(new LockPathExpressionEvaluator(beanFactory));
+	}
+
+	@Bean
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	static DistributedLockMethodValidator zkLockMethodValidator(ObjectProvider<LockOperationSource> operationSource) {
+		return new DistributedLockMethodValidator(operationSource.getObject());
+	}
+
+	@Bean
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	DistributedLockAdvisor zkLockAdvisor(LockOperationSource zkLockOperationSource,
+			ObjectProvider<LockTemplate> lockTemplate) {
+		DistributedLockInterceptor interceptor = new DistributedLockInterceptor(zkLockOperationSource,
+				SingletonSupplier.of(lockTemplate::getObject));
+		return new DistributedLockAdvisor(interceptor, advisorOrder());
+	}
+
+	private int advisorOrder() {
+		Integer configured = (this.environment != null)
+				? this.environment.getProperty(ASPECT_ORDER_PROPERTY, Integer.class) : null;
+		return (configured != null) ? configured : this.order;
+	}
+
+}

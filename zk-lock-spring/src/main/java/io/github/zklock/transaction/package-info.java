@@ -1,0 +1,8 @@
+/**
+ * Transaction support: the commit guard that rolls back when a lock was lost before commit, and
+ * the post-processor that adds it to the application's transaction managers.
+ */
+@NullMarked
+package io.github.zklock.transaction;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,288 @@
+package io.github.zklock.test;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.test.InstanceSpec;
+import org.apache.curator.test.TestingServer;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+/**
+ * JUnit Jupiter extension that runs a real, in-process ZooKeeper server (Curator's
+ * {@link TestingServer}, data in a temporary directory deleted on stop) for the tests of a class,
+ * and hands out Curator clients connected to it. Registered on a {@code static} field, one server
+ * serves the whole class and stops after its last test (after {@code @AfterAll} methods, so
+ * contexts closed there still reach it); on an instance field, each test gets a fresh server.
+ *
+ * <pre class="code">
+ * &#64;RegisterExtension
+ * static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
+ *
+ * &#64;Test
+ * void twoClientsExcludeEachOther() {
+ * 	CuratorFramework first = zooKeeper.newClient(); // started, connected, closed after the test
+ * 	...
+ * }
+ *
+ * &#64;DynamicPropertySource // with &#64;SpringBootTest
+ * static void zooKeeper(DynamicPropertyRegistry registry) {
+ * 	registry.add("zk.lock.connect-string", zooKeeper::getConnectString);
+ * }
+ * </pre>
+ *
+ * <p>With {@code @SpringBootTest}, also annotate the class {@code @DirtiesContext}: the Spring
+ * TestContext Framework would otherwise keep the context cached, its client retrying a server
+ * that stopped with the class.
+ *
+ * <p>Use it when several application contexts (two "instances" of an application), or plain
+ * Curator clients, must share one server; {@link AutoConfigureEmbeddedZooKeeper} is shorter when
+ * one context is enough.
+ *
+ * <p>The extension's methods are meant for the test thread, except {@link #getConnectString()},
+ * which any thread may call; the extension is not meant to be shared by test classes running in
+ * parallel.
+ */
+public class ZooKeeperExtension implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback, AfterEachCallback {
+
+	/** How long {@link #newClient()} waits for the client's first connection. */
+	public static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
+
+	private final int port;
+
+	private int tickTimeMs = -1;
+
+	private final Map<String, Object> serverProperties = new LinkedHashMap<>();
+
+	private volatile @Nullable TestingServer server;
+
+	private boolean perClass;
+
+	private boolean inTest;
+
+	private final List<CuratorFramework> classClients = new ArrayList<>();
+
+	private final List<CuratorFramework> testClients = new ArrayList<>();
+
+	/**
+	 * Create an extension whose server listens on a free port, chosen when the server starts and
+	 * kept across {@link TestingServer#restart()}.
+	 */
+	public ZooKeeperExtension() {
+		this(-1);
+	}
+
+	/**
+	 * Create an extension whose server listens on the given port.
+	 * @param port the client port, 1 to 65535, or -1 for a free port
+	 * @throws IllegalArgumentException if the port is out of range
+	 */
+	public ZooKeeperExtension(int port) {
+		if (port != -1 && (port < 1 || port > 65535)) {
+			throw new IllegalArgumentException("port must be between 1 and 65535, or -1 for a free port, was " + port);
+		}
+		this.port = port;
+	}
+
+	/**
+	 * Set the server's tick, the unit of its session timeouts: it expires sessions in buckets of
+	 * one tick and bounds their timeout to between 2 and 20 ticks (see
+	 * {@link #withServerProperty(String, Object)} to widen that). Call before the server starts.
+	 * @param tickTime the tick, at least 1 ms
+	 * @return this extension
+	 * @throws IllegalArgumentException if the tick is shorter than 1 ms
+	 */
+	public ZooKeeperExtension withTickTime(Duration tickTime) {
+		if (tickTime.toMillis() < 1) {
+			throw new IllegalArgumentException("tickTime must be at least 1 ms, was " + tickTime);
+		}
+		this.tickTimeMs = (int) Math.min(Integer.MAX_VALUE, tickTime.toMillis());
+		return this;
+	}
+
+	/**
+	 * Set a server configuration property, as in {@code zoo.cfg}, for example
+	 * {@code maxSessionTimeout}. Call before the server starts.
+	 * @param name the property name
+	 * @param value its value
+	 * @return this extension
+	 */
+	public ZooKeeperExtension withServerProperty(String name, Object value) {
+		this.serverProperties.put(name, value);
+		return this;
+	}
+
+	/**
+	 * Start the server for the whole class (the extension is on a static field).
+	 * @param context the class's context
+	 * @throws Exception if the server cannot start, for example because the port is taken
+	 */
+	@Override
+	public void beforeAll(ExtensionContext context) throws Exception {
+		this.perClass = true;
+		start();
+	}
+
+	/**
+	 * Start the server for this test, unless one runs for the whole class.
+	 * @param context the test's context
+	 * @throws Exception if the server cannot start, for example because the port is taken
+	 */
+	@Override
+	public void beforeEach(ExtensionContext context) throws Exception {
+		this.inTest = true;
+		if (this.server == null) {
+			start();
+		}
+	}
+
+	/**
+	 * Close the clients made during this test, then stop this test's server unless it runs for
+	 * the whole class.
+	 * @param context the test's context
+	 * @throws IOException if stopping fails
+	 */
+	@Override
+	public void afterEach(ExtensionContext context) throws IOException {
+		this.inTest = false;
+		closeAll(this.testClients);
+		if (!this.perClass) {
+			stop();
+		}
+	}
+
+	/**
+	 * Close the clients made outside tests, then stop the class's server and delete its data.
+	 * @param context the class's context
+	 * @throws IOException if stopping fails
+	 */
+	@Override
+	public void afterAll(ExtensionContext context) throws IOException {
+		closeAll(this.classClients);
+		stop();
+		this.perClass = false;
+	}
+
+	/**
+	 * Return the connect string of the running server.
+	 * @return {@code host:port}, the value for {@code zk.lock.connect-string}
+	 * @throws IllegalStateException if the server is not running (outside a test)
+	 */
+	public String getConnectString() {
+		return getServer().getConnectString();
+	}
+
+	/**
+	 * Return the client port of the running server.
+	 * @return the port
+	 * @throws IllegalStateException if the server is not running (outside a test)
+	 */
+	public int getPort() {
+		return getServer().getPort();
+	}
+
+	/**
+	 * Return the running server, for example to {@link TestingServer#stop() stop} and
+	 * {@link TestingServer#restart() restart} it and see how the application copes.
+	 * @return the server
+	 * @throws IllegalStateException if the server is not running (outside a test)
+	 */
+	public TestingServer getServer() {
+		TestingServer server = this.server;
+		if (server == null) {
+			throw new IllegalStateException("The ZooKeeper server runs only during the tests of the class that "
+					+ "registers this extension (with @RegisterExtension)");
+		}
+		return server;
+	}
+
+	/**
+	 * Return a started Curator client of the server, connected: retries with an exponential
+	 * back-off from 100 ms, 3 times; Curator's default session and connection timeouts. Closed by
+	 * the extension after the test that made it, or after the class when made in
+	 * {@code @BeforeAll}.
+	 * @return the client
+	 * @throws IllegalStateException if the server is not running, or the client is not connected
+	 * within {@link #CONNECT_TIMEOUT}
+	 * @throws InterruptedException if interrupted while waiting for the connection
+	 */
+	public CuratorFramework newClient() throws InterruptedException {
+		return newClient((builder) -> {
+		});
+	}
+
+	/**
+	 * Return a started and connected Curator client of the server, built as by
+	 * {@link #newClient()} and then changed by the customizer (session timeout, retry policy,
+	 * namespace, authorization, a {@link CountingZooKeeper#factory counting ZooKeeper client}, even
+	 * another connect string such as a proxy's). Closed by the extension like the others.
+	 * @param customizer changes the builder before the client is built
+	 * @return the client
+	 * @throws IllegalStateException if the server is not running, or the client is not connected
+	 * within {@link #CONNECT_TIMEOUT}
+	 * @throws InterruptedException if interrupted while waiting for the connection
+	 */
+	public CuratorFramework newClient(Consumer<CuratorFrameworkFactory.Builder> customizer)
+			throws InterruptedException {
+		CuratorFramework client = newStartedClient(customizer);
+		if (!client.blockUntilConnected((int) CONNECT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+			throw new IllegalStateException("Client not connected to " + getConnectString() + " within "
+					+ CONNECT_TIMEOUT.toMillis() + " ms");
+		}
+		return client;
+	}
+
+	/**
+	 * Return a started Curator client of the server without waiting for its connection, for tests
+	 * that start with the server down. Closed by the extension like the others.
+	 * @param customizer changes the builder before the client is built
+	 * @return the client, connected or not
+	 * @throws IllegalStateException if the server was never started
+	 */
+	public CuratorFramework newStartedClient(Consumer<CuratorFrameworkFactory.Builder> customizer) {
+		CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
+			.connectString(getConnectString())
+			.retryPolicy(new ExponentialBackoffRetry(100, 3));
+		customizer.accept(builder);
+		CuratorFramework client = builder.build();
+		(this.inTest ? this.testClients : this.classClients).add(client);
+		client.start();
+		return client;
+	}
+
+	private void start() throws Exception {
+		InstanceSpec spec = new InstanceSpec(null, this.port, -1, -1, true, -1, this.tickTimeMs, -1,
+				new LinkedHashMap<>(this.serverProperties));
+		this.server = new TestingServer(spec, true);
+	}
+
+	private void stop() throws IOException {
+		TestingServer server = this.server;
+		this.server = null;
+		if (server != null) {
+			server.close();
+		}
+	}
+
+	private static void closeAll(List<CuratorFramework> clients) {
+		// Newest first: a client made from another's state goes before it.
+		for (int i = clients.size() - 1; i >= 0; i--) {
+			clients.get(i).close();
+		}
+		clients.clear();
+	}
+
+}
