@@ -7,6 +7,7 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
+import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.test.context.PropertyMapping;
 
 /**
@@ -29,15 +30,17 @@ import org.springframework.boot.test.context.PropertyMapping;
  *
  * <p>Needs this module, {@code io.github.zklock:zk-lock-test}, on the test class path (it brings
  * the server, {@code org.apache.curator:curator-test}); without it the context fails to start with
- * an explanation. The server is started by {@link EmbeddedZooKeeperAutoConfiguration}. To share one
- * server between several contexts, or with plain Curator clients, use {@link ZooKeeperExtension}
- * instead.
+ * an explanation. The server is started by {@link EmbeddedZooKeeperAutoConfiguration}, which the
+ * annotation imports, so that it also works in a test that lists its auto-configurations. To share
+ * one server between several contexts, or with plain Curator clients, use
+ * {@link ZooKeeperExtension} instead.
  */
 @Target(ElementType.TYPE)
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
 @Inherited
 @PropertyMapping("zk.lock.embedded")
+@ImportAutoConfiguration(EmbeddedZooKeeperAutoConfiguration.class)
 public @interface AutoConfigureEmbeddedZooKeeper {
 
 	/**

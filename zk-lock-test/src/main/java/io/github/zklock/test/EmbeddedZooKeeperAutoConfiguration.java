@@ -18,13 +18,15 @@ import org.springframework.context.annotation.Bean;
  * the place of {@code zk.lock.connect-string}. The server starts before the client (the provider
  * needs it) and stops after it, when the context closes.
  *
- * <p>Backs off when the application defines its own {@code EnsembleProvider} or
- * {@code EmbeddedZooKeeper}, and with {@code zk.lock.enabled=false}.
+ * <p>Backs off, starting no server, when the application defines its own
+ * {@code EnsembleProvider}, and with {@code zk.lock.enabled=false}; an application's own
+ * {@code EmbeddedZooKeeper} bean replaces the server it would start.
  */
 @AutoConfiguration(beforeName = "io.github.zklock.autoconfigure.ZkLockAutoConfiguration")
 @ConditionalOnClass(TestingServer.class)
 @ConditionalOnBooleanProperty(name = "zk.lock.enabled", matchIfMissing = true)
 @ConditionalOnBooleanProperty("zk.lock.embedded.enabled")
+@ConditionalOnMissingBean(EnsembleProvider.class)
 @EnableConfigurationProperties(EmbeddedZooKeeperProperties.class)
 public class EmbeddedZooKeeperAutoConfiguration {
 

@@ -26,7 +26,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * {@link TestingServer}, data in a temporary directory deleted on stop) for the tests of a class,
  * and hands out Curator clients connected to it. Registered on a {@code static} field, one server
  * serves the whole class and stops after its last test (after {@code @AfterAll} methods, so
- * contexts closed there still reach it); on an instance field, each test gets a fresh server.
+ * contexts closed there still reach it), also the tests of its {@code @Nested} classes; on an
+ * instance field, each test gets a fresh server.
  *
  * <pre class="code">
  * &#64;RegisterExtension
@@ -70,6 +71,12 @@ public class ZooKeeperExtension implements BeforeAllCallback, AfterAllCallback, 
 	private volatile @Nullable TestingServer server;
 
 	private boolean perClass;
+
+	/**
+	 * How many classes of the tree run now: JUnit calls {@link #beforeAll} and {@link #afterAll}
+	 * again for each {@code @Nested} class, which shares the enclosing class's server.
+	 */
+	private int classDepth;
 
 	private boolean inTest;
 
@@ -117,23 +124,28 @@ public class ZooKeeperExtension implements BeforeAllCallback, AfterAllCallback, 
 	 * Set a server configuration property, as in {@code zoo.cfg}, for example
 	 * {@code maxSessionTimeout}. Call before the server starts.
 	 * @param name the property name
-	 * @param value its value
+	 * @param value its value, as a string or an object whose {@code toString()} is the value (such
+	 * as an {@code Integer})
 	 * @return this extension
 	 */
 	public ZooKeeperExtension withServerProperty(String name, Object value) {
-		this.serverProperties.put(name, value);
+		// The embedded server reads its configuration as strings only.
+		this.serverProperties.put(name, String.valueOf(value));
 		return this;
 	}
 
 	/**
-	 * Start the server for the whole class (the extension is on a static field).
+	 * Start the server for the whole class (the extension is on a static field); a
+	 * {@code @Nested} class shares the server of its enclosing class.
 	 * @param context the class's context
 	 * @throws Exception if the server cannot start, for example because the port is taken
 	 */
 	@Override
 	public void beforeAll(ExtensionContext context) throws Exception {
-		this.perClass = true;
-		start();
+		if (this.classDepth++ == 0) {
+			this.perClass = true;
+			start();
+		}
 	}
 
 	/**
@@ -165,12 +177,19 @@ public class ZooKeeperExtension implements BeforeAllCallback, AfterAllCallback, 
 	}
 
 	/**
-	 * Close the clients made outside tests, then stop the class's server and delete its data.
+	 * Close the clients made outside tests, then stop the class's server and delete its data;
+	 * at the end of a {@code @Nested} class, nothing (its enclosing class still runs).
 	 * @param context the class's context
 	 * @throws IOException if stopping fails
 	 */
 	@Override
 	public void afterAll(ExtensionContext context) throws IOException {
+		if (this.classDepth > 1) {
+			// A @Nested class ends; the enclosing class still runs on the server.
+			this.classDepth--;
+			return;
+		}
+		this.classDepth = 0;
 		closeAll(this.classClients);
 		stop();
 		this.perClass = false;
