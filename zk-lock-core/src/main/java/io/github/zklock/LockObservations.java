@@ -15,8 +15,9 @@ import org.jspecify.annotations.Nullable;
  * <li>{@value #HELD}: the time the grant is held; keys {@code name} and {@code mode}.</li>
  * </ul>
  * With Spring Boot's default meter handler they become the timers {@code zk.lock.acquire} and
- * {@code zk.lock.held} (plus {@code zk.lock.held.active}). The lock's znode path is a
- * high-cardinality key, {@code path}, for traces only.
+ * {@code zk.lock.held} (plus {@code zk.lock.held.active}). Each also has a high-cardinality key
+ * {@code path}, for traces only: the requested key on {@value #ACQUIRE} ({@code /stock/apple}), the
+ * granted lock's znode path on {@value #HELD} ({@code /locks/stock/apple}).
  *
  * <p>The only class of the template that uses Micrometer, which is an optional dependency: it is
  * loaded only when an observation registry is set.

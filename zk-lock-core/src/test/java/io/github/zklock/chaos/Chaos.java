@@ -9,17 +9,15 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
-import org.apache.curator.test.InstanceSpec;
-import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.ClientCnxnSocketNIO;
 import org.apache.zookeeper.ClientCnxnSocketNetty;
 import org.apache.zookeeper.Watcher.Event.EventType;
@@ -27,12 +25,17 @@ import org.apache.zookeeper.Watcher.Event.KeeperState;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.client.ZKClientConfig;
 
+import io.github.zklock.LockMode;
+import io.github.zklock.LockRequest;
+import io.github.zklock.test.ZooKeeperExtension;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Shared set-up of the chaos tests: servers with a short tick, clients, server-side session
- * expiry, and the {@code CHAOS ...} report lines.
+ * Shared set-up of the chaos tests: servers with a short tick (through the shared
+ * {@link ZooKeeperExtension}), client settings, server-side session expiry, and the
+ * {@code CHAOS ...} report lines.
  */
 final class Chaos {
 
@@ -69,20 +72,36 @@ final class Chaos {
 	}
 
 	/**
-	 * Return the spec of a server with a {@link #TICK_TIME_MS} tick that accepts session timeouts
-	 * up to a minute (the default cap is 20 ticks).
+	 * Return the extension that runs the server of a chaos test: a {@link #TICK_TIME_MS} tick, and
+	 * session timeouts accepted up to a minute (the default cap is 20 ticks).
 	 */
-	static InstanceSpec instanceSpec() {
-		return new InstanceSpec(null, -1, -1, -1, true, -1, TICK_TIME_MS, -1,
-				Map.of("maxSessionTimeout", "60000"));
-	}
-
-	static TestingServer startServer() throws Exception {
-		return new TestingServer(instanceSpec(), true);
+	static ZooKeeperExtension zooKeeper() {
+		return new ZooKeeperExtension().withTickTime(Duration.ofMillis(TICK_TIME_MS))
+			.withServerProperty("maxSessionTimeout", "60000");
 	}
 
 	/**
-	 * Start a Curator client and wait until it is connected.
+	 * Return the settings of a chaos client, for {@link ZooKeeperExtension#newClient(Consumer)}:
+	 * the requested session timeout, the same connection timeout, retries with a back-off capped at
+	 * a second, and the given ZooKeeper client socket implementation.
+	 * @param sessionTimeout the requested session timeout
+	 * @param socket the ZooKeeper client socket implementation
+	 */
+	static Consumer<CuratorFrameworkFactory.Builder> clientSettings(Duration sessionTimeout, ClientSocket socket) {
+		return (builder) -> {
+			ZKClientConfig config = new ZKClientConfig();
+			config.setProperty(ZKClientConfig.ZOOKEEPER_CLIENT_CNXN_SOCKET, socket.className);
+			builder.zkClientConfig(config)
+				.sessionTimeoutMs((int) sessionTimeout.toMillis())
+				.connectionTimeoutMs((int) sessionTimeout.toMillis())
+				.retryPolicy(new ExponentialBackoffRetry(100, 10, 1000));
+		};
+	}
+
+	/**
+	 * Start a Curator client with the {@link #clientSettings chaos settings} and wait until it is
+	 * connected. For clients without a {@link ZooKeeperExtension}: those of a child JVM
+	 * ({@link LockWorker}) and of the three-server ensemble ({@link ClusterFailoverTests}).
 	 * @param connectString where to connect
 	 * @param sessionTimeout the requested session timeout
 	 */
@@ -91,26 +110,29 @@ final class Chaos {
 	}
 
 	/**
-	 * Start a Curator client on the given ZooKeeper client socket implementation and wait until
-	 * it is connected.
+	 * Start a Curator client with the {@link #clientSettings chaos settings} on the given ZooKeeper
+	 * client socket implementation and wait until it is connected.
 	 * @param connectString where to connect
 	 * @param sessionTimeout the requested session timeout
 	 * @param socket the ZooKeeper client socket implementation
 	 */
 	static CuratorFramework startClient(String connectString, Duration sessionTimeout, ClientSocket socket)
 			throws InterruptedException {
-		ZKClientConfig config = new ZKClientConfig();
-		config.setProperty(ZKClientConfig.ZOOKEEPER_CLIENT_CNXN_SOCKET, socket.className);
-		CuratorFramework client = CuratorFrameworkFactory.builder()
-			.connectString(connectString)
-			.zkClientConfig(config)
-			.sessionTimeoutMs((int) sessionTimeout.toMillis())
-			.connectionTimeoutMs((int) sessionTimeout.toMillis())
-			.retryPolicy(new ExponentialBackoffRetry(100, 10, 1000))
-			.build();
+		CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder().connectString(connectString);
+		clientSettings(sessionTimeout, socket).accept(builder);
+		CuratorFramework client = builder.build();
 		client.start();
 		assertThat(client.blockUntilConnected(30, TimeUnit.SECONDS)).as("connected to %s", connectString).isTrue();
 		return client;
+	}
+
+	/**
+	 * Return a request for a reentrant EXCLUSIVE lock, the lock every chaos client takes.
+	 * @param key the key below {@link LockWorker#ROOT}
+	 * @param waitTime how long to wait
+	 */
+	static LockRequest exclusive(String key, Duration waitTime) {
+		return new LockRequest(key, LockMode.EXCLUSIVE, true, waitTime);
 	}
 
 	/**

@@ -30,7 +30,6 @@ import org.junit.jupiter.api.Timeout;
 import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockState;
-import io.github.zklock.annotation.LockMode;
 import io.github.zklock.chaos.Chaos.ClientSocket;
 import io.github.zklock.curator.CuratorLockRegistry;
 
@@ -98,6 +97,8 @@ class ClusterFailoverTests {
 			specs.add(new InstanceSpec(null, -1, -1, -1, true, -1, CLUSTER_TICK_MS, -1,
 					Map.of("maxSessionTimeout", "60000")));
 		}
+		// A three-server ensemble, not the shared ZooKeeperExtension (one server): its clients are
+		// built by Chaos.startClient with the same settings as the other chaos clients.
 		this.cluster = new TestingCluster(specs);
 		this.cluster.start();
 		for (int id = 0; id < CLIENTS; id++) {
@@ -212,7 +213,7 @@ class ClusterFailoverTests {
 			while (!ClusterFailoverTests.this.stop.get()) {
 				Optional<LockHandle> granted;
 				try {
-					granted = this.registry.tryAcquire(PATH, LockMode.EXCLUSIVE, true, Duration.ofSeconds(2));
+					granted = this.registry.tryAcquire(Chaos.exclusive(PATH, Duration.ofSeconds(2)));
 				}
 				catch (LockException ex) {
 					// No quorum or no server for now.

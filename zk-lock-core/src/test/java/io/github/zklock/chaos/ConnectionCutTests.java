@@ -11,17 +11,18 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockState;
-import io.github.zklock.annotation.LockMode;
+import io.github.zklock.chaos.Chaos.ClientSocket;
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -43,7 +44,9 @@ class ConnectionCutTests {
 
 	private static final Duration SESSION_TIMEOUT = Duration.ofSeconds(4);
 
-	private TestingServer server;
+	/** A server per test, with the chaos tick; it stops after the proxy is closed. */
+	@RegisterExtension
+	final ZooKeeperExtension zooKeeper = Chaos.zooKeeper();
 
 	private TcpProxy proxy;
 
@@ -55,21 +58,19 @@ class ConnectionCutTests {
 
 	@BeforeEach
 	void start() throws Exception {
-		this.server = Chaos.startServer();
-		this.proxy = TcpProxy.start(this.server.getPort());
-		this.contenderClient = Chaos.startClient(this.server.getConnectString(), Duration.ofSeconds(10));
+		this.proxy = TcpProxy.start(this.zooKeeper.getPort());
+		this.contenderClient = this.zooKeeper.newClient(Chaos.clientSettings(Duration.ofSeconds(10), ClientSocket.NIO));
 		this.contender = new CuratorLockRegistry(this.contenderClient, LockWorker.ROOT, 16);
 		this.executor = Executors.newSingleThreadExecutor();
 	}
 
 	@AfterEach
 	void stop() throws Exception {
+		// The extension closes the clients and the server after this.
 		this.executor.shutdownNow();
 		this.executor.awaitTermination(10, TimeUnit.SECONDS);
 		Chaos.closeQuietly(this.contender);
-		Chaos.closeQuietly(this.contenderClient);
 		Chaos.closeQuietly(this.proxy);
-		Chaos.closeQuietly(this.server);
 	}
 
 	@Test
@@ -101,7 +102,10 @@ class ConnectionCutTests {
 		List<Long> margins = new ArrayList<>();
 		for (int trial = 1; trial <= trials; trial++) {
 			this.proxy.heal();
-			CuratorFramework holderClient = Chaos.startClient(this.proxy.connectString(), SESSION_TIMEOUT);
+			// Through the proxy: the extension's client with the proxy's connect string.
+			CuratorFramework holderClient = this.zooKeeper.newClient(Chaos
+				.clientSettings(SESSION_TIMEOUT, ClientSocket.NIO)
+				.andThen((builder) -> builder.connectString(this.proxy.connectString())));
 			CuratorLockRegistry holder = new CuratorLockRegistry(holderClient, LockWorker.ROOT, 16);
 			AtomicLong inDoubtAt = new AtomicLong();
 			AtomicLong lostAt = new AtomicLong();
@@ -114,7 +118,7 @@ class ConnectionCutTests {
 				}
 			});
 			try {
-				LockHandle handle = holder.tryAcquire(PATH, LockMode.EXCLUSIVE, true, Duration.ofSeconds(10)).orElseThrow();
+				LockHandle handle = holder.tryAcquire(Chaos.exclusive(PATH, Duration.ofSeconds(10))).orElseThrow();
 				long holderToken = handle.fencingToken();
 				Future<long[]> next = this.executor.submit(() -> SessionExpiryTests.grantAndRelease(this.contender, PATH));
 				Chaos.awaitLockNodes(this.contenderClient, LockWorker.ROOT + PATH, 2);

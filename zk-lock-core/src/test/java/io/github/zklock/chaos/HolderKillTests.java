@@ -9,14 +9,16 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.github.zklock.chaos.Chaos.ClientSocket;
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -34,7 +36,9 @@ class HolderKillTests {
 
 	private static final Duration SESSION_TIMEOUT = Duration.ofSeconds(3);
 
-	private TestingServer server;
+	/** A server per test, with the chaos tick. The holders are child JVMs with clients of their own. */
+	@RegisterExtension
+	final ZooKeeperExtension zooKeeper = Chaos.zooKeeper();
 
 	private CuratorFramework contenderClient;
 
@@ -44,19 +48,17 @@ class HolderKillTests {
 
 	@BeforeEach
 	void start() throws Exception {
-		this.server = Chaos.startServer();
-		this.contenderClient = Chaos.startClient(this.server.getConnectString(), Duration.ofSeconds(10));
+		this.contenderClient = this.zooKeeper.newClient(Chaos.clientSettings(Duration.ofSeconds(10), ClientSocket.NIO));
 		this.contender = new CuratorLockRegistry(this.contenderClient, LockWorker.ROOT, 16);
 		this.executor = Executors.newSingleThreadExecutor();
 	}
 
 	@AfterEach
 	void stop() throws Exception {
+		// The extension closes the client and the server after this.
 		this.executor.shutdownNow();
 		this.executor.awaitTermination(10, TimeUnit.SECONDS);
 		Chaos.closeQuietly(this.contender);
-		Chaos.closeQuietly(this.contenderClient);
-		Chaos.closeQuietly(this.server);
 	}
 
 	@Test
@@ -64,7 +66,7 @@ class HolderKillTests {
 	void lockOfAKilledHolderIsFreeWithinSessionTimeoutPlusOneSecond() throws Exception {
 		List<Long> releaseTimes = new ArrayList<>();
 		for (int trial = 1; trial <= TRIALS; trial++) {
-			try (ChildJvm holder = ChildJvm.start("holder-kill-" + trial, "hold", this.server.getConnectString(), PATH,
+			try (ChildJvm holder = ChildJvm.start("holder-kill-" + trial, "hold", this.zooKeeper.getConnectString(), PATH,
 					Long.toString(SESSION_TIMEOUT.toMillis()))) {
 				long holderToken = Long.parseLong(holder.awaitLine("HELD", Duration.ofSeconds(90)));
 				Future<long[]> next = this.executor.submit(() -> SessionExpiryTests.grantAndRelease(this.contender, PATH));

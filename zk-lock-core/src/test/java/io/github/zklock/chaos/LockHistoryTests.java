@@ -28,8 +28,10 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.github.zklock.chaos.Chaos.ClientSocket;
+import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -69,6 +71,11 @@ class LockHistoryTests {
 	/** A partition outlasts the session timeout, so the partitioned session expires. */
 	private static final Duration PARTITION = SESSION_TIMEOUT.plusMillis(1500);
 
+	/** A server per test, with the chaos tick; the workers are child JVMs with clients of their own. */
+	@RegisterExtension
+	final ZooKeeperExtension zooKeeper = Chaos.zooKeeper();
+
+	/** The extension's server, taken on the test thread for the fault thread, which restarts it. */
 	private TestingServer server;
 
 	private CuratorFramework client;
@@ -83,8 +90,8 @@ class LockHistoryTests {
 
 	@BeforeEach
 	void start() throws Exception {
-		this.server = Chaos.startServer();
-		this.client = Chaos.startClient(this.server.getConnectString(), Duration.ofSeconds(10));
+		this.server = this.zooKeeper.getServer();
+		this.client = this.zooKeeper.newClient(Chaos.clientSettings(Duration.ofSeconds(10), ClientSocket.NIO));
 		this.client.create().forPath(COUNTER_PATH, "0,0".getBytes(StandardCharsets.UTF_8));
 	}
 
@@ -100,8 +107,7 @@ class LockHistoryTests {
 		for (TcpProxy proxy : this.proxies) {
 			proxy.close();
 		}
-		Chaos.closeQuietly(this.client);
-		Chaos.closeQuietly(this.server);
+		// The extension closes the client and the server after this.
 	}
 
 	@Test

@@ -22,7 +22,6 @@ import org.apache.zookeeper.data.Stat;
 import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockState;
-import io.github.zklock.annotation.LockMode;
 import io.github.zklock.chaos.Chaos.ClientSocket;
 import io.github.zklock.chaos.GrantRecord.Outcome;
 import io.github.zklock.curator.CuratorLockRegistry;
@@ -75,9 +74,10 @@ final class LockWorker {
 	}
 
 	private static void hold(String connectString, String path, int sessionTimeoutMs) throws Exception {
+		// In the child JVM there is no ZooKeeperExtension: the worker builds its own client.
 		CuratorFramework client = Chaos.startClient(connectString, Duration.ofMillis(sessionTimeoutMs));
 		CuratorLockRegistry registry = new CuratorLockRegistry(client, ROOT, 16);
-		LockHandle handle = registry.tryAcquire(path, LockMode.EXCLUSIVE, true, Duration.ofSeconds(60))
+		LockHandle handle = registry.tryAcquire(Chaos.exclusive(path, Duration.ofSeconds(60)))
 			.orElseThrow(() -> new IllegalStateException("Not granted " + path + " within 60 s"));
 		say("HELD " + handle.fencingToken());
 		// The parent kills this JVM; if it does not, end on our own.
@@ -111,7 +111,7 @@ final class LockWorker {
 			for (int seq = 0; seq < grants;) {
 				Optional<LockHandle> granted;
 				try {
-					granted = registry.tryAcquire(lockPath, LockMode.EXCLUSIVE, true, Duration.ofSeconds(30));
+					granted = registry.tryAcquire(Chaos.exclusive(lockPath, Duration.ofSeconds(30)));
 				}
 				catch (LockException ex) {
 					// ZooKeeper unreachable for now (a fault of the soak): try again.

@@ -11,21 +11,21 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockState;
-import io.github.zklock.annotation.LockMode;
 import io.github.zklock.chaos.Chaos.ClientSocket;
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -48,7 +48,9 @@ class SessionExpiryTests {
 	/** Longest the holder may be told after the next grant (ZooKeeper's NIO socket alone takes 100 ms). */
 	private static final Duration MAX_TOLD_LAG = Duration.ofSeconds(1);
 
-	private TestingServer server;
+	/** A server per test (each socket's run of the parameterized test too), with the chaos tick. */
+	@RegisterExtension
+	final ZooKeeperExtension zooKeeper = Chaos.zooKeeper();
 
 	private CuratorFramework contenderClient;
 
@@ -58,19 +60,17 @@ class SessionExpiryTests {
 
 	@BeforeEach
 	void start() throws Exception {
-		this.server = Chaos.startServer();
-		this.contenderClient = Chaos.startClient(this.server.getConnectString(), Duration.ofSeconds(10));
+		this.contenderClient = this.zooKeeper.newClient(Chaos.clientSettings(Duration.ofSeconds(10), ClientSocket.NIO));
 		this.contender = new CuratorLockRegistry(this.contenderClient, LockWorker.ROOT, 16);
 		this.executor = Executors.newSingleThreadExecutor();
 	}
 
 	@AfterEach
 	void stop() throws Exception {
+		// The extension closes the clients and the server after this.
 		this.executor.shutdownNow();
 		this.executor.awaitTermination(10, TimeUnit.SECONDS);
 		Chaos.closeQuietly(this.contender);
-		Chaos.closeQuietly(this.contenderClient);
-		Chaos.closeQuietly(this.server);
 	}
 
 	/**
@@ -97,7 +97,7 @@ class SessionExpiryTests {
 		List<Long> margins = new ArrayList<>();
 		long previousToken = 0;
 		for (int trial = 1; trial <= TRIALS; trial++) {
-			CuratorFramework holderClient = Chaos.startClient(this.server.getConnectString(), SESSION_TIMEOUT, socket);
+			CuratorFramework holderClient = this.zooKeeper.newClient(Chaos.clientSettings(SESSION_TIMEOUT, socket));
 			CuratorLockRegistry holder = new CuratorLockRegistry(holderClient, LockWorker.ROOT, 16);
 			AtomicLong toldAt = new AtomicLong();
 			List<LockState> events = new CopyOnWriteArrayList<>();
@@ -108,14 +108,15 @@ class SessionExpiryTests {
 				}
 			});
 			try {
-				LockHandle handle = holder.tryAcquire(PATH, LockMode.EXCLUSIVE, true, Duration.ofSeconds(10)).orElseThrow();
+				LockHandle handle = holder.tryAcquire(Chaos.exclusive(PATH, Duration.ofSeconds(10))).orElseThrow();
 				long holderToken = handle.fencingToken();
 				assertThat(holderToken).isGreaterThan(previousToken);
 				Future<long[]> next = this.executor.submit(() -> grantAndRelease(this.contender, PATH));
 				Chaos.awaitLockNodes(this.contenderClient, LockWorker.ROOT + PATH, 2);
 
 				long expiring = System.nanoTime();
-				int attempts = Chaos.expireSession(holderClient, this.server.getConnectString(), Duration.ofSeconds(20));
+				int attempts = Chaos.expireSession(holderClient, this.zooKeeper.getConnectString(),
+						Duration.ofSeconds(20));
 				long[] granted = next.get(30, TimeUnit.SECONDS);
 				await().atMost(Duration.ofSeconds(20)).until(() -> handle.state() == LockState.LOST);
 
@@ -156,14 +157,14 @@ class SessionExpiryTests {
 	void waiterWhoseSessionExpiredIsGrantedAHeldLockInItsNewSession() throws Exception {
 		String path = "/waiter-expiry";
 		String lockPath = LockWorker.ROOT + path;
-		LockHandle held = this.contender.tryAcquire(path, LockMode.EXCLUSIVE, true, Duration.ZERO).orElseThrow();
+		LockHandle held = this.contender.tryAcquire(Chaos.exclusive(path, Duration.ZERO)).orElseThrow();
 		long holderSession = this.contenderClient.getZookeeperClient().getZooKeeper().getSessionId();
-		CuratorFramework waiterClient = Chaos.startClient(this.server.getConnectString(), SESSION_TIMEOUT);
+		CuratorFramework waiterClient = this.zooKeeper.newClient(Chaos.clientSettings(SESSION_TIMEOUT, ClientSocket.NIO));
 		CuratorLockRegistry waiter = new CuratorLockRegistry(waiterClient, LockWorker.ROOT, 16);
 		try {
 			long firstSession = waiterClient.getZookeeperClient().getZooKeeper().getSessionId();
 			Future<String[]> granted = this.executor.submit(() -> {
-				LockHandle handle = waiter.tryAcquire(path, LockMode.EXCLUSIVE, true, Duration.ofSeconds(60)).orElseThrow();
+				LockHandle handle = waiter.tryAcquire(Chaos.exclusive(path, Duration.ofSeconds(60))).orElseThrow();
 				try {
 					String session = Long.toHexString(waiterClient.getZookeeperClient().getZooKeeper().getSessionId());
 					return new String[] { handle.state().name(), session, String.join(",", owners(waiterClient, lockPath)) };
@@ -173,7 +174,7 @@ class SessionExpiryTests {
 				}
 			});
 			Chaos.awaitLockNodes(this.contenderClient, lockPath, 2);
-			Chaos.expireSession(waiterClient, this.server.getConnectString(), Duration.ofSeconds(20));
+			Chaos.expireSession(waiterClient, this.zooKeeper.getConnectString(), Duration.ofSeconds(20));
 			// The waiter is queued again, with a znode of a session that is neither the holder's nor its first.
 			await().atMost(Duration.ofSeconds(30)).until(() -> owners(this.contenderClient, lockPath).stream()
 				.anyMatch((owner) -> !owner.equals(Long.toHexString(holderSession))
@@ -210,7 +211,7 @@ class SessionExpiryTests {
 	 * @return the grant's {@code System.nanoTime()} and its fencing token
 	 */
 	static long[] grantAndRelease(CuratorLockRegistry registry, String path) {
-		LockHandle handle = registry.tryAcquire(path, LockMode.EXCLUSIVE, true, Duration.ofSeconds(30)).orElseThrow();
+		LockHandle handle = registry.tryAcquire(Chaos.exclusive(path, Duration.ofSeconds(30))).orElseThrow();
 		long grantedAt = System.nanoTime();
 		try {
 			return new long[] { grantedAt, handle.fencingToken() };

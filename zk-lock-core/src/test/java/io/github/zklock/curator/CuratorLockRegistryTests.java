@@ -1,57 +1,59 @@
 package io.github.zklock.curator;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.ExponentialBackoffRetry;
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import io.github.zklock.InvalidLockPathException;
 import io.github.zklock.LockAcquisitionException;
 import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
+import io.github.zklock.LockMode;
+import io.github.zklock.LockRequest;
 import io.github.zklock.LockUpgradeException;
-import io.github.zklock.annotation.LockMode;
+import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
-import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
- * Behaviour of {@link CuratorLockRegistry} on a real ZooKeeper server. Two independent clients,
- * each with its own registry, stand for two processes.
+ * Behaviour of {@link CuratorLockRegistry} that belongs to one lock kind or to the registry's own
+ * machinery, on a real ZooKeeper server: reentrancy and thread binding, READ/WRITE interplay
+ * (sharing, downgrade, refused upgrade), the recipe cache and the local queue of waiting threads.
+ * Two independent clients, each with its own registry, stand for two processes. What every lock
+ * kind must do (exclusion, wait times, release, fencing tokens, invalid keys, interruption, failures)
+ * is the contract of {@link AbstractLockRegistryContractTests}.
  */
 class CuratorLockRegistryTests {
+
+	@RegisterExtension
+	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
 
 	private static final Duration SHORT = Duration.ofMillis(200);
 
 	private static final Duration LONG = Duration.ofSeconds(10);
 
-	private static final Duration FOREVER = Duration.ofMillis(-1);
+	private static final Duration FOREVER = LockRequest.WAIT_FOREVER;
 
-	private static final java.util.concurrent.Executor NEW_THREAD = (task) -> new Thread(task).start();
-
-	private static TestingServer server;
+	private static final Executor NEW_THREAD = (task) -> new Thread(task).start();
 
 	private CuratorFramework clientA;
-
-	private CuratorFramework clientB;
 
 	private CuratorLockRegistry processA;
 
@@ -59,103 +61,19 @@ class CuratorLockRegistryTests {
 
 	private String path;
 
-	@BeforeAll
-	static void startServer() throws Exception {
-		server = new TestingServer(true);
-	}
-
-	@AfterAll
-	static void stopServer() throws Exception {
-		server.close();
-	}
-
 	@BeforeEach
 	void connect(TestInfo testInfo) throws Exception {
-		this.clientA = startClient();
-		this.clientB = startClient();
+		this.clientA = zooKeeper.newClient();
 		this.processA = new CuratorLockRegistry(this.clientA, "/locks", 100);
-		this.processB = new CuratorLockRegistry(this.clientB, "/locks", 100);
+		this.processB = new CuratorLockRegistry(zooKeeper.newClient(), "/locks", 100);
 		this.path = "/" + testInfo.getTestMethod().orElseThrow().getName();
 	}
 
 	@AfterEach
 	void close() {
+		// The extension closes the clients after this.
 		this.processA.close();
 		this.processB.close();
-		this.clientA.close();
-		this.clientB.close();
-	}
-
-	static CuratorFramework startClient() throws InterruptedException {
-		CuratorFramework client = CuratorFrameworkFactory.newClient(server.getConnectString(),
-				new ExponentialBackoffRetry(100, 3));
-		client.start();
-		assertThat(client.blockUntilConnected(10, TimeUnit.SECONDS)).isTrue();
-		return client;
-	}
-
-	@Test
-	void twoClientsExcludeEachOther() {
-		LockHandle held = acquire(this.processA, LockMode.EXCLUSIVE, SHORT);
-		assertThat(held.isHeld()).isTrue();
-		assertThat(held.path()).isEqualTo("/locks" + this.path);
-
-		assertThat(this.processB.tryAcquire(this.path, LockMode.EXCLUSIVE, true, SHORT)).isEmpty();
-
-		held.release();
-		assertThat(held.isHeld()).isFalse();
-		LockHandle next = acquire(this.processB, LockMode.EXCLUSIVE, SHORT);
-		assertThat(next.isHeld()).isTrue();
-		next.release();
-	}
-
-	@Test
-	void zeroWaitMakesOneAttemptAndLeavesNoZnode() throws Exception {
-		LockHandle held = acquire(this.processA, LockMode.EXCLUSIVE, Duration.ZERO);
-
-		long started = System.nanoTime();
-		assertThat(this.processB.tryAcquire(this.path, LockMode.EXCLUSIVE, true, Duration.ZERO)).isEmpty();
-		assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
-		assertThat(children()).hasSize(1);
-
-		held.release();
-	}
-
-	@Test
-	void boundedWaitTimesOutWhenHeldByAnotherClient() {
-		LockHandle held = acquire(this.processA, LockMode.EXCLUSIVE, Duration.ZERO);
-
-		long started = System.nanoTime();
-		Optional<LockHandle> attempt = this.processB.tryAcquire(this.path, LockMode.EXCLUSIVE, true, SHORT);
-		assertThat(attempt).isEmpty();
-		assertThat(Duration.ofNanos(System.nanoTime() - started)).isGreaterThanOrEqualTo(SHORT);
-
-		held.release();
-	}
-
-	@Test
-	void boundedWaitIsGrantedWhenReleasedInTime() throws Exception {
-		grantedToWaiterAfterRelease(LONG);
-	}
-
-	@Test
-	void unlimitedWaitIsGrantedWhenReleased() throws Exception {
-		grantedToWaiterAfterRelease(FOREVER);
-	}
-
-	private void grantedToWaiterAfterRelease(Duration waitTime) throws Exception {
-		LockHandle held = acquire(this.processA, LockMode.EXCLUSIVE, Duration.ZERO);
-		CompletableFuture<Optional<LockHandle>> waiter = CompletableFuture.supplyAsync(() -> {
-			Optional<LockHandle> handle = this.processB.tryAcquire(this.path, LockMode.EXCLUSIVE, true, waitTime);
-			handle.ifPresent(LockHandle::release);
-			return handle;
-		});
-		// The waiter has queued its own znode behind the holder's.
-		await().atMost(LONG).until(() -> children().size() == 2);
-		assertThat(waiter).isNotDone();
-
-		held.release();
-		assertThat(waiter.get(10, TimeUnit.SECONDS)).isPresent();
 	}
 
 	@Test
@@ -166,7 +84,7 @@ class CuratorLockRegistryTests {
 
 		inner.release();
 		assertThat(outer.isHeld()).isTrue();
-		assertThat(this.processB.tryAcquire(this.path, LockMode.EXCLUSIVE, true, Duration.ZERO)).isEmpty();
+		assertThat(this.processB.tryAcquire(request(LockMode.EXCLUSIVE, true, Duration.ZERO))).isEmpty();
 
 		outer.release();
 		acquire(this.processB, LockMode.EXCLUSIVE, Duration.ZERO).release();
@@ -175,8 +93,8 @@ class CuratorLockRegistryTests {
 	@Test
 	void otherThreadOfSameProcessWaits() throws Exception {
 		LockHandle held = acquire(this.processA, LockMode.EXCLUSIVE, Duration.ZERO);
-		Optional<LockHandle> fromOtherThread = CompletableFuture
-			.supplyAsync(() -> this.processA.tryAcquire(this.path, LockMode.EXCLUSIVE, true, SHORT))
+		Optional<LockHandle> fromOtherThread = inNewThread(
+				() -> this.processA.tryAcquire(request(LockMode.EXCLUSIVE, true, SHORT)))
 			.get(10, TimeUnit.SECONDS);
 		assertThat(fromOtherThread).isEmpty();
 		held.release();
@@ -186,10 +104,10 @@ class CuratorLockRegistryTests {
 	void nonReentrantNestedCallFailsAfterItsWaitTime() {
 		// The whole scenario runs on the timeout's thread: nesting is a property of the thread.
 		assertTimeoutPreemptively(LONG, () -> {
-			LockHandle outer = this.processA.tryAcquire(this.path, LockMode.EXCLUSIVE, false, Duration.ZERO)
+			LockHandle outer = this.processA.tryAcquire(request(LockMode.EXCLUSIVE, false, Duration.ZERO))
 				.orElseThrow();
 			long started = System.nanoTime();
-			assertThat(this.processA.tryAcquire(this.path, LockMode.EXCLUSIVE, false, SHORT)).isEmpty();
+			assertThat(this.processA.tryAcquire(request(LockMode.EXCLUSIVE, false, SHORT))).isEmpty();
 			assertThat(Duration.ofNanos(System.nanoTime() - started)).isGreaterThanOrEqualTo(SHORT);
 			outer.release();
 		});
@@ -198,24 +116,24 @@ class CuratorLockRegistryTests {
 	@Test
 	void nonReentrantNestedCallWithoutLimitFailsAtOnce() {
 		assertTimeoutPreemptively(LONG, () -> {
-			LockHandle outer = this.processA.tryAcquire(this.path, LockMode.EXCLUSIVE, false, Duration.ZERO)
+			LockHandle outer = this.processA.tryAcquire(request(LockMode.EXCLUSIVE, false, Duration.ZERO))
 				.orElseThrow();
 			assertThatExceptionOfType(LockAcquisitionException.class)
-				.isThrownBy(() -> this.processA.tryAcquire(this.path, LockMode.EXCLUSIVE, false, FOREVER))
+				.isThrownBy(() -> this.processA.tryAcquire(request(LockMode.EXCLUSIVE, false, FOREVER)))
 				.withMessageContaining("not reentrant");
 			outer.release();
 		});
 		// Released: free for another process.
-		this.processB.tryAcquire(this.path, LockMode.EXCLUSIVE, false, Duration.ZERO).orElseThrow().release();
+		this.processB.tryAcquire(request(LockMode.EXCLUSIVE, false, Duration.ZERO)).orElseThrow().release();
 	}
 
 	@Test
 	void nonReentrantLockExcludesOtherClientAndMayBeReleasedByAnyThread() throws Exception {
-		LockHandle held = this.processA.tryAcquire(this.path, LockMode.EXCLUSIVE, false, Duration.ZERO).orElseThrow();
-		assertThat(this.processB.tryAcquire(this.path, LockMode.EXCLUSIVE, false, SHORT)).isEmpty();
+		LockHandle held = this.processA.tryAcquire(request(LockMode.EXCLUSIVE, false, Duration.ZERO)).orElseThrow();
+		assertThat(this.processB.tryAcquire(request(LockMode.EXCLUSIVE, false, SHORT))).isEmpty();
 
 		CompletableFuture.runAsync(held::release).get(10, TimeUnit.SECONDS);
-		this.processB.tryAcquire(this.path, LockMode.EXCLUSIVE, false, SHORT).orElseThrow().release();
+		this.processB.tryAcquire(request(LockMode.EXCLUSIVE, false, SHORT)).orElseThrow().release();
 	}
 
 	@Test
@@ -242,7 +160,7 @@ class CuratorLockRegistryTests {
 			assertThat(readA.isHeld()).isTrue();
 			assertThat(readB.isHeld()).isTrue();
 			readB.release();
-			assertThat(this.processB.tryAcquire(this.path, LockMode.WRITE, true, SHORT)).isEmpty();
+			assertThat(this.processB.tryAcquire(request(LockMode.WRITE, true, SHORT))).isEmpty();
 		}).get(10, TimeUnit.SECONDS);
 		readA.release();
 		acquire(this.processB, LockMode.WRITE, Duration.ZERO).release();
@@ -251,8 +169,8 @@ class CuratorLockRegistryTests {
 	@Test
 	void writeExcludesReadersAndWriters() {
 		LockHandle write = acquire(this.processA, LockMode.WRITE, Duration.ZERO);
-		assertThat(this.processB.tryAcquire(this.path, LockMode.READ, true, SHORT)).isEmpty();
-		assertThat(this.processB.tryAcquire(this.path, LockMode.WRITE, true, SHORT)).isEmpty();
+		assertThat(this.processB.tryAcquire(request(LockMode.READ, true, SHORT))).isEmpty();
+		assertThat(this.processB.tryAcquire(request(LockMode.WRITE, true, SHORT))).isEmpty();
 		write.release();
 		acquire(this.processB, LockMode.READ, Duration.ZERO).release();
 	}
@@ -264,7 +182,7 @@ class CuratorLockRegistryTests {
 		assertThat(read.isHeld()).isTrue();
 		write.release();
 		// Downgraded: the read lock still keeps writers out, readers may join.
-		assertThat(this.processB.tryAcquire(this.path, LockMode.WRITE, true, SHORT)).isEmpty();
+		assertThat(this.processB.tryAcquire(request(LockMode.WRITE, true, SHORT))).isEmpty();
 		acquire(this.processB, LockMode.READ, Duration.ZERO).release();
 		read.release();
 		acquire(this.processB, LockMode.WRITE, Duration.ZERO).release();
@@ -275,7 +193,7 @@ class CuratorLockRegistryTests {
 		assertTimeoutPreemptively(Duration.ofSeconds(5), () -> {
 			LockHandle read = acquire(this.processA, LockMode.READ, Duration.ZERO);
 			assertThatExceptionOfType(LockUpgradeException.class)
-				.isThrownBy(() -> this.processA.tryAcquire(this.path, LockMode.WRITE, true, FOREVER))
+				.isThrownBy(() -> this.processA.tryAcquire(request(LockMode.WRITE, true, FOREVER)))
 				.withMessageContaining("/locks" + this.path);
 			assertThat(read.isHeld()).isTrue();
 			read.release();
@@ -283,8 +201,12 @@ class CuratorLockRegistryTests {
 		acquire(this.processB, LockMode.WRITE, Duration.ZERO).release();
 	}
 
+	/**
+	 * The contract checks the tokens of one kind; here grants of two kinds on two keys alternate:
+	 * the tokens are znode creation ids, so they rise across kinds and keys as well.
+	 */
 	@Test
-	void fencingTokensStrictlyIncreaseAcrossClients() throws Exception {
+	void fencingTokensStrictlyIncreaseAcrossClientsAndLockKinds() throws Exception {
 		long previous = 0;
 		for (int i = 0; i < 6; i++) {
 			CuratorLockRegistry process = (i % 2 == 0) ? this.processA : this.processB;
@@ -292,7 +214,8 @@ class CuratorLockRegistryTests {
 			String lockPath = (mode == LockMode.WRITE) ? this.path + "-rw" : this.path;
 			LockHandle handle = acquire(process, lockPath, mode, Duration.ZERO);
 			long token = handle.fencingToken();
-			assertThat(token).isEqualTo(this.clientA.checkExists().forPath(((CuratorLockHandle) handle).nodePath()).getCzxid());
+			String node = ((CuratorLockHandle) handle).nodePath();
+			assertThat(token).isEqualTo(this.clientA.checkExists().forPath(node).getCzxid());
 			assertThat(token).isGreaterThan(previous);
 			previous = token;
 			handle.release();
@@ -300,56 +223,11 @@ class CuratorLockRegistryTests {
 	}
 
 	@Test
-	void fencingTokenOfReleasedHandleIsRefused() {
-		LockHandle handle = acquire(this.processA, LockMode.EXCLUSIVE, Duration.ZERO);
-		handle.release();
-		assertThatIllegalStateException().isThrownBy(handle::fencingToken).withMessageContaining("released");
-		assertThatIllegalStateException().isThrownBy(handle::checkHeld);
-	}
-
-	@Test
-	void interruptWhileWaitingRestoresTheFlag() throws Exception {
-		LockHandle held = acquire(this.processA, LockMode.EXCLUSIVE, Duration.ZERO);
-		CountDownLatch done = new CountDownLatch(1);
-		AtomicReference<Throwable> failure = new AtomicReference<>();
-		AtomicReference<Boolean> interrupted = new AtomicReference<>();
-		Thread waiter = new Thread(() -> {
-			try {
-				this.processB.tryAcquire(this.path, LockMode.EXCLUSIVE, true, FOREVER);
-			}
-			catch (Throwable ex) {
-				failure.set(ex);
-			}
-			interrupted.set(Thread.currentThread().isInterrupted());
-			done.countDown();
-		});
-		waiter.start();
-		await().atMost(LONG).until(() -> children().size() == 2);
-		waiter.interrupt();
-		assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
-		assertThat(failure.get()).isExactlyInstanceOf(LockException.class).hasMessageContaining("interrupted");
-		assertThat(interrupted.get()).isTrue();
-		// The waiter's znode is gone, the holder is unaffected.
-		await().atMost(LONG).until(() -> children().size() == 1);
-		held.release();
-	}
-
-	@Test
-	void invalidPathsAreRejectedBeforeAnyRequest() {
-		for (String bad : List.of("", "/", "no-slash", "/a//b", "/a/", "/a/./b", "/a/../b", "/a\u0000b")) {
-			assertThatExceptionOfType(InvalidLockPathException.class)
-				.as(bad)
-				.isThrownBy(() -> this.processA.tryAcquire(bad, LockMode.EXCLUSIVE, true, Duration.ZERO));
-		}
-		assertThat(this.processA.cachedRecipeCount()).isZero();
-	}
-
-	@Test
 	void cacheNeverEvictsRecipesInUse() throws Exception {
 		CuratorLockRegistry small = new CuratorLockRegistry(this.clientA, "/locks", 2);
 		try {
 			LockHandle first = acquire(small, this.path + "/0", LockMode.EXCLUSIVE, Duration.ZERO);
-			List<LockHandle> others = new java.util.ArrayList<>();
+			List<LockHandle> others = new ArrayList<>();
 			for (int i = 1; i < 6; i++) {
 				others.add(acquire(small, this.path + "/" + i, LockMode.EXCLUSIVE, Duration.ZERO));
 			}
@@ -373,7 +251,7 @@ class CuratorLockRegistryTests {
 		LockHandle nested = acquire(this.processA, LockMode.EXCLUSIVE, SHORT);
 		// A thread's nested grants share its instance.
 		assertThat(this.processA.cachedRecipeCount()).isEqualTo(1);
-		List<CompletableFuture<String>> waiters = new java.util.ArrayList<>();
+		List<CompletableFuture<String>> waiters = new ArrayList<>();
 		for (int i = 0; i < 3; i++) {
 			waiters.add(inNewThread(() -> {
 				LockHandle granted = acquire(this.processA, LockMode.EXCLUSIVE, LONG);
@@ -392,7 +270,7 @@ class CuratorLockRegistryTests {
 		assertThat(children()).hasSize(2);
 		nested.release();
 		held.release();
-		List<String> nodes = new java.util.ArrayList<>();
+		List<String> nodes = new ArrayList<>();
 		for (CompletableFuture<String> waiter : waiters) {
 			nodes.add(waiter.get(10, TimeUnit.SECONDS));
 		}
@@ -408,8 +286,8 @@ class CuratorLockRegistryTests {
 	@Test
 	void localWaitersAreGrantedInArrivalOrder() throws Exception {
 		LockHandle held = acquire(this.processA, LockMode.EXCLUSIVE, SHORT);
-		List<Integer> order = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
-		List<CompletableFuture<Void>> waiters = new java.util.ArrayList<>();
+		List<Integer> order = Collections.synchronizedList(new ArrayList<>());
+		List<CompletableFuture<Void>> waiters = new ArrayList<>();
 		for (int i = 0; i < 4; i++) {
 			int index = i;
 			waiters.add(CompletableFuture.runAsync(() -> {
@@ -429,7 +307,7 @@ class CuratorLockRegistryTests {
 	@Test
 	void nestedCallOfTheHolderIsNotQueuedBehindLocalWaiters() throws Exception {
 		LockHandle held = acquire(this.processA, LockMode.EXCLUSIVE, SHORT);
-		List<CompletableFuture<Boolean>> waiters = new java.util.ArrayList<>();
+		List<CompletableFuture<Boolean>> waiters = new ArrayList<>();
 		for (int i = 0; i < 3; i++) {
 			waiters.add(grantedAndReleased(LONG));
 		}
@@ -456,7 +334,7 @@ class CuratorLockRegistryTests {
 		AtomicReference<Boolean> interrupted = new AtomicReference<>();
 		Thread waiter = new Thread(() -> {
 			try {
-				this.processA.tryAcquire(this.path, LockMode.EXCLUSIVE, true, FOREVER);
+				this.processA.tryAcquire(request(LockMode.EXCLUSIVE, true, FOREVER));
 			}
 			catch (Throwable ex) {
 				failure.set(ex);
@@ -480,7 +358,7 @@ class CuratorLockRegistryTests {
 		int readers = 4;
 		CountDownLatch allHold = new CountDownLatch(readers);
 		CountDownLatch release = new CountDownLatch(1);
-		List<CompletableFuture<Void>> reads = new java.util.ArrayList<>();
+		List<CompletableFuture<Void>> reads = new ArrayList<>();
 		for (int i = 0; i < readers; i++) {
 			reads.add(CompletableFuture.runAsync(() -> {
 				LockHandle read = acquire(this.processA, LockMode.READ, LONG);
@@ -495,7 +373,7 @@ class CuratorLockRegistryTests {
 			}, NEW_THREAD));
 		}
 		assertThat(allHold.await(10, TimeUnit.SECONDS)).as("readers not limited by the local queue").isTrue();
-		List<CompletableFuture<Void>> writes = new java.util.ArrayList<>();
+		List<CompletableFuture<Void>> writes = new ArrayList<>();
 		for (int i = 0; i < 3; i++) {
 			writes.add(CompletableFuture.runAsync(() -> acquire(this.processA, LockMode.WRITE, LONG).release(),
 					NEW_THREAD));
@@ -513,7 +391,7 @@ class CuratorLockRegistryTests {
 	void writeHolderOfOneThreadExcludesReaderOfAnother() throws Exception {
 		LockHandle write = acquire(this.processA, LockMode.WRITE, SHORT);
 		CompletableFuture<Boolean> reader = inNewThread(
-				() -> this.processA.tryAcquire(this.path, LockMode.READ, true, SHORT).isPresent());
+				() -> this.processA.tryAcquire(request(LockMode.READ, true, SHORT)).isPresent());
 		assertThat(reader.get(10, TimeUnit.SECONDS)).isFalse();
 		// The holder's own READ is a downgrade through its instance.
 		LockHandle read = acquire(this.processA, LockMode.READ, Duration.ZERO);
@@ -526,7 +404,7 @@ class CuratorLockRegistryTests {
 	 * @return whether it was granted within the wait time
 	 */
 	private CompletableFuture<Boolean> grantedAndReleased(Duration waitTime) {
-		return inNewThread(() -> this.processA.tryAcquire(this.path, LockMode.EXCLUSIVE, true, waitTime)
+		return inNewThread(() -> this.processA.tryAcquire(request(LockMode.EXCLUSIVE, true, waitTime))
 			.map((granted) -> {
 				granted.release();
 				return true;
@@ -538,8 +416,12 @@ class CuratorLockRegistryTests {
 	 * Run a task in a new thread. Not the common pool: on two cores it may run one task at a time,
 	 * and these tasks block.
 	 */
-	private static <T> CompletableFuture<T> inNewThread(java.util.function.Supplier<T> task) {
+	private static <T> CompletableFuture<T> inNewThread(Supplier<T> task) {
 		return CompletableFuture.supplyAsync(task, NEW_THREAD);
+	}
+
+	private LockRequest request(LockMode mode, boolean reentrant, Duration waitTime) {
+		return new LockRequest(this.path, mode, reentrant, waitTime);
 	}
 
 	private LockHandle acquire(CuratorLockRegistry registry, LockMode mode, Duration waitTime) {
@@ -547,13 +429,12 @@ class CuratorLockRegistryTests {
 	}
 
 	private static LockHandle acquire(CuratorLockRegistry registry, String path, LockMode mode, Duration waitTime) {
-		return registry.tryAcquire(path, mode, true, waitTime)
+		return registry.tryAcquire(new LockRequest(path, mode, true, waitTime))
 			.orElseThrow(() -> new AssertionError("not granted: " + path));
 	}
 
 	private List<String> children() throws Exception {
 		return this.clientA.getChildren().forPath("/locks" + this.path);
 	}
-
 
 }

@@ -1,19 +1,18 @@
 package io.github.zklock.curator;
 
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.ExponentialBackoffRetry;
-import org.apache.curator.test.TestingServer;
 import org.apache.curator.utils.ZKPaths;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.github.zklock.LockHandle;
-import io.github.zklock.annotation.LockMode;
+import io.github.zklock.LockMode;
+import io.github.zklock.LockRequest;
+import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -26,60 +25,55 @@ class FencingTokenTests {
 
 	private static final String CHECK_INTERVAL = "znode.container.checkIntervalMs";
 
-	private static TestingServer server;
+	private static String previousCheckInterval;
 
-	private static CuratorFramework client;
-
-	private static CuratorLockRegistry registry;
+	/**
+	 * One server per test (an instance field), so that it starts after {@link #reapQuickly()}: the
+	 * server's container manager reads the check interval, a system property, when it starts.
+	 */
+	@RegisterExtension
+	final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
 
 	@BeforeAll
-	static void start() throws Exception {
-		// Read by the server's container manager when it starts: reap empty containers quickly.
-		String previous = System.setProperty(CHECK_INTERVAL, "100");
-		try {
-			server = new TestingServer(true);
-		}
-		finally {
-			if (previous == null) {
-				System.clearProperty(CHECK_INTERVAL);
-			}
-			else {
-				System.setProperty(CHECK_INTERVAL, previous);
-			}
-		}
-		client = CuratorFrameworkFactory.newClient(server.getConnectString(), new ExponentialBackoffRetry(100, 3));
-		client.start();
-		assertThat(client.blockUntilConnected(10, TimeUnit.SECONDS)).isTrue();
-		registry = new CuratorLockRegistry(client, "/locks", 100);
+	static void reapQuickly() {
+		previousCheckInterval = System.setProperty(CHECK_INTERVAL, "100");
 	}
 
 	@AfterAll
-	static void stop() throws Exception {
-		registry.close();
-		client.close();
-		server.close();
+	static void restoreCheckInterval() {
+		if (previousCheckInterval == null) {
+			System.clearProperty(CHECK_INTERVAL);
+		}
+		else {
+			System.setProperty(CHECK_INTERVAL, previousCheckInterval);
+		}
 	}
 
 	@Test
-	void tokensIncreaseAcrossReapedContainerParent() {
-		for (LockMode mode : new LockMode[] { LockMode.EXCLUSIVE, LockMode.WRITE }) {
-			String path = "/fencing-" + mode.name().toLowerCase();
-			long previous = 0;
-			String previousSuffix = null;
-			for (int round = 0; round < 3; round++) {
-				LockHandle handle = registry.tryAcquire(path, mode, true, Duration.ofSeconds(5)).orElseThrow();
-				long token = handle.fencingToken();
-				String suffix = ZKPaths.extractSequentialSuffix(((CuratorLockHandle) handle).nodePath());
-				handle.release();
+	void tokensIncreaseAcrossReapedContainerParent() throws Exception {
+		CuratorFramework client = this.zooKeeper.newClient();
+		try (CuratorLockRegistry registry = new CuratorLockRegistry(client, "/locks", 100)) {
+			for (LockMode mode : new LockMode[] { LockMode.EXCLUSIVE, LockMode.WRITE }) {
+				String path = "/fencing-" + mode.name().toLowerCase();
+				long previous = 0;
+				String previousSuffix = null;
+				for (int round = 0; round < 3; round++) {
+					LockHandle handle = registry.tryAcquire(new LockRequest(path, mode, true, Duration.ofSeconds(5)))
+						.orElseThrow();
+					long token = handle.fencingToken();
+					String suffix = ZKPaths.extractSequentialSuffix(((CuratorLockHandle) handle).nodePath());
+					handle.release();
 
-				assertThat(token).as("%s round %d", mode, round).isGreaterThan(previous);
-				if (previousSuffix != null) {
-					// The parent was recreated: the sequence restarted, so it cannot serve as a token.
-					assertThat(suffix).isEqualTo(previousSuffix);
+					assertThat(token).as("%s round %d", mode, round).isGreaterThan(previous);
+					if (previousSuffix != null) {
+						// The parent was recreated: the sequence restarted, so it cannot serve as a token.
+						assertThat(suffix).isEqualTo(previousSuffix);
+					}
+					previous = token;
+					previousSuffix = suffix;
+					await().atMost(Duration.ofSeconds(10))
+						.until(() -> client.checkExists().forPath("/locks" + path) == null);
 				}
-				previous = token;
-				previousSuffix = suffix;
-				await().atMost(Duration.ofSeconds(10)).until(() -> client.checkExists().forPath("/locks" + path) == null);
 			}
 		}
 	}

@@ -3,24 +3,25 @@ package io.github.zklock.curator;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.github.zklock.LockAcquisitionException;
 import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockLostException;
+import io.github.zklock.LockMode;
+import io.github.zklock.LockRequest;
 import io.github.zklock.LockState;
 import io.github.zklock.LockStateEvent;
-import io.github.zklock.annotation.LockMode;
+import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -28,9 +29,15 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
- * A stopped ZooKeeper is reported as an infrastructure failure, never as a busy lock.
+ * A stopped ZooKeeper is reported as an infrastructure failure, never as a busy lock; held grants
+ * and {@link CuratorLockRegistry#lastConnectionState()} follow the connection through a server stop,
+ * restart and session expiry.
  */
 class ZooKeeperUnavailableTests {
+
+	/** One server per test: the tests stop it. */
+	@RegisterExtension
+	final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
 
 	private TestingServer server;
 
@@ -40,32 +47,27 @@ class ZooKeeperUnavailableTests {
 
 	@BeforeEach
 	void start() throws Exception {
-		this.server = new TestingServer(true);
-		this.client = CuratorFrameworkFactory.builder()
-			.connectString(this.server.getConnectString())
-			.connectionTimeoutMs(1000)
+		this.server = this.zooKeeper.getServer();
+		this.client = this.zooKeeper.newClient((builder) -> builder.connectionTimeoutMs(1000)
 			.sessionTimeoutMs(4000)
-			.retryPolicy(new RetryOneTime(100))
-			.build();
-		this.client.start();
-		assertThat(this.client.blockUntilConnected(10, TimeUnit.SECONDS)).isTrue();
+			.retryPolicy(new RetryOneTime(100)));
 		this.registry = new CuratorLockRegistry(this.client, "/locks", 100);
 	}
 
 	@AfterEach
-	void stop() throws Exception {
+	void stop() {
+		// The extension closes the clients and the server after this.
 		this.registry.close();
-		this.client.close();
-		this.server.close();
 	}
 
 	@Test
 	void serverDownIsALockExceptionNotBusy() throws Exception {
 		this.server.stop();
 		for (LockMode mode : LockMode.values()) {
+			LockRequest request = new LockRequest("/down", mode, true, Duration.ofMillis(100));
 			assertTimeoutPreemptively(Duration.ofSeconds(20),
 					() -> assertThatExceptionOfType(LockException.class)
-						.isThrownBy(() -> this.registry.tryAcquire("/down", mode, true, Duration.ofMillis(100)))
+						.isThrownBy(() -> this.registry.tryAcquire(request))
 						.isNotInstanceOf(LockAcquisitionException.class)
 						.withMessageContaining("ZooKeeper is unreachable"));
 		}
@@ -74,11 +76,11 @@ class ZooKeeperUnavailableTests {
 
 	@Test
 	void serverDownWhileWaitingInTheLocalQueueIsALockExceptionNotBusy() throws Exception {
-		LockHandle held = this.registry.tryAcquire("/queued", LockMode.EXCLUSIVE, true, Duration.ZERO).orElseThrow();
+		LockHandle held = this.registry.tryAcquire(exclusive("/queued", Duration.ZERO)).orElseThrow();
 		// A successor of this process queues in ZooKeeper; a third thread would wait locally.
 		Thread successor = new Thread(() -> {
 			try {
-				this.registry.tryAcquire("/queued", LockMode.EXCLUSIVE, true, Duration.ofSeconds(3));
+				this.registry.tryAcquire(exclusive("/queued", Duration.ofSeconds(3)));
 			}
 			catch (LockException ex) {
 				// The server stops under it: expected.
@@ -90,7 +92,7 @@ class ZooKeeperUnavailableTests {
 		await().atMost(Duration.ofSeconds(10)).until(() -> !this.client.getZookeeperClient().isConnected());
 		assertTimeoutPreemptively(Duration.ofSeconds(20),
 				() -> assertThatExceptionOfType(LockException.class)
-					.isThrownBy(() -> this.registry.tryAcquire("/queued", LockMode.EXCLUSIVE, true, Duration.ofMillis(300)))
+					.isThrownBy(() -> this.registry.tryAcquire(exclusive("/queued", Duration.ofMillis(300))))
 					.isNotInstanceOf(LockAcquisitionException.class)
 					.withMessageContaining("ZooKeeper"));
 		held.release();
@@ -102,8 +104,7 @@ class ZooKeeperUnavailableTests {
 	void heldLockIsInDoubtWhenTheConnectionIsSuspended() {
 		// One thread from grant to release, as the grant is bound to it.
 		assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
-			LockHandle handle = this.registry.tryAcquire("/held", LockMode.EXCLUSIVE, true, Duration.ZERO)
-				.orElseThrow();
+			LockHandle handle = this.registry.tryAcquire(exclusive("/held", Duration.ZERO)).orElseThrow();
 			assertThat(handle.isHeld()).isTrue();
 			this.server.stop();
 			await().atMost(Duration.ofSeconds(10)).until(() -> !handle.isHeld());
@@ -117,8 +118,7 @@ class ZooKeeperUnavailableTests {
 	@Test
 	void heldLockIsRegainedWhenTheSameSessionReconnects() {
 		assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
-			LockHandle handle = this.registry.tryAcquire("/regained", LockMode.EXCLUSIVE, true, Duration.ZERO)
-				.orElseThrow();
+			LockHandle handle = this.registry.tryAcquire(exclusive("/regained", Duration.ZERO)).orElseThrow();
 			long token = handle.fencingToken();
 			List<LockStateEvent> events = new CopyOnWriteArrayList<>();
 			this.registry.addLockStateListener(events::add);
@@ -141,17 +141,15 @@ class ZooKeeperUnavailableTests {
 
 	@Test
 	void expiredSessionLosesTheLockForGood() throws Exception {
-		CuratorFramework other = CuratorFrameworkFactory.newClient(this.server.getConnectString(), new RetryOneTime(100));
-		other.start();
+		CuratorFramework other = this.zooKeeper.newClient((builder) -> builder.retryPolicy(new RetryOneTime(100)));
 		CuratorLockRegistry otherProcess = new CuratorLockRegistry(other, "/locks", 10);
 		try {
 			assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
-				LockHandle handle = this.registry.tryAcquire("/expired", LockMode.EXCLUSIVE, true, Duration.ZERO)
-					.orElseThrow();
+				LockHandle handle = this.registry.tryAcquire(exclusive("/expired", Duration.ZERO)).orElseThrow();
 				long token = handle.fencingToken();
 				this.client.getZookeeperClient().getZooKeeper().getTestable().injectSessionExpiration();
 				await().atMost(Duration.ofSeconds(10)).until(() -> !handle.isHeld());
-				LockHandle next = otherProcess.tryAcquire("/expired", LockMode.EXCLUSIVE, true, Duration.ofSeconds(10))
+				LockHandle next = otherProcess.tryAcquire(exclusive("/expired", Duration.ofSeconds(10)))
 					.orElseThrow();
 				assertThat(next.fencingToken()).isGreaterThan(token);
 				// Even after this client reconnects with a new session, the old grant stays lost.
@@ -165,8 +163,48 @@ class ZooKeeperUnavailableTests {
 		}
 		finally {
 			otherProcess.close();
-			other.close();
 		}
+	}
+
+	@Test
+	void lastConnectionStateFollowsTheConnection() throws Exception {
+		// A registry whose client never connected yet has seen no state. (One made right after its
+		// client connected may still be told CONNECTED: Curator reports it on a thread of its own.)
+		this.server.stop();
+		CuratorFramework late = this.zooKeeper.newStartedClient((builder) -> builder.connectionTimeoutMs(1000)
+			.sessionTimeoutMs(4000)
+			.retryPolicy(new RetryOneTime(100)));
+		CuratorLockRegistry lateRegistry = new CuratorLockRegistry(late, "/locks", 10);
+		CuratorLockRegistry sameClient = new CuratorLockRegistry(late, "/locks", 10);
+		assertThat(lateRegistry.lastConnectionState()).isNull();
+
+		this.server.restart();
+		awaitConnectionState(lateRegistry, ConnectionState.CONNECTED);
+		this.server.stop();
+		awaitConnectionState(lateRegistry, ConnectionState.SUSPENDED);
+		// Curator gives the session up after its timeout without a server.
+		awaitConnectionState(lateRegistry, ConnectionState.LOST);
+		this.server.restart();
+		awaitConnectionState(lateRegistry, ConnectionState.RECONNECTED);
+		awaitConnectionState(this.registry, ConnectionState.RECONNECTED);
+
+		// A closed registry no longer follows: one still open on the same client (told of each change
+		// in the same round) sees the next change, the closed one does not.
+		lateRegistry.close();
+		this.server.stop();
+		awaitConnectionState(sameClient, ConnectionState.SUSPENDED);
+		assertThat(lateRegistry.lastConnectionState()).isEqualTo(ConnectionState.RECONNECTED);
+		sameClient.close();
+	}
+
+	private static void awaitConnectionState(CuratorLockRegistry registry, ConnectionState state) {
+		await().atMost(Duration.ofSeconds(20))
+			.pollInterval(Duration.ofMillis(20))
+			.until(registry::lastConnectionState, (last) -> last == state);
+	}
+
+	private static LockRequest exclusive(String key, Duration waitTime) {
+		return new LockRequest(key, LockMode.EXCLUSIVE, true, waitTime);
 	}
 
 }

@@ -1,0 +1,30 @@
+package io.github.zklock.curator;
+
+import java.time.Duration;
+
+import org.apache.curator.utils.ZKPaths;
+
+import io.github.zklock.LockMode;
+import io.github.zklock.LockRequest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The registry contract for reentrant EXCLUSIVE locks, on Curator's {@code InterProcessMutex}:
+ * a lock znode directly below the lock path.
+ */
+class ExclusiveLockRegistryContractTests extends AbstractLockRegistryContractTests {
+
+	@Override
+	protected LockRequest request(String key, Duration waitTime) {
+		return new LockRequest(key, LockMode.EXCLUSIVE, true, waitTime);
+	}
+
+	@Override
+	protected void assertRecipeZnode(String lockPath, String node) {
+		ZKPaths.PathAndNode parts = ZKPaths.getPathAndNode(node);
+		assertThat(parts.getPath()).isEqualTo(lockPath);
+		assertThat(parts.getNode()).contains("lock-").doesNotContain("__READ__", "__WRIT__");
+	}
+
+}
