@@ -15,7 +15,8 @@ import io.github.zklock.expression.LockPathTemplate;
  * @param path the parsed path template
  * @param mode the lock mode
  * @param reentrant whether an EXCLUSIVE lock is reentrant
- * @param waitTime the wait time, {@code null} for the default, negative for no limit
+ * @param waitTime the wait time, {@code null} for the default, {@code LockRequest.WAIT_FOREVER} for no
+ * limit
  */
 public record LockOperation(Method method, LockPathTemplate path, LockMode mode, boolean reentrant,
 		@Nullable Duration waitTime) {

@@ -8,24 +8,23 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
-import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import io.github.zklock.InvalidLockPathException;
 import io.github.zklock.LockAcquisitionException;
 import io.github.zklock.LockException;
+import io.github.zklock.LockMode;
+import io.github.zklock.LockRequest;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.annotation.DistributedLock;
-import io.github.zklock.annotation.LockMode;
-import io.github.zklock.autoconfigure.ZkLockAutoConfiguration;
+import io.github.zklock.annotation.EnableDistributedLocks;
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -33,65 +32,53 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
  * Bad input gets a typed error in bounded time, the method is not invoked and nothing is left in
- * ZooKeeper; an unreachable ZooKeeper is never reported as a busy lock.
+ * ZooKeeper; an unreachable ZooKeeper is never reported as a busy lock. Plain Spring contexts
+ * with {@code @EnableDistributedLocks}, on a real ZooKeeper.
  */
 class BadInputTests {
 
-	private static TestingServer server;
+	@RegisterExtension
+	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
 
-	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, ZkLockAutoConfiguration.class))
-		.withUserConfiguration(Keys.class);
+	@Test
+	void megabyteKeyIsRefusedBeforeAnyRequestAndTheSessionIsUndisturbed() throws Exception {
+		try (AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext(Keys.class,
+				LockBeans.class, ExtensionClient.class)) {
+			CuratorFramework client = context.getBean(CuratorFramework.class);
+			List<ConnectionState> states = new CopyOnWriteArrayList<>();
+			client.getConnectionStateListenable().addListener((c, state) -> states.add(state));
+			KeyedService service = context.getBean(KeyedService.class);
+			String megabyte = "k".repeat(1024 * 1024);
 
-	@BeforeAll
-	static void start() throws Exception {
-		server = new TestingServer(true);
-	}
-
-	@AfterAll
-	static void stop() throws Exception {
-		server.close();
+			assertTimeoutPreemptively(Duration.ofSeconds(10),
+					() -> assertThatExceptionOfType(InvalidLockPathException.class)
+						.isThrownBy(() -> service.lock(megabyte))
+						.withMessageContaining(String.valueOf(CuratorLockRegistry.MAX_PATH_LENGTH)));
+			assertThatExceptionOfType(InvalidLockPathException.class)
+				.isThrownBy(() -> context.getBean(LockTemplate.class).execute("/" + megabyte, (handle) -> "ran"));
+			assertThat(service.invocations()).isZero();
+			assertThat(client.checkExists().forPath("/locks/keys")).isNull();
+			assertThat(client.getZookeeperClient().isConnected()).isTrue();
+			assertThat(states).doesNotContain(ConnectionState.SUSPENDED, ConnectionState.LOST);
+		}
 	}
 
 	@Test
-	void megabyteKeyIsRefusedBeforeAnyRequestAndTheSessionIsUndisturbed() {
-		this.contextRunner.withPropertyValues("zk.lock.connect-string=" + server.getConnectString())
-			.run((context) -> {
-				CuratorFramework client = context.getBean(CuratorFramework.class);
-				List<ConnectionState> states = new CopyOnWriteArrayList<>();
-				client.getConnectionStateListenable().addListener((c, state) -> states.add(state));
-				KeyedService service = context.getBean(KeyedService.class);
-				String megabyte = "k".repeat(1024 * 1024);
-
-				assertTimeoutPreemptively(Duration.ofSeconds(10),
-						() -> assertThatExceptionOfType(InvalidLockPathException.class)
-							.isThrownBy(() -> service.lock(megabyte))
-							.withMessageContaining(String.valueOf(CuratorLockRegistry.MAX_PATH_LENGTH)));
-				assertThatExceptionOfType(InvalidLockPathException.class).isThrownBy(
-						() -> context.getBean(LockTemplate.class).execute("/" + megabyte, (handle) -> "ran"));
-				assertThat(service.invocations()).isZero();
-				assertThat(client.checkExists().forPath("/locks/keys")).isNull();
-				assertThat(client.getZookeeperClient().isConnected()).isTrue();
-				assertThat(states).doesNotContain(ConnectionState.SUSPENDED, ConnectionState.LOST);
-			});
-	}
-
-	@Test
-	void illegalValuesAreRefusedWithoutInvokingTheMethod() {
-		this.contextRunner.withPropertyValues("zk.lock.connect-string=" + server.getConnectString())
-			.run((context) -> {
-				KeyedService service = context.getBean(KeyedService.class);
-				for (String value : new String[] { null, "" }) {
-					assertThatExceptionOfType(InvalidLockPathException.class).isThrownBy(() -> service.lock(value));
-				}
-				LockTemplate template = context.getBean(LockTemplate.class);
-				for (String path : new String[] { "/", "no-slash", "/a/../b", "/a//b", "/a\u0000b", "/a\ud800b" }) {
-					assertThatExceptionOfType(InvalidLockPathException.class).as(path)
-						.isThrownBy(() -> template.execute(path, (handle) -> "ran"));
-				}
-				assertThat(service.invocations()).isZero();
-				assertThat(context.getBean(CuratorFramework.class).checkExists().forPath("/locks")).isNull();
-			});
+	void illegalValuesAreRefusedWithoutInvokingTheMethod() throws Exception {
+		try (AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext(Keys.class,
+				LockBeans.class, ExtensionClient.class)) {
+			KeyedService service = context.getBean(KeyedService.class);
+			for (String value : new String[] { null, "" }) {
+				assertThatExceptionOfType(InvalidLockPathException.class).isThrownBy(() -> service.lock(value));
+			}
+			LockTemplate template = context.getBean(LockTemplate.class);
+			for (String path : new String[] { "/", "no-slash", "/a/../b", "/a//b", "/a\u0000b", "/a\ud800b" }) {
+				assertThatExceptionOfType(InvalidLockPathException.class).as(path)
+					.isThrownBy(() -> template.execute(path, (handle) -> "ran"));
+			}
+			assertThat(service.invocations()).isZero();
+			assertThat(context.getBean(CuratorFramework.class).checkExists().forPath("/locks")).isNull();
+		}
 	}
 
 	@Test
@@ -100,42 +87,71 @@ class BadInputTests {
 		try (ServerSocket socket = new ServerSocket(0)) {
 			closedPort = socket.getLocalPort();
 		}
-		this.contextRunner
-			.withPropertyValues("zk.lock.connect-string=127.0.0.1:" + closedPort, "zk.lock.connection-timeout=1s",
-					"zk.lock.session-timeout=3s", "zk.lock.retry.max-retries=1", "zk.lock.retry.base-sleep=100ms")
-			.run((context) -> {
-				// The application starts: ZooKeeper may come up later.
-				assertThat(context).hasNotFailed();
-				KeyedService service = context.getBean(KeyedService.class);
-				LockTemplate template = context.getBean(LockTemplate.class);
-				assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
-					assertThatExceptionOfType(LockException.class).isThrownBy(() -> service.lock("sku-1"))
-						.isNotInstanceOf(LockAcquisitionException.class)
-						.withMessageContaining("ZooKeeper is unreachable")
-						.withMessageContaining("127.0.0.1:" + closedPort);
-					assertThatExceptionOfType(LockException.class)
-						.isThrownBy(() -> template.tryAcquire("/keys/x", LockMode.READ, Duration.ZERO))
-						.isNotInstanceOf(LockAcquisitionException.class);
-				});
-				assertThat(service.invocations()).isZero();
+		// Nothing listens on the port: the client never connects. The Boot test set the same
+		// client up through zk.lock.connection-timeout=1s, session-timeout=3s, retry 1 x 100 ms.
+		CuratorFramework client = zooKeeper.newStartedClient((builder) -> builder
+			.connectString("127.0.0.1:" + closedPort)
+			.connectionTimeoutMs(1000)
+			.sessionTimeoutMs(3000)
+			.retryPolicy(new ExponentialBackoffRetry(100, 1)));
+		try (AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext()) {
+			context.registerBean(CuratorFramework.class, () -> client);
+			context.register(Keys.class, LockBeans.class);
+			// The application starts: ZooKeeper may come up later.
+			context.refresh();
+			KeyedService service = context.getBean(KeyedService.class);
+			LockTemplate template = context.getBean(LockTemplate.class);
+			assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
+				assertThatExceptionOfType(LockException.class).isThrownBy(() -> service.lock("sku-1"))
+					.isNotInstanceOf(LockAcquisitionException.class)
+					.withMessageContaining("ZooKeeper is unreachable")
+					.withMessageContaining("127.0.0.1:" + closedPort);
+				assertThatExceptionOfType(LockException.class)
+					.isThrownBy(() -> template.tryAcquire("/keys/x", LockMode.READ, Duration.ZERO))
+					.isNotInstanceOf(LockAcquisitionException.class);
 			});
+			assertThat(service.invocations()).isZero();
+		}
 	}
 
-	@Test
-	void malformedConnectStringFailsTheStart() {
-		this.contextRunner.withPropertyValues("zk.lock.connect-string=localhost:notaport")
-			.run((context) -> assertThat(context).hasFailed()
-				.getFailure()
-				.rootCause()
-				.hasMessageContaining("notaport"));
-	}
-
+	/** The advice and the service; the client comes from elsewhere. */
 	@Configuration(proxyBeanMethods = false)
+	@EnableDistributedLocks
 	static class Keys {
 
 		@Bean
 		KeyedService keyedService() {
 			return new KeyedService();
+		}
+
+	}
+
+	/**
+	 * What an application defines on its Curator client; the template waits without limit by
+	 * default, as with {@code zk.lock.default-wait-time} left out.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	static class LockBeans {
+
+		@Bean(destroyMethod = "close")
+		CuratorLockRegistry lockRegistry(CuratorFramework client) {
+			return new CuratorLockRegistry(client, "/locks", 10_000);
+		}
+
+		@Bean
+		LockTemplate lockTemplate(CuratorLockRegistry lockRegistry) {
+			return new LockTemplate(lockRegistry, LockRequest.WAIT_FOREVER);
+		}
+
+	}
+
+	/** A client of the extension's server. */
+	@Configuration(proxyBeanMethods = false)
+	static class ExtensionClient {
+
+		@Bean
+		CuratorFramework curatorFramework() throws InterruptedException {
+			return zooKeeper.newClient();
 		}
 
 	}

@@ -12,29 +12,27 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.ExponentialBackoffRetry;
-import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
-import org.springframework.context.ConfigurableApplicationContext;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 
 import io.github.zklock.LockAcquisitionException;
 import io.github.zklock.LockContext;
 import io.github.zklock.LockHandle;
+import io.github.zklock.LockMode;
+import io.github.zklock.LockRequest;
+import io.github.zklock.LockTemplate;
 import io.github.zklock.LockUpgradeException;
 import io.github.zklock.annotation.DistributedLock;
-import io.github.zklock.annotation.LockMode;
-import io.github.zklock.autoconfigure.ZkLockAutoConfiguration;
+import io.github.zklock.annotation.EnableDistributedLocks;
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -42,47 +40,38 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
- * {@code @DistributedLock} methods through the auto-configured advisor, on a real ZooKeeper.
+ * {@code @DistributedLock} methods through the advisor of {@code @EnableDistributedLocks}, in a
+ * plain Spring context, on a real ZooKeeper: mutual exclusion between threads and with another
+ * process, bounded waits, reentrancy, READ/WRITE, exceptions and {@link LockContext}.
  */
 class DistributedLockAspectTests {
 
-	private static TestingServer server;
+	@RegisterExtension
+	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
 
-	private static ConfigurableApplicationContext context;
-
-	private CuratorFramework otherClient;
+	private static AnnotationConfigApplicationContext context;
 
 	private CuratorLockRegistry otherProcess;
 
 	@BeforeAll
-	static void start() throws Exception {
-		server = new TestingServer(true);
-		context = new SpringApplicationBuilder(Services.class, AopAutoConfiguration.class,
-				ZkLockAutoConfiguration.class)
-			.web(WebApplicationType.NONE)
-			.properties("zk.lock.connect-string=" + server.getConnectString(), "zk.lock.default-wait-time=10s")
-			.run();
+	static void start() {
+		context = new AnnotationConfigApplicationContext(Services.class, LockBeans.class);
 	}
 
 	@AfterAll
-	static void stop() throws Exception {
+	static void stop() {
 		context.close();
-		server.close();
 	}
 
 	@BeforeEach
 	void connectOtherProcess() throws InterruptedException {
-		this.otherClient = CuratorFrameworkFactory.newClient(server.getConnectString(),
-				new ExponentialBackoffRetry(100, 3));
-		this.otherClient.start();
-		assertThat(this.otherClient.blockUntilConnected(10, TimeUnit.SECONDS)).isTrue();
-		this.otherProcess = new CuratorLockRegistry(this.otherClient, "/locks", 10);
+		// Another application: its own client (closed by the extension after the test).
+		this.otherProcess = new CuratorLockRegistry(zooKeeper.newClient(), "/locks", 10);
 	}
 
 	@AfterEach
 	void closeOtherProcess() {
 		this.otherProcess.close();
-		this.otherClient.close();
 	}
 
 	@Test
@@ -114,8 +103,7 @@ class DistributedLockAspectTests {
 	@Test
 	void methodIsNotInvokedWhenTheLockIsBusy() {
 		Guarded guarded = context.getBean(Guarded.class);
-		LockHandle held = this.otherProcess.tryAcquire("/guarded", LockMode.EXCLUSIVE, true, Duration.ZERO)
-			.orElseThrow();
+		LockHandle held = otherProcessTakes("/guarded", LockMode.EXCLUSIVE);
 		try {
 			assertThatExceptionOfType(LockAcquisitionException.class).isThrownBy(guarded::tryOnce)
 				.withMessageContaining("/locks/guarded");
@@ -131,8 +119,7 @@ class DistributedLockAspectTests {
 	@Test
 	void boundedWaitTimesOutAfterItsWaitTime() {
 		Guarded guarded = context.getBean(Guarded.class);
-		LockHandle held = this.otherProcess.tryAcquire("/guarded", LockMode.EXCLUSIVE, true, Duration.ZERO)
-			.orElseThrow();
+		LockHandle held = otherProcessTakes("/guarded", LockMode.EXCLUSIVE);
 		try {
 			long started = System.nanoTime();
 			assertThatExceptionOfType(LockAcquisitionException.class).isThrownBy(guarded::waitHalfASecond);
@@ -149,7 +136,7 @@ class DistributedLockAspectTests {
 		IOException failure = new IOException("disk full");
 		assertThatExceptionOfType(IOException.class).isThrownBy(() -> guarded.fail(failure)).isSameAs(failure);
 		// Released: another process gets it at once.
-		this.otherProcess.tryAcquire("/guarded", LockMode.EXCLUSIVE, true, Duration.ZERO).orElseThrow().release();
+		otherProcessTakes("/guarded", LockMode.EXCLUSIVE).release();
 	}
 
 	@Test
@@ -185,7 +172,7 @@ class DistributedLockAspectTests {
 		finally {
 			executor.shutdownNow();
 		}
-		LockHandle write = this.otherProcess.tryAcquire("/catalog", LockMode.WRITE, true, Duration.ZERO).orElseThrow();
+		LockHandle write = otherProcessTakes("/catalog", LockMode.WRITE);
 		try {
 			assertThatExceptionOfType(LockAcquisitionException.class).isThrownBy(catalog::readOnce);
 		}
@@ -202,7 +189,7 @@ class DistributedLockAspectTests {
 			assertThatExceptionOfType(LockUpgradeException.class).isThrownBy(catalog::readThenWrite);
 		});
 		// Nothing left behind: another process can write.
-		this.otherProcess.tryAcquire("/catalog", LockMode.WRITE, true, Duration.ZERO).orElseThrow().release();
+		otherProcessTakes("/catalog", LockMode.WRITE).release();
 	}
 
 	@Test
@@ -218,7 +205,38 @@ class DistributedLockAspectTests {
 		assertThatIllegalStateException().isThrownBy(LockContext::require);
 	}
 
+	/** Take a lock in the other application at once, failing the test if it is busy. */
+	private LockHandle otherProcessTakes(String key, LockMode mode) {
+		return this.otherProcess.tryAcquire(new LockRequest(key, mode, true, Duration.ZERO)).orElseThrow();
+	}
+
+	/**
+	 * What a plain Spring application defines: a client, the registry and the template, whose
+	 * default wait time is what {@code zk.lock.default-wait-time=10s} set in the Boot version.
+	 */
 	@Configuration(proxyBeanMethods = false)
+	static class LockBeans {
+
+		@Bean
+		CuratorFramework curatorFramework() throws InterruptedException {
+			// Made before the first test: the extension closes it after the class.
+			return zooKeeper.newClient();
+		}
+
+		@Bean(destroyMethod = "close")
+		CuratorLockRegistry lockRegistry(CuratorFramework client) {
+			return new CuratorLockRegistry(client, "/locks", 10_000);
+		}
+
+		@Bean
+		LockTemplate lockTemplate(CuratorLockRegistry lockRegistry) {
+			return new LockTemplate(lockRegistry, Duration.ofSeconds(10));
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableDistributedLocks
 	static class Services {
 
 		@Bean

@@ -1,29 +1,28 @@
 package io.github.zklock.aop;
 
-import java.io.IOException;
+import java.time.Duration;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
-import org.apache.curator.test.TestingServer;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.data.Stat;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import io.github.zklock.InvalidLockPathException;
+import io.github.zklock.LockTemplate;
 import io.github.zklock.annotation.DistributedLock;
-import io.github.zklock.autoconfigure.ZkLockAutoConfiguration;
+import io.github.zklock.annotation.EnableDistributedLocks;
+import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -31,40 +30,26 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 /**
  * Tests for SpEL lock paths of {@code @DistributedLock} methods: each value stays inside one path
  * segment of the lock znode, and a null or empty value fails the call before any ZooKeeper
- * request. Runs against a real ZooKeeper server.
+ * request. A plain Spring context per test with {@code @EnableDistributedLocks}, on a real
+ * ZooKeeper server.
  */
 class DistributedLockSpelTests {
 
-	private static TestingServer server;
+	@RegisterExtension
+	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
 
+	/** Looks at the tree from outside the application. */
 	private static CuratorFramework zk;
 
-	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(ZkLockAutoConfiguration.class))
-		.withUserConfiguration(StockConfiguration.class)
-		.withPropertyValues("zk.lock.connect-string=" + server.getConnectString(), "zk.lock.default-wait-time=10s");
-
 	@BeforeAll
-	static void startZooKeeper() throws Exception {
-		server = new TestingServer();
-		zk = CuratorFrameworkFactory.newClient(server.getConnectString(), new RetryOneTime(100));
-		zk.start();
-	}
-
-	@AfterAll
-	static void stopZooKeeper() throws IOException {
-		if (zk != null) {
-			zk.close();
-		}
-		if (server != null) {
-			server.close();
-		}
+	static void connect() throws InterruptedException {
+		zk = zooKeeper.newClient();
 	}
 
 	@ParameterizedTest
 	@CsvSource(delimiter = '|', value = { "sku-1|sku-1", "a/b|a%2Fb", ".|%2E", "..|%2E%2E", "../../x|..%2F..%2Fx" })
-	void locksEncodedValueInOneSegment(String sku, String segment) {
-		this.contextRunner.run((context) -> {
+	void locksEncodedValueInOneSegment(String sku, String segment) throws Exception {
+		run((context) -> {
 			StockService service = context.getBean(StockService.class);
 			Set<String> heldDuringCall = service.reserve(sku);
 			assertThat(service.invocations()).isEqualTo(1);
@@ -74,8 +59,8 @@ class DistributedLockSpelTests {
 	}
 
 	@Test
-	void resolvesBeanReference() {
-		this.contextRunner.run((context) -> {
+	void resolvesBeanReference() throws Exception {
+		run((context) -> {
 			StockService service = context.getBean(StockService.class);
 			Set<String> heldDuringCall = service.reserveForTenant("sku/9");
 			assertThat(service.invocations()).isEqualTo(1);
@@ -84,8 +69,8 @@ class DistributedLockSpelTests {
 	}
 
 	@Test
-	void rejectsNullValueWithoutInvokingOrTouchingZooKeeper() {
-		this.contextRunner.run((context) -> {
+	void rejectsNullValueWithoutInvokingOrTouchingZooKeeper() throws Exception {
+		run((context) -> {
 			StockService service = context.getBean(StockService.class);
 			Set<String> before = allZnodes("/");
 			assertThatExceptionOfType(InvalidLockPathException.class).isThrownBy(() -> service.reserve(null))
@@ -96,8 +81,8 @@ class DistributedLockSpelTests {
 	}
 
 	@Test
-	void rejectsEmptyValueWithoutInvokingOrTouchingZooKeeper() {
-		this.contextRunner.run((context) -> {
+	void rejectsEmptyValueWithoutInvokingOrTouchingZooKeeper() throws Exception {
+		run((context) -> {
 			StockService service = context.getBean(StockService.class);
 			Set<String> before = allZnodes("/");
 			assertThatExceptionOfType(InvalidLockPathException.class).isThrownBy(() -> service.reserve(""))
@@ -108,8 +93,8 @@ class DistributedLockSpelTests {
 	}
 
 	@Test
-	void rejectsFailingExpressionWithoutInvoking() {
-		this.contextRunner.run((context) -> {
+	void rejectsFailingExpressionWithoutInvoking() throws Exception {
+		run((context) -> {
 			StockService service = context.getBean(StockService.class);
 			Set<String> before = allZnodes("/");
 			assertThatExceptionOfType(InvalidLockPathException.class).isThrownBy(() -> service.reserveItem(null));
@@ -119,13 +104,28 @@ class DistributedLockSpelTests {
 	}
 
 	@Test
-	void resolvesNestedPropertyOfArgument() {
-		this.contextRunner.run((context) -> {
+	void resolvesNestedPropertyOfArgument() throws Exception {
+		run((context) -> {
 			StockService service = context.getBean(StockService.class);
 			Set<String> heldDuringCall = service.reserveItem(new Item(".."));
 			assertThat(service.invocations()).isEqualTo(1);
 			assertThat(heldDuringCall).containsExactly("/locks/stock/%2E%2E");
 		});
+	}
+
+	/** Run the checks on a fresh context, closed afterwards. */
+	private static void run(ContextCheck check) throws Exception {
+		try (AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext(
+				StockConfiguration.class, LockBeans.class)) {
+			check.accept(context);
+		}
+	}
+
+	@FunctionalInterface
+	interface ContextCheck {
+
+		void accept(AnnotationConfigApplicationContext context) throws Exception;
+
 	}
 
 	/**
@@ -163,7 +163,32 @@ class DistributedLockSpelTests {
 		return all;
 	}
 
+	/**
+	 * A plain application's client, registry and template; the template's default wait time is
+	 * what {@code zk.lock.default-wait-time=10s} set in the Boot version.
+	 */
 	@Configuration(proxyBeanMethods = false)
+	static class LockBeans {
+
+		@Bean
+		CuratorFramework curatorFramework() throws InterruptedException {
+			return zooKeeper.newClient();
+		}
+
+		@Bean(destroyMethod = "close")
+		CuratorLockRegistry lockRegistry(CuratorFramework client) {
+			return new CuratorLockRegistry(client, "/locks", 10_000);
+		}
+
+		@Bean
+		LockTemplate lockTemplate(CuratorLockRegistry lockRegistry) {
+			return new LockTemplate(lockRegistry, Duration.ofSeconds(10));
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableDistributedLocks
 	static class StockConfiguration {
 
 		@Bean

@@ -1,5 +1,6 @@
 package io.github.zklock.aop;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -11,26 +12,22 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
-import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
-import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import io.github.zklock.LockContext;
+import io.github.zklock.LockMode;
+import io.github.zklock.LockRegistry;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.annotation.DistributedLock;
-import io.github.zklock.annotation.LockMode;
-import io.github.zklock.autoconfigure.ZkLockAutoConfiguration;
+import io.github.zklock.annotation.EnableDistributedLocks;
+import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.test.CountingZooKeeper;
+import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -39,27 +36,15 @@ import static org.assertj.core.api.Assertions.assertThat;
  * at the ZooKeeper client: the annotation, SpEL and the registry add nothing to what the Curator
  * recipe sends (create, getChildren, delete once the parent znode exists), and the fencing token
  * costs one read, only when asked. Under contention, a hand-over between threads of one
- * application costs what the recipe costs between processes.
+ * application costs what the recipe costs between processes. A plain Spring context per test with
+ * {@code @EnableDistributedLocks}, on a real ZooKeeper.
  */
 class RequestBudgetTests {
 
-	private static TestingServer server;
+	@RegisterExtension
+	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
 
 	private static final CountingZooKeeper.Counts counts = new CountingZooKeeper.Counts();
-
-	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, ZkLockAutoConfiguration.class))
-		.withUserConfiguration(CountingClient.class);
-
-	@BeforeAll
-	static void start() throws Exception {
-		server = new TestingServer(true);
-	}
-
-	@AfterAll
-	static void stop() throws Exception {
-		server.close();
-	}
 
 	@Test
 	void exclusiveCycleIsThreeRequestsTwoWrites() {
@@ -89,11 +74,10 @@ class RequestBudgetTests {
 	}
 
 	@Test
-	void contendedGrantWakesOnlyTheSuccessor() {
+	void contendedGrantWakesOnlyTheSuccessor() throws Exception {
 		int threads = 8;
 		int cyclesPerThread = 25;
-		this.contextRunner.withPropertyValues("zk.lock.default-wait-time=30s").run((context) -> {
-			assertThat(context).hasNotFailed();
+		try (AnnotationConfigApplicationContext context = context(Duration.ofSeconds(30))) {
 			LockTemplate locks = context.getBean(LockTemplate.class);
 			locks.execute("/budget/contended", (handle) -> null);
 			counts.reset();
@@ -130,12 +114,12 @@ class RequestBudgetTests {
 			// grant when each waiting thread is woken only by its predecessor's delete. A recipe
 			// instance shared by the threads wakes them all at every hand-over (about 18 here).
 			assertThat(counts.total() / grants).as("requests per grant %s", byOperation).isLessThanOrEqualTo(5.5);
-		});
+		}
 	}
 
 	private void assertCycle(Consumer<Budgeted> cycle, long requests, long writes, Map<String, Long> byOperation) {
-		this.contextRunner.withPropertyValues("zk.lock.default-wait-time=5s").run((context) -> {
-			Budgeted service = service(context);
+		try (AnnotationConfigApplicationContext context = context(Duration.ofSeconds(5))) {
+			Budgeted service = context.getBean(Budgeted.class);
 			// The first cycle creates the parent znodes (containers); measure the next ones.
 			cycle.accept(service);
 			for (int i = 0; i < 3; i++) {
@@ -145,24 +129,34 @@ class RequestBudgetTests {
 				assertThat(counts.writes()).as("writes %s", counts).isEqualTo(writes);
 				assertThat(counts.snapshot()).isEqualTo(byOperation);
 			}
-		});
+		}
 	}
 
-	private static Budgeted service(AssertableApplicationContext context) {
-		assertThat(context).hasNotFailed();
-		return context.getBean(Budgeted.class);
+	/**
+	 * Start a context whose template waits {@code defaultWaitTime} by default, as
+	 * {@code zk.lock.default-wait-time} did in the Boot version.
+	 */
+	private static AnnotationConfigApplicationContext context(Duration defaultWaitTime) {
+		AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext();
+		context.register(CountingClient.class);
+		context.registerBean(LockTemplate.class,
+				() -> new LockTemplate(context.getBean(LockRegistry.class), defaultWaitTime));
+		context.refresh();
+		return context;
 	}
 
 	@Configuration(proxyBeanMethods = false)
+	@EnableDistributedLocks
 	static class CountingClient {
 
-		@Bean(initMethod = "start", destroyMethod = "close")
-		CuratorFramework countingCuratorFramework() {
-			return CuratorFrameworkFactory.builder()
-				.connectString(server.getConnectString())
-				.retryPolicy(new RetryOneTime(100))
-				.zookeeperFactory(CountingZooKeeper.factory(counts))
-				.build();
+		@Bean
+		CuratorFramework countingCuratorFramework() throws InterruptedException {
+			return zooKeeper.newClient((builder) -> builder.zookeeperFactory(CountingZooKeeper.factory(counts)));
+		}
+
+		@Bean(destroyMethod = "close")
+		CuratorLockRegistry lockRegistry(CuratorFramework client) {
+			return new CuratorLockRegistry(client, "/locks", 10_000);
 		}
 
 		@Bean

@@ -1,11 +1,10 @@
 package io.github.zklock.aop;
 
-import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Queue;
-import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
@@ -13,31 +12,33 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
+import javax.sql.DataSource;
+
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
-import org.apache.curator.test.TestingServer;
 import org.apache.curator.utils.ZKPaths;
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
-import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.embedded.EmbeddedDatabase;
+import org.springframework.jdbc.datasource.embedded.EmbeddedDatabaseBuilder;
+import org.springframework.jdbc.datasource.embedded.EmbeddedDatabaseType;
+import org.springframework.transaction.annotation.EnableTransactionManagement;
 import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.interceptor.BeanFactoryTransactionAttributeSourceAdvisor;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
+import io.github.zklock.LockTemplate;
 import io.github.zklock.annotation.DistributedLock;
-import io.github.zklock.autoconfigure.ZkLockAutoConfiguration;
+import io.github.zklock.annotation.EnableDistributedLocks;
+import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.test.ZooKeeperExtension;
 
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -46,7 +47,9 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 /**
  * Tests that a {@code @DistributedLock} method that is also {@code @Transactional} holds the lock
  * around the whole transaction, so that read-then-write updates from concurrent callers are not
- * lost. Runs against a real ZooKeeper server and an H2 database.
+ * lost: the lock advisor is ordered outside the transaction advisor. A plain Spring context per
+ * test ({@code @EnableDistributedLocks}, {@code @EnableTransactionManagement}, an H2 database, a
+ * {@link DataSourceTransactionManager}), on a real ZooKeeper server.
  */
 class TransactionalLockTests {
 
@@ -54,38 +57,31 @@ class TransactionalLockTests {
 
 	private static final int CALLS_PER_THREAD = 20;
 
-	private static TestingServer server;
+	@RegisterExtension
+	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
 
+	/** Looks at the tree from outside the application. */
 	private static CuratorFramework zk;
 
-	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class, JdbcTemplateAutoConfiguration.class,
-				DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
-				AopAutoConfiguration.class, ZkLockAutoConfiguration.class))
-		.withUserConfiguration(StockConfiguration.class)
-		.withPropertyValues("spring.datasource.url=jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1",
-				"zk.lock.connect-string=" + server.getConnectString(), "zk.lock.default-wait-time=20s");
-
 	@BeforeAll
-	static void startZooKeeper() throws Exception {
-		server = new TestingServer();
-		zk = CuratorFrameworkFactory.newClient(server.getConnectString(), new RetryOneTime(100));
-		zk.start();
+	static void connect() throws InterruptedException {
+		zk = zooKeeper.newClient();
 	}
 
-	@AfterAll
-	static void stopZooKeeper() throws IOException {
-		if (zk != null) {
-			zk.close();
-		}
-		if (server != null) {
-			server.close();
+	@Test
+	void lockAdvisorIsOrderedOutsideTheTransactionAdvisor() {
+		try (AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext(
+				StockConfiguration.class)) {
+			int lockOrder = context.getBean(DistributedLockAdvisor.class).getOrder();
+			int transactionOrder = context.getBean(BeanFactoryTransactionAttributeSourceAdvisor.class).getOrder();
+			assertThat(lockOrder).isEqualTo(EnableDistributedLocks.DEFAULT_ORDER).isLessThan(transactionOrder);
 		}
 	}
 
 	@Test
-	void concurrentReadThenWriteLosesNoUpdate() {
-		this.contextRunner.run((context) -> {
+	void concurrentReadThenWriteLosesNoUpdate() throws Exception {
+		try (AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext(
+				StockConfiguration.class)) {
 			JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
 			createStock(jdbc, "sku-1", 1000);
 			StockService service = context.getBean(StockService.class);
@@ -114,12 +110,13 @@ class TransactionalLockTests {
 			assertThat(service.completions().stream().map(Completion::lockNode).distinct())
 				.as("one lock znode per grant")
 				.hasSize(THREADS * CALLS_PER_THREAD);
-		});
+		}
 	}
 
 	@Test
-	void holdsLockUntilTransactionHasCommitted() {
-		this.contextRunner.run((context) -> {
+	void holdsLockUntilTransactionHasCommitted() throws Exception {
+		try (AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext(
+				StockConfiguration.class)) {
 			JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
 			createStock(jdbc, "sku-2", 10);
 			StockService service = context.getBean(StockService.class);
@@ -133,12 +130,13 @@ class TransactionalLockTests {
 				assertThat(zk.checkExists().forPath(completion.lockNode())).as("lock released after commit").isNull();
 			});
 			assertThat(zk.getChildren().forPath("/locks/stock/sku-2")).isEmpty();
-		});
+		}
 	}
 
 	@Test
-	void holdsLockUntilTransactionHasRolledBack() {
-		this.contextRunner.run((context) -> {
+	void holdsLockUntilTransactionHasRolledBack() throws Exception {
+		try (AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext(
+				StockConfiguration.class)) {
 			JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
 			createStock(jdbc, "sku-3", 10);
 			StockService service = context.getBean(StockService.class);
@@ -152,7 +150,7 @@ class TransactionalLockTests {
 				assertThat(zk.checkExists().forPath(completion.lockNode())).as("lock released after rollback")
 					.isNull();
 			});
-		});
+		}
 	}
 
 	private static Callable<Void> decrementAfter(CountDownLatch start, StockService service, String sku) {
@@ -182,8 +180,44 @@ class TransactionalLockTests {
 			@Nullable Exception failure) {
 	}
 
+	/**
+	 * What a plain Spring application with a database defines. The template's default wait time
+	 * is what {@code zk.lock.default-wait-time=20s} set in the Boot version.
+	 */
 	@Configuration(proxyBeanMethods = false)
+	@EnableDistributedLocks
+	@EnableTransactionManagement
 	static class StockConfiguration {
+
+		@Bean(destroyMethod = "shutdown")
+		EmbeddedDatabase dataSource() {
+			return new EmbeddedDatabaseBuilder().setType(EmbeddedDatabaseType.H2).generateUniqueName(true).build();
+		}
+
+		@Bean
+		DataSourceTransactionManager transactionManager(DataSource dataSource) {
+			return new DataSourceTransactionManager(dataSource);
+		}
+
+		@Bean
+		JdbcTemplate jdbcTemplate(DataSource dataSource) {
+			return new JdbcTemplate(dataSource);
+		}
+
+		@Bean
+		CuratorFramework curatorFramework() throws InterruptedException {
+			return zooKeeper.newClient();
+		}
+
+		@Bean(destroyMethod = "close")
+		CuratorLockRegistry lockRegistry(CuratorFramework client) {
+			return new CuratorLockRegistry(client, "/locks", 10_000);
+		}
+
+		@Bean
+		LockTemplate lockTemplate(CuratorLockRegistry lockRegistry) {
+			return new LockTemplate(lockRegistry, Duration.ofSeconds(20));
+		}
 
 		@Bean
 		StockService stockService(JdbcTemplate jdbc, CuratorFramework client) {

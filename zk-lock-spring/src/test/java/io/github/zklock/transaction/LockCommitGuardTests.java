@@ -2,28 +2,27 @@ package io.github.zklock.transaction;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
+import javax.sql.DataSource;
+
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
-import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
-import org.springframework.boot.transaction.autoconfigure.TransactionManagerCustomizationAutoConfiguration;
-import org.springframework.context.ConfigurableApplicationContext;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.event.EventListener;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.embedded.EmbeddedDatabase;
+import org.springframework.jdbc.datasource.embedded.EmbeddedDatabaseBuilder;
+import org.springframework.jdbc.datasource.embedded.EmbeddedDatabaseType;
+import org.springframework.transaction.annotation.EnableTransactionManagement;
 import org.springframework.transaction.annotation.Transactional;
 
 import io.github.zklock.LockContext;
@@ -31,8 +30,11 @@ import io.github.zklock.LockHandle;
 import io.github.zklock.LockLostException;
 import io.github.zklock.LockState;
 import io.github.zklock.LockStateEvent;
+import io.github.zklock.LockTemplate;
 import io.github.zklock.annotation.DistributedLock;
-import io.github.zklock.autoconfigure.ZkLockAutoConfiguration;
+import io.github.zklock.annotation.EnableDistributedLocks;
+import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -40,34 +42,34 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * A lock lost while its transaction runs: the commit guard rolls the transaction back, the
- * holder is told through an application event, and with {@code zk.lock.interrupt-on-lost} its
- * thread is interrupted. The session is expired on the server, as a long pause would.
+ * holder is told through an application event, and with interrupt-on-lost its thread is
+ * interrupted. The session is expired on the server, as a long pause would. A plain Spring
+ * context: the guard reaches a plain {@link DataSourceTransactionManager} bean through
+ * {@link LockCommitGuardPostProcessor}, which {@code @EnableDistributedLocks} registers.
  */
 class LockCommitGuardTests {
 
-	private static TestingServer server;
+	@RegisterExtension
+	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
 
-	private static ConfigurableApplicationContext context;
+	private static AnnotationConfigApplicationContext context;
 
 	@BeforeAll
-	static void start() throws Exception {
-		server = new TestingServer(true);
-		context = new SpringApplicationBuilder(Ledger.class, DataSourceAutoConfiguration.class,
-				JdbcTemplateAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class,
-				TransactionManagerCustomizationAutoConfiguration.class, TransactionAutoConfiguration.class,
-				AopAutoConfiguration.class, ZkLockAutoConfiguration.class)
-			.web(WebApplicationType.NONE)
-			.properties("spring.datasource.url=jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1",
-					"zk.lock.connect-string=" + server.getConnectString(), "zk.lock.session-timeout=5s",
-					"zk.lock.default-wait-time=10s", "zk.lock.interrupt-on-lost=true")
-			.run();
+	static void start() {
+		context = new AnnotationConfigApplicationContext(Ledger.class);
 		context.getBean(JdbcTemplate.class).execute("create table entries (id varchar(64) primary key)");
 	}
 
 	@AfterAll
-	static void stop() throws Exception {
+	static void stop() {
 		context.close();
-		server.close();
+	}
+
+	@Test
+	void plainTransactionManagerBeanHasTheCommitGuard() {
+		assertThat(context.getBean(DataSourceTransactionManager.class).getTransactionExecutionListeners())
+			.filteredOn(LockCommitGuard.class::isInstance)
+			.hasSize(1);
 	}
 
 	@Test
@@ -98,8 +100,49 @@ class LockCommitGuardTests {
 		assertThat(Thread.interrupted()).as("interrupt flag left for the caller").isTrue();
 	}
 
+	/**
+	 * A plain Spring application with a database and the lock beans; it locks its own methods.
+	 * The Boot version set the same up with {@code zk.lock.session-timeout=5s},
+	 * {@code zk.lock.default-wait-time=10s} and {@code zk.lock.interrupt-on-lost=true}, and the
+	 * auto-configured registry published lock state changes as application events.
+	 */
 	@Configuration(proxyBeanMethods = false)
+	@EnableDistributedLocks
+	@EnableTransactionManagement
 	static class Ledger {
+
+		@Bean(destroyMethod = "shutdown")
+		EmbeddedDatabase dataSource() {
+			return new EmbeddedDatabaseBuilder().setType(EmbeddedDatabaseType.H2).generateUniqueName(true).build();
+		}
+
+		@Bean
+		DataSourceTransactionManager transactionManager(DataSource dataSource) {
+			return new DataSourceTransactionManager(dataSource);
+		}
+
+		@Bean
+		JdbcTemplate jdbcTemplate(DataSource dataSource) {
+			return new JdbcTemplate(dataSource);
+		}
+
+		@Bean
+		CuratorFramework curatorFramework() throws InterruptedException {
+			return zooKeeper.newClient((builder) -> builder.sessionTimeoutMs(5000));
+		}
+
+		@Bean(destroyMethod = "close")
+		CuratorLockRegistry lockRegistry(CuratorFramework client, ApplicationEventPublisher eventPublisher) {
+			CuratorLockRegistry registry = new CuratorLockRegistry(client, "/locks", 10_000);
+			registry.addLockStateListener(eventPublisher::publishEvent);
+			registry.setInterruptOnLost(true);
+			return registry;
+		}
+
+		@Bean
+		LockTemplate lockTemplate(CuratorLockRegistry lockRegistry) {
+			return new LockTemplate(lockRegistry, Duration.ofSeconds(10));
+		}
 
 		@Bean
 		Events events() {
