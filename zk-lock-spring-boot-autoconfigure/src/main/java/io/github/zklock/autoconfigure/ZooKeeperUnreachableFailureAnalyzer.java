@@ -19,7 +19,7 @@ class ZooKeeperUnreachableFailureAnalyzer extends AbstractFailureAnalyzer<ZooKee
 				+ "slow to answer, raise zk.lock.connection-timeout. To start without it, set zk.lock.fail-fast=false "
 				+ "(lock requests then fail with a LockException until ZooKeeper is reachable), or, for development "
 				+ "and tests, run an in-process server: zk.lock.embedded.enabled=true with "
-				+ "org.apache.curator:curator-test on the class path.";
+				+ "io.github.zklock:zk-lock-test on the class path.";
 		return new FailureAnalysis(description, action, cause);
 	}
 

@@ -8,12 +8,9 @@ import java.util.concurrent.TimeUnit;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.health.contributor.Health;
@@ -30,15 +27,17 @@ import org.springframework.context.annotation.Configuration;
 
 import io.github.zklock.LockAcquisitionException;
 import io.github.zklock.LockHandle;
+import io.github.zklock.LockMode;
+import io.github.zklock.LockRequest;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.annotation.DistributedLock;
-import io.github.zklock.annotation.LockMode;
 import io.github.zklock.autoconfigure.ZkLockAutoConfiguration;
 import io.github.zklock.autoconfigure.actuate.ZkLockHealthContributorAutoConfiguration;
 import io.github.zklock.autoconfigure.actuate.ZkLockMetricsAutoConfiguration;
 import io.github.zklock.autoconfigure.actuate.ZkLocksEndpointAutoConfiguration;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.curator.LockSnapshots;
+import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -46,31 +45,26 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Health, the {@code zklocks} endpoint and the meters, wired by their auto-configurations, on a
- * real ZooKeeper.
+ * real ZooKeeper: a server per test, since one of them stops it.
  */
 class ZkLockActuatorTests {
 
-	private TestingServer server;
+	@RegisterExtension
+	final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
 
 	private ApplicationContextRunner contextRunner;
 
 	@BeforeEach
-	void start() throws Exception {
-		this.server = new TestingServer(true);
+	void contextRunner() {
 		this.contextRunner = new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, ZkLockAutoConfiguration.class,
 					ZkLockHealthContributorAutoConfiguration.class, ZkLocksEndpointAutoConfiguration.class,
 					ZkLockMetricsAutoConfiguration.class, MetricsAutoConfiguration.class,
 					CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class,
 					ObservationAutoConfiguration.class))
-			.withPropertyValues("zk.lock.connect-string=" + this.server.getConnectString(),
+			.withPropertyValues("zk.lock.connect-string=" + this.zooKeeper.getConnectString(),
 					"zk.lock.connection-timeout=2s", "zk.lock.retry.max-retries=0",
 					"management.endpoints.web.exposure.include=health,zklocks");
-	}
-
-	@AfterEach
-	void stop() throws Exception {
-		this.server.close();
 	}
 
 	@Test
@@ -81,11 +75,11 @@ class ZkLockActuatorTests {
 				.until(() -> context.getBean(CuratorFramework.class).getZookeeperClient().isConnected());
 			Health up = indicator.health();
 			assertThat(up.getStatus()).isEqualTo(Status.UP);
-			assertThat(up.getDetails()).containsEntry("connectString", this.server.getConnectString())
+			assertThat(up.getDetails()).containsEntry("connectString", this.zooKeeper.getConnectString())
 				.containsEntry("rootPath", "/locks")
 				.containsKeys("state", "sessionId", "heldLocks");
 
-			this.server.stop();
+			this.zooKeeper.getServer().stop();
 			await().atMost(Duration.ofSeconds(15)).until(() -> indicator.health().getStatus().equals(Status.DOWN));
 			// Once Curator notices, the state says why.
 			await().atMost(Duration.ofSeconds(15))
@@ -159,7 +153,8 @@ class ZkLockActuatorTests {
 			assertThat(meters.get("zk.lock.held").tags("name", "/metered/#{#key}").timer().count()).isOne();
 
 			CuratorLockRegistry other = otherProcess();
-			LockHandle busy = other.tryAcquire("/metered/secret-customer-42", LockMode.EXCLUSIVE, true, Duration.ZERO)
+			LockHandle busy = other
+				.tryAcquire(new LockRequest("/metered/secret-customer-42", LockMode.EXCLUSIVE, true, Duration.ZERO))
 				.orElseThrow();
 			try {
 				assertThatExceptionOfType(LockAcquisitionException.class)
@@ -192,10 +187,7 @@ class ZkLockActuatorTests {
 	}
 
 	private CuratorLockRegistry otherProcess() throws InterruptedException {
-		CuratorFramework client = CuratorFrameworkFactory.newClient(this.server.getConnectString(), new RetryOneTime(100));
-		client.start();
-		assertThat(client.blockUntilConnected(10, TimeUnit.SECONDS)).isTrue();
-		return new CuratorLockRegistry(client, "/locks", 10);
+		return new CuratorLockRegistry(this.zooKeeper.newClient(), "/locks", 10);
 	}
 
 	@Configuration(proxyBeanMethods = false)

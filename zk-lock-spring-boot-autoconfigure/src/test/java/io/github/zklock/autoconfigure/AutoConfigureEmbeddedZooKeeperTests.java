@@ -1,4 +1,4 @@
-package io.github.zklock.testsupport;
+package io.github.zklock.autoconfigure;
 
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -13,8 +13,9 @@ import org.springframework.core.env.Environment;
 
 import io.github.zklock.LockContext;
 import io.github.zklock.annotation.DistributedLock;
-import io.github.zklock.autoconfigure.EmbeddedZooKeeper;
-import io.github.zklock.autoconfigure.ZkLockAutoConfiguration;
+import io.github.zklock.test.AutoConfigureEmbeddedZooKeeper;
+import io.github.zklock.test.EmbeddedZooKeeper;
+import io.github.zklock.test.EmbeddedZooKeeperAutoConfiguration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -56,7 +57,7 @@ class AutoConfigureEmbeddedZooKeeperTests {
 	}
 
 	@Configuration(proxyBeanMethods = false)
-	@ImportAutoConfiguration(ZkLockAutoConfiguration.class)
+	@ImportAutoConfiguration({ EmbeddedZooKeeperAutoConfiguration.class, ZkLockAutoConfiguration.class })
 	static class TestApplication {
 
 		@Bean

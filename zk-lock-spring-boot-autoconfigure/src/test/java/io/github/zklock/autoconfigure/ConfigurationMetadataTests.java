@@ -2,33 +2,47 @@ package io.github.zklock.autoconfigure;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.URL;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 
 import com.jayway.jsonpath.JsonPath;
 import org.junit.jupiter.api.Test;
-import org.springframework.core.io.ClassPathResource;
+
+import io.github.zklock.test.EmbeddedZooKeeperProperties;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The configuration metadata that IDEs read (generated from {@link ZkLockProperties} and merged
- * with {@code additional-spring-configuration-metadata.json}) describes every {@code zk.lock.*}
- * key and hints at the values of the ones with special values.
+ * The configuration metadata that IDEs read describes every {@code zk.lock.*} key and hints at the
+ * values of the ones with special values. It comes from two jars: this module's (generated from
+ * {@link ZkLockProperties} and merged with its {@code additional-spring-configuration-metadata.json})
+ * and zk-lock-test's, for {@code zk.lock.embedded.*} (generated from
+ * {@link EmbeddedZooKeeperProperties}, with the port hint of its additional metadata). An IDE
+ * merges every {@code META-INF/spring-configuration-metadata.json} of the class path; so do these
+ * tests.
  */
 class ConfigurationMetadataTests {
 
+	private static final String METADATA = "META-INF/spring-configuration-metadata.json";
+
 	@Test
 	void describesEveryZkLockProperty() throws IOException {
-		List<Map<String, Object>> properties = JsonPath.read(metadata(), "$.properties[?(@.name =~ /zk\\.lock\\..*/)]");
+		List<Map<String, Object>> properties = new ArrayList<>();
+		for (String metadata : allMetadata()) {
+			properties.addAll(JsonPath.read(metadata, "$.properties[?(@.name =~ /zk\\.lock\\..*/)]"));
+		}
 		assertThat(properties).extracting((property) -> property.get("name"))
 			.contains("zk.lock.enabled", "zk.lock.connect-string", "zk.lock.root-path", "zk.lock.session-timeout",
 					"zk.lock.connection-timeout", "zk.lock.default-wait-time", "zk.lock.aspect-order",
 					"zk.lock.cache-capacity", "zk.lock.interrupt-on-lost", "zk.lock.fail-fast",
 					"zk.lock.retry.base-sleep", "zk.lock.retry.max-retries", "zk.lock.retry.max-sleep",
 					"zk.lock.embedded.enabled", "zk.lock.embedded.port", "zk.lock.auth.scheme",
-					"zk.lock.auth.credentials");
+					"zk.lock.auth.credentials")
+			.doesNotHaveDuplicates();
 		assertThat(properties).allSatisfy((property) -> assertThat((String) property.get("description"))
 			.as("description of %s", property.get("name"))
 			.isNotBlank());
@@ -36,17 +50,77 @@ class ConfigurationMetadataTests {
 
 	@Test
 	void hintsAtSpecialValues() throws IOException {
-		List<String> hinted = JsonPath.read(metadata(), "$.hints[*].name");
+		List<String> hinted = new ArrayList<>();
+		for (String metadata : allMetadata()) {
+			hinted.addAll(JsonPath.read(metadata, "$.hints[*].name"));
+		}
 		assertThat(hinted).contains("zk.lock.auth.scheme", "zk.lock.default-wait-time", "zk.lock.embedded.port",
 				"zk.lock.connect-string");
-		List<String> schemes = JsonPath.read(metadata(), "$.hints[?(@.name == 'zk.lock.auth.scheme')].values[*].value");
+		String own = ownMetadata();
+		List<String> schemes = JsonPath.read(own, "$.hints[?(@.name == 'zk.lock.auth.scheme')].values[*].value");
 		assertThat(schemes).containsExactly("digest");
+		List<String> waitTimes = JsonPath.read(own,
+				"$.hints[?(@.name == 'zk.lock.default-wait-time')].values[*].value");
+		assertThat(waitTimes).containsExactly("-1ms", "0ms", "5s");
 	}
 
-	private static String metadata() throws IOException {
-		try (InputStream in = new ClassPathResource("META-INF/spring-configuration-metadata.json").getInputStream()) {
-			return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+	@Test
+	void describesTheEmbeddedServerInZkLockTestsMetadataOnly() throws IOException {
+		String own = ownMetadata();
+		List<String> ownNames = JsonPath.read(own, "$.properties[*].name");
+		assertThat(ownNames).contains("zk.lock.connect-string")
+			.noneMatch((name) -> name.startsWith("zk.lock.embedded"));
+		List<String> ownHints = JsonPath.read(own, "$.hints[*].name");
+		assertThat(ownHints).doesNotContain("zk.lock.embedded.port");
+
+		String embedded = metadataOf(EmbeddedZooKeeperProperties.class);
+		List<Map<String, Object>> properties = JsonPath.read(embedded, "$.properties[*]");
+		assertThat(properties).extracting((property) -> property.get("name"))
+			.containsExactlyInAnyOrder("zk.lock.embedded.enabled", "zk.lock.embedded.port");
+		assertThat(properties).allSatisfy((property) -> assertThat(property.get("sourceType"))
+			.isEqualTo(EmbeddedZooKeeperProperties.class.getName()));
+		List<Integer> defaultPort = JsonPath.read(embedded,
+				"$.properties[?(@.name == 'zk.lock.embedded.port')].defaultValue");
+		assertThat(defaultPort).containsExactly(0);
+		List<Integer> ports = JsonPath.read(embedded, "$.hints[?(@.name == 'zk.lock.embedded.port')].values[*].value");
+		assertThat(ports).containsExactly(0, 2181);
+	}
+
+	private static String ownMetadata() throws IOException {
+		return metadataOf(ZkLockProperties.class);
+	}
+
+	/**
+	 * The metadata file generated from the given properties class, found by its source type.
+	 */
+	private static String metadataOf(Class<?> propertiesClass) throws IOException {
+		List<String> found = new ArrayList<>();
+		for (String metadata : allMetadata()) {
+			List<String> sourceTypes = JsonPath.read(metadata, "$.groups[*].sourceType");
+			if (sourceTypes.contains(propertiesClass.getName())) {
+				found.add(metadata);
+			}
 		}
+		assertThat(found).as("metadata generated from %s", propertiesClass.getName()).hasSize(1);
+		return found.get(0);
+	}
+
+	/**
+	 * Every metadata file of the class path that names a {@code zk.lock} key (Spring Boot's own
+	 * jars have theirs too).
+	 */
+	private static List<String> allMetadata() throws IOException {
+		List<String> all = new ArrayList<>();
+		for (URL url : Collections.list(ConfigurationMetadataTests.class.getClassLoader().getResources(METADATA))) {
+			try (InputStream in = url.openStream()) {
+				String metadata = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+				if (metadata.contains("\"zk.lock.")) {
+					all.add(metadata);
+				}
+			}
+		}
+		assertThat(all).as("zk-lock's metadata and zk-lock-test's").hasSize(2);
+		return all;
 	}
 
 }

@@ -11,10 +11,14 @@ import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import io.github.zklock.LockTemplate;
+import io.github.zklock.test.EmbeddedZooKeeper;
+import io.github.zklock.test.EmbeddedZooKeeperAutoConfiguration;
+import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
@@ -25,6 +29,9 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
  * there is none.
  */
 class FailFastTests {
+
+	@RegisterExtension
+	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
 
 	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(ZkLockAutoConfiguration.class))
@@ -53,20 +60,19 @@ class FailFastTests {
 	}
 
 	@Test
-	void startsConnectedWhenZooKeeperIsUp() throws Exception {
-		try (TestingServer server = new TestingServer(true)) {
-			this.contextRunner.withPropertyValues("zk.lock.connect-string=" + server.getConnectString())
-				.run((context) -> {
-					assertThat(context).hasNotFailed();
-					assertThat(context.getBean(CuratorFramework.class).getZookeeperClient().isConnected()).isTrue();
-					String path = context.getBean(LockTemplate.class).execute("/fail-fast", (handle) -> handle.path());
-					assertThat(path).isEqualTo("/locks/fail-fast");
-				});
-		}
+	void startsConnectedWhenZooKeeperIsUp() {
+		this.contextRunner.withPropertyValues("zk.lock.connect-string=" + zooKeeper.getConnectString())
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context.getBean(CuratorFramework.class).getZookeeperClient().isConnected()).isTrue();
+				String path = context.getBean(LockTemplate.class).execute("/fail-fast", (handle) -> handle.path());
+				assertThat(path).isEqualTo("/locks/fail-fast");
+			});
 	}
 
 	@Test
 	void waitsForAServerThatComesUpWithinTheTimeout() throws Exception {
+		// A server of its own, not the extension's: on a port known before it starts, started late.
 		int port = closedPort();
 		ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor();
 		TestingServer server = new TestingServer(port, false);
@@ -105,11 +111,16 @@ class FailFastTests {
 
 	@Test
 	void connectsToTheEmbeddedServerWhenFailingFast() {
-		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(ZkLockAutoConfiguration.class))
+		new ApplicationContextRunner()
+			.withConfiguration(
+					AutoConfigurations.of(EmbeddedZooKeeperAutoConfiguration.class, ZkLockAutoConfiguration.class))
 			.withPropertyValues("zk.lock.fail-fast=true", "zk.lock.embedded.enabled=true")
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
-				assertThat(context.getBean(CuratorFramework.class).getZookeeperClient().isConnected()).isTrue();
+				CuratorFramework client = context.getBean(CuratorFramework.class);
+				assertThat(client.getZookeeperClient().isConnected()).isTrue();
+				assertThat(client.getZookeeperClient().getCurrentConnectionString())
+					.isEqualTo(context.getBean(EmbeddedZooKeeper.class).getConnectString());
 			});
 	}
 

@@ -2,11 +2,9 @@ package io.github.zklock.autoconfigure;
 
 import java.time.Duration;
 
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.Banner;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.WebApplicationType;
@@ -19,6 +17,8 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.core.io.DefaultResourceLoader;
 
 import io.github.zklock.annotation.DistributedLock;
+import io.github.zklock.test.EmbeddedZooKeeperAutoConfiguration;
+import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
@@ -27,22 +27,15 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 /**
  * A {@link SpringApplication} that fails to start prints the analysis of zk-lock's failure
  * analyzers: they are registered in {@code META-INF/spring.factories} and win over Spring Boot's
- * generic ones. A bad property value gets Spring Boot's binding analysis, with zk-lock's reason.
+ * generic ones. A bad property value gets Spring Boot's binding analysis, with zk-lock's reason;
+ * a malformed connect string, checked when the client is built, Spring Boot's analysis of an
+ * invalid property value.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class FailureAnalysisReportTests {
 
-	private static TestingServer server;
-
-	@BeforeAll
-	static void startZooKeeper() throws Exception {
-		server = new TestingServer(true);
-	}
-
-	@AfterAll
-	static void stopZooKeeper() throws Exception {
-		server.close();
-	}
+	@RegisterExtension
+	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
 
 	@Test
 	void reportsUnreachableZooKeeper(CapturedOutput output) throws Exception {
@@ -58,18 +51,39 @@ class FailureAnalysisReportTests {
 
 	@Test
 	void reportsEmbeddedModeWithoutCuratorTest(CapturedOutput output) {
-		SpringApplication application = application(LockingApplication.class);
+		SpringApplication application = application(EmbeddedApplication.class);
 		application.setResourceLoader(new DefaultResourceLoader(new FilteredClassLoader("org.apache.curator.test")));
 		assertThatException().isThrownBy(() -> application.run("--zk.lock.embedded.enabled=true"));
 		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("(with org.apache.curator:curator-test), is not on the class path")
+			.contains("Add io.github.zklock:zk-lock-test as a dependency");
+	}
+
+	@Test
+	void reportsEmbeddedModeWithoutZkLockTest(CapturedOutput output) {
+		SpringApplication application = application(LockingApplication.class);
+		application.setResourceLoader(new DefaultResourceLoader(new FilteredClassLoader("io.github.zklock.test")));
+		assertThatException().isThrownBy(() -> application.run("--zk.lock.embedded.enabled=true"));
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("but io.github.zklock:zk-lock-test, which provides it")
 			.contains("is not on the class path")
-			.contains("Add org.apache.curator:curator-test as a dependency");
+			.contains("Add io.github.zklock:zk-lock-test as a dependency");
+	}
+
+	@Test
+	void reportsMalformedConnectStringNamingTheProperty(CapturedOutput output) {
+		assertThatException()
+			.isThrownBy(() -> application(LockingApplication.class).run("--zk.lock.connect-string=host:port"));
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("Invalid value 'host:port' for configuration property 'zk.lock.connect-string'")
+			.contains("from property source \"commandLineArgs\"")
+			.contains("zk.lock.connect-string 'host:port' is malformed");
 	}
 
 	@Test
 	void reportsMalformedPathTemplate(CapturedOutput output) {
 		assertThatException().isThrownBy(() -> application(MalformedTemplateApplication.class)
-			.run("--zk.lock.connect-string=" + server.getConnectString()));
+			.run("--zk.lock.connect-string=" + zooKeeper.getConnectString()));
 		assertThat(output).contains("APPLICATION FAILED TO START")
 			.contains("A @DistributedLock path is invalid: @DistributedLock on ")
 			.contains("Fix the path of the @DistributedLock annotation on that method.");
@@ -78,7 +92,7 @@ class FailureAnalysisReportTests {
 	@Test
 	void reportsIllegalRootPathAsABindingFailureWithItsOrigin(CapturedOutput output) {
 		assertThatException().isThrownBy(() -> application(LockingApplication.class)
-			.run("--zk.lock.connect-string=" + server.getConnectString(), "--zk.lock.root-path=locks"));
+			.run("--zk.lock.connect-string=" + zooKeeper.getConnectString(), "--zk.lock.root-path=locks"));
 		assertThat(output).contains("APPLICATION FAILED TO START")
 			.contains("Value: \"locks\"")
 			.contains("Origin: \"zk.lock.root-path\" from property source \"commandLineArgs\"")
@@ -97,6 +111,13 @@ class FailureAnalysisReportTests {
 	@Configuration(proxyBeanMethods = false)
 	@ImportAutoConfiguration(ZkLockAutoConfiguration.class)
 	static class LockingApplication {
+
+	}
+
+	/** An application with zk-lock-test, which brings the embedded server's auto-configuration. */
+	@Configuration(proxyBeanMethods = false)
+	@ImportAutoConfiguration({ EmbeddedZooKeeperAutoConfiguration.class, ZkLockAutoConfiguration.class })
+	static class EmbeddedApplication {
 
 	}
 

@@ -1,12 +1,8 @@
 package io.github.zklock.autoconfigure;
 
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -14,6 +10,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import io.github.zklock.InvalidLockPathException;
 import io.github.zklock.annotation.DistributedLock;
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
@@ -24,19 +21,10 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
  */
 class InvalidLockPathFailureAnalyzerTests {
 
-	private static TestingServer server;
+	@RegisterExtension
+	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
 
 	private final InvalidLockPathFailureAnalyzer analyzer = new InvalidLockPathFailureAnalyzer();
-
-	@BeforeAll
-	static void startZooKeeper() throws Exception {
-		server = new TestingServer(true);
-	}
-
-	@AfterAll
-	static void stopZooKeeper() throws Exception {
-		server.close();
-	}
 
 	@Test
 	void analyzesAMalformedTemplateNamingTheMethod() {
@@ -59,19 +47,14 @@ class InvalidLockPathFailureAnalyzerTests {
 	}
 
 	@Test
-	void analyzesAnIllegalRootPathOfTheRegistry() {
-		CuratorFramework client = CuratorFrameworkFactory.newClient(server.getConnectString(), new RetryOneTime(100));
-		try {
-			InvalidLockPathException ex = catchThrowableOfType(InvalidLockPathException.class,
-					() -> new CuratorLockRegistry(client, "locks", 10));
-			FailureAnalysis analysis = this.analyzer.analyze(new IllegalStateException("wrapped", ex));
-			assertThat(analysis).isNotNull();
-			assertThat(analysis.getDescription()).contains("'locks'");
-			assertThat(analysis.getAction()).startsWith("Set zk.lock.root-path to an absolute ZooKeeper path");
-		}
-		finally {
-			client.close();
-		}
+	void analyzesAnIllegalRootPathOfTheRegistry() throws Exception {
+		CuratorFramework client = zooKeeper.newClient();
+		InvalidLockPathException ex = catchThrowableOfType(InvalidLockPathException.class,
+				() -> new CuratorLockRegistry(client, "locks", 10));
+		FailureAnalysis analysis = this.analyzer.analyze(new IllegalStateException("wrapped", ex));
+		assertThat(analysis).isNotNull();
+		assertThat(analysis.getDescription()).contains("'locks'");
+		assertThat(analysis.getAction()).startsWith("Set zk.lock.root-path to an absolute ZooKeeper path");
 	}
 
 	@Test
@@ -84,7 +67,7 @@ class InvalidLockPathFailureAnalyzerTests {
 	private Throwable startupFailure(Class<?> serviceClass) {
 		Throwable[] failure = new Throwable[1];
 		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(ZkLockAutoConfiguration.class))
-			.withPropertyValues("zk.lock.connect-string=" + server.getConnectString())
+			.withPropertyValues("zk.lock.connect-string=" + zooKeeper.getConnectString())
 			.withBean(serviceClass)
 			.run((context) -> failure[0] = context.getStartupFailure());
 		assertThat(failure[0]).isNotNull();

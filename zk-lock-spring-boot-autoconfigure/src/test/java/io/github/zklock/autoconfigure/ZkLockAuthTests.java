@@ -4,19 +4,19 @@ import java.time.Duration;
 import java.util.List;
 
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.api.ACLProvider;
-import org.apache.curator.retry.RetryOneTime;
-import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Id;
 import org.apache.zookeeper.server.auth.DigestAuthenticationProvider;
-import org.junit.jupiter.api.AfterAll;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.actuate.endpoint.SanitizableData;
 import org.springframework.boot.actuate.endpoint.SanitizingFunction;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -31,8 +31,10 @@ import org.springframework.context.annotation.Configuration;
 import io.github.zklock.LockAcquisitionException;
 import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
+import io.github.zklock.LockMode;
 import io.github.zklock.LockTemplate;
-import io.github.zklock.annotation.LockMode;
+import io.github.zklock.test.EmbeddedZooKeeperAutoConfiguration;
+import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -50,40 +52,37 @@ class ZkLockAuthTests {
 
 	private static final String CREDENTIALS = "orders-app:" + PASSWORD;
 
+	/** A system property of the server (not a {@code zoo.cfg} one), read when it starts. */
 	private static final String CONTAINER_CHECK_INTERVAL = "znode.container.checkIntervalMs";
 
-	private static TestingServer server;
+	private static @Nullable String previousCheckInterval;
+
+	/** Reap empty containers every 100 ms instead of every minute: set just before the server starts. */
+	@RegisterExtension
+	@Order(1)
+	static final BeforeAllCallback fastContainerReaping = (context) -> previousCheckInterval = System
+		.setProperty(CONTAINER_CHECK_INTERVAL, "100");
+
+	@RegisterExtension
+	@Order(2)
+	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
 
 	/** A client with no credentials at all. */
 	private static CuratorFramework anonymous;
 
 	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(ZkLockAutoConfiguration.class))
-		.withPropertyValues("zk.lock.connect-string=" + server.getConnectString());
+		.withPropertyValues("zk.lock.connect-string=" + zooKeeper.getConnectString());
 
 	@BeforeAll
-	static void startZooKeeper() throws Exception {
-		// Reap empty containers every 100 ms instead of every minute (read when the server starts).
-		String checkInterval = System.setProperty(CONTAINER_CHECK_INTERVAL, "100");
-		try {
-			server = new TestingServer(true);
+	static void restoreCheckIntervalAndConnectAnonymously() throws Exception {
+		if (previousCheckInterval != null) {
+			System.setProperty(CONTAINER_CHECK_INTERVAL, previousCheckInterval);
 		}
-		finally {
-			if (checkInterval != null) {
-				System.setProperty(CONTAINER_CHECK_INTERVAL, checkInterval);
-			}
-			else {
-				System.clearProperty(CONTAINER_CHECK_INTERVAL);
-			}
+		else {
+			System.clearProperty(CONTAINER_CHECK_INTERVAL);
 		}
-		anonymous = CuratorFrameworkFactory.newClient(server.getConnectString(), new RetryOneTime(100));
-		anonymous.start();
-	}
-
-	@AfterAll
-	static void stopZooKeeper() throws Exception {
-		anonymous.close();
-		server.close();
+		anonymous = zooKeeper.newClient();
 	}
 
 	@Test
@@ -239,7 +238,7 @@ class ZkLockAuthTests {
 		loggingSystem.setLogLevel("org.apache.curator", LogLevel.INFO);
 		loggingSystem.setLogLevel("org.apache.zookeeper", LogLevel.INFO);
 		try {
-			this.contextRunner
+			this.contextRunner.withConfiguration(AutoConfigurations.of(EmbeddedZooKeeperAutoConfiguration.class))
 				.withPropertyValues("zk.lock.root-path=/logged", "zk.lock.auth.credentials=" + CREDENTIALS,
 						"zk.lock.embedded.enabled=true")
 				.run((context) -> {

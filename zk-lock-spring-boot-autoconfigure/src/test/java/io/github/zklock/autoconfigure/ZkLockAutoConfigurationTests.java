@@ -1,8 +1,6 @@
 package io.github.zklock.autoconfigure;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,20 +9,22 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.curator.RetryPolicy;
+import org.apache.curator.ensemble.EnsembleProvider;
+import org.apache.curator.ensemble.fixed.FixedEnsembleProvider;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.retry.ExponentialBackoffRetry;
-import org.apache.curator.retry.RetryOneTime;
-import org.apache.curator.test.TestingServer;
 import org.assertj.core.api.InstanceOfAssertFactories;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.properties.bind.validation.BindValidationException;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
@@ -33,45 +33,47 @@ import org.springframework.core.annotation.Order;
 import org.springframework.validation.ObjectError;
 
 import io.github.zklock.InvalidLockPathException;
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockMode;
+import io.github.zklock.LockRequest;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.annotation.DistributedLock;
+import io.github.zklock.annotation.EnableDistributedLocks;
 import io.github.zklock.aop.DistributedLockAdvisor;
+import io.github.zklock.aop.DistributedLockConfiguration;
 import io.github.zklock.aop.DistributedLockMethodValidator;
 import io.github.zklock.aop.LockOperationSource;
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.test.EmbeddedZooKeeper;
+import io.github.zklock.test.EmbeddedZooKeeperAutoConfiguration;
+import io.github.zklock.test.EmbeddedZooKeeperProperties;
+import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.as;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 /**
- * Tests for {@link ZkLockAutoConfiguration}, against a real ZooKeeper server.
+ * Tests for {@link ZkLockAutoConfiguration}, against a real ZooKeeper server, with zk-lock-test's
+ * {@link EmbeddedZooKeeperAutoConfiguration} present as in an application that has zk-lock-test on
+ * its class path (off unless {@code zk.lock.embedded.enabled=true}; its end-to-end use is in
+ * {@link EmbeddedZooKeeperModeTests}).
  */
 class ZkLockAutoConfigurationTests {
 
-	private static TestingServer server;
+	@RegisterExtension
+	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
 
+	/** Looks at the tree from outside the applications under test. */
 	private static CuratorFramework zk;
 
 	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(ZkLockAutoConfiguration.class))
-		.withPropertyValues("zk.lock.connect-string=" + server.getConnectString());
+		.withConfiguration(
+				AutoConfigurations.of(EmbeddedZooKeeperAutoConfiguration.class, ZkLockAutoConfiguration.class))
+		.withPropertyValues("zk.lock.connect-string=" + zooKeeper.getConnectString());
 
 	@BeforeAll
-	static void startZooKeeper() throws Exception {
-		server = new TestingServer();
-		zk = CuratorFrameworkFactory.newClient(server.getConnectString(), new RetryOneTime(100));
-		zk.start();
-	}
-
-	@AfterAll
-	static void stopZooKeeper() throws IOException {
-		if (zk != null) {
-			zk.close();
-		}
-		if (server != null) {
-			server.close();
-		}
+	static void observer() throws InterruptedException {
+		zk = zooKeeper.newClient();
 	}
 
 	@Test
@@ -87,7 +89,7 @@ class ZkLockAutoConfigurationTests {
 			CuratorFramework client = context.getBean(CuratorFramework.class);
 			assertThat(client.getState()).isEqualTo(CuratorFrameworkState.STARTED);
 			assertThat(client.getZookeeperClient().getCurrentConnectionString())
-				.isEqualTo(server.getConnectString());
+				.isEqualTo(zooKeeper.getConnectString());
 			assertThat(context.getBean(CuratorLockRegistry.class).getRootPath()).isEqualTo("/locks");
 		});
 	}
@@ -103,9 +105,12 @@ class ZkLockAutoConfigurationTests {
 			assertThat(properties.getRetry().getBaseSleep()).isEqualTo(Duration.ofSeconds(1));
 			assertThat(properties.getRetry().getMaxRetries()).isEqualTo(3);
 			assertThat(properties.getRetry().getMaxSleep()).isNull();
-			assertThat(properties.getDefaultWaitTime()).isNegative();
-			assertThat(properties.getEmbedded().isEnabled()).isFalse();
-			assertThat(context.getBean(LockTemplate.class).getDefaultWaitTime()).isNegative();
+			assertThat(properties.getDefaultWaitTime()).isNegative().isEqualTo(LockRequest.WAIT_FOREVER);
+			// zk.lock.embedded.enabled is false by default: its auto-configuration binds nothing.
+			assertThat(context).doesNotHaveBean(EmbeddedZooKeeperProperties.class)
+				.doesNotHaveBean(EmbeddedZooKeeper.class);
+			assertThat(context.getBean(LockTemplate.class).getDefaultWaitTime()).isNegative()
+				.isEqualTo(LockRequest.WAIT_FOREVER);
 		});
 	}
 
@@ -233,56 +238,145 @@ class ZkLockAutoConfigurationTests {
 
 	@Test
 	void createsNothingWhenDisabled() {
-		this.contextRunner.withPropertyValues("zk.lock.enabled=false").run((context) -> {
-			assertThat(context).hasNotFailed()
-				.doesNotHaveBean(ZkLockProperties.class)
-				.doesNotHaveBean(CuratorFramework.class)
-				.doesNotHaveBean(CuratorLockRegistry.class)
-				.doesNotHaveBean(LockTemplate.class)
-				.doesNotHaveBean(DistributedLockAdvisor.class)
-				.doesNotHaveBean(LockOperationSource.class)
-				.doesNotHaveBean(DistributedLockMethodValidator.class)
-				.doesNotHaveBean(EmbeddedZooKeeper.class);
-		});
-	}
-
-	@Test
-	void startsEmbeddedZooKeeperAndStopsItWithTheContext() {
-		AtomicReference<InetSocketAddress> embeddedAddress = new AtomicReference<>();
-		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(ZkLockAutoConfiguration.class))
-			.withPropertyValues("zk.lock.embedded.enabled=true", "zk.lock.embedded.port=0",
-					"zk.lock.connection-timeout=5s")
-			.run((context) -> {
-				assertThat(context).hasSingleBean(EmbeddedZooKeeper.class);
-				EmbeddedZooKeeper embedded = context.getBean(EmbeddedZooKeeper.class);
-				assertThat(embedded.getPort()).isPositive().isNotEqualTo(server.getPort());
-				assertThat(embedded.getConnectString()).endsWith(":" + embedded.getPort());
-				CuratorFramework client = context.getBean(CuratorFramework.class);
-				assertThat(client.getZookeeperClient().getCurrentConnectionString())
-					.isEqualTo(embedded.getConnectString());
-				String lockPath = context.getBean(LockTemplate.class).execute("/embedded-check", (handle) -> {
-					assertThat(client.getChildren().forPath(handle.path())).hasSize(1);
-					return handle.path();
+		for (String embedded : List.of("false", "true")) {
+			this.contextRunner.withPropertyValues("zk.lock.enabled=false", "zk.lock.embedded.enabled=" + embedded)
+				.run((context) -> {
+					assertThat(context).hasNotFailed()
+						.doesNotHaveBean(ZkLockProperties.class)
+						.doesNotHaveBean(CuratorFramework.class)
+						.doesNotHaveBean(CuratorLockRegistry.class)
+						.doesNotHaveBean(LockTemplate.class)
+						.doesNotHaveBean(DistributedLockAdvisor.class)
+						.doesNotHaveBean(LockOperationSource.class)
+						.doesNotHaveBean(DistributedLockMethodValidator.class)
+						.doesNotHaveBean(EmbeddedZooKeeper.class)
+						.doesNotHaveBean(EnsembleProvider.class);
 				});
-				assertThat(lockPath).isEqualTo("/locks/embedded-check");
-				assertThat(zk.checkExists().forPath(lockPath)).as("not on the other server").isNull();
-				String host = embedded.getConnectString().substring(0, embedded.getConnectString().lastIndexOf(':'));
-				embeddedAddress.set(new InetSocketAddress(host, embedded.getPort()));
-				assertThat(acceptsConnections(embeddedAddress.get())).isTrue();
-			});
-		assertThat(embeddedAddress.get()).isNotNull();
-		await().atMost(Duration.ofSeconds(10)).until(() -> !acceptsConnections(embeddedAddress.get()));
+		}
 	}
 
 	@Test
 	void failsWhenEmbeddedModeLacksCuratorTest() {
-		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(ZkLockAutoConfiguration.class))
-			.withClassLoader(new FilteredClassLoader("org.apache.curator.test"))
+		// zk-lock-test is there, without the curator-test it brings (excluded, say).
+		this.contextRunner.withClassLoader(new FilteredClassLoader("org.apache.curator.test"))
 			.withPropertyValues("zk.lock.embedded.enabled=true")
 			.run((context) -> {
 				assertThat(context).hasFailed();
+				assertThat(causeOfType(context.getStartupFailure(), EmbeddedZooKeeperUnavailableException.class))
+					.isNotNull();
 				assertThat(messages(context.getStartupFailure())).anySatisfy(
 						(message) -> assertThat(message).contains("curator-test"));
+			});
+	}
+
+	@Test
+	void failsWhenEmbeddedModeLacksZkLockTest() {
+		// Without zk-lock-test, its auto-configuration is not there either.
+		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(ZkLockAutoConfiguration.class))
+			.withClassLoader(new FilteredClassLoader("io.github.zklock.test"))
+			.withPropertyValues("zk.lock.connect-string=" + zooKeeper.getConnectString(),
+					"zk.lock.embedded.enabled=true")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(causeOfType(context.getStartupFailure(), EmbeddedZooKeeperUnavailableException.class))
+					.isNotNull();
+				assertThat(messages(context.getStartupFailure())).anySatisfy(
+						(message) -> assertThat(message).contains("io.github.zklock:zk-lock-test"));
+			});
+	}
+
+	@Test
+	void connectsToTheEnsembleOfAnEnsembleProviderBeanInsteadOfTheConnectString() throws IOException {
+		int closedPort = FailFastTests.closedPort();
+		// Failing fast: the start would fail if the client tried the connect string.
+		this.contextRunner.withUserConfiguration(UserEnsembleConfiguration.class)
+			.withPropertyValues("zk.lock.connect-string=127.0.0.1:" + closedPort, "zk.lock.fail-fast=true",
+					"zk.lock.connection-timeout=5s")
+			.run((context) -> {
+				assertThat(context).hasNotFailed().doesNotHaveBean(EmbeddedZooKeeper.class);
+				CuratorFramework client = context.getBean(CuratorFramework.class);
+				assertThat(client.getZookeeperClient().getCurrentConnectionString())
+					.isEqualTo(zooKeeper.getConnectString());
+				assertThat(client.getZookeeperClient().isConnected()).isTrue();
+				String lockPath = context.getBean(LockTemplate.class).execute("/through-ensemble-provider",
+						(handle) -> {
+							assertThat(zk.getChildren().forPath(handle.path())).hasSize(1);
+							return handle.path();
+						});
+				assertThat(lockPath).isEqualTo("/locks/through-ensemble-provider");
+			});
+	}
+
+	@Test
+	void checksTheConnectStringOnlyWhenTheClientUsesIt() {
+		ApplicationContextRunner malformed = this.contextRunner.withPropertyValues("zk.lock.connect-string=host:port");
+		malformed.withUserConfiguration(UserEnsembleConfiguration.class).run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context.getBean(CuratorFramework.class).getZookeeperClient().getCurrentConnectionString())
+				.isEqualTo(zooKeeper.getConnectString());
+		});
+		malformed.run((context) -> {
+			assertThat(context).hasFailed();
+			InvalidConfigurationPropertyValueException ex = causeOfType(context.getStartupFailure(),
+					InvalidConfigurationPropertyValueException.class);
+			assertThat(ex.getName()).isEqualTo("zk.lock.connect-string");
+			assertThat(ex.getValue()).isEqualTo("host:port");
+			assertThat(ex.getReason()).startsWith("zk.lock.connect-string 'host:port'")
+				.endsWith("expected host:port[,host:port...][/chroot]");
+		});
+	}
+
+	@Test
+	void backsOffTheAdviceForTheApplicationsOwnEnableDistributedLocks() {
+		ApplicationContextRunner ownAdvice = this.contextRunner
+			.withUserConfiguration(UserEnableDistributedLocksConfiguration.class);
+		ownAdvice.run((context) -> {
+			assertThat(context).hasSingleBean(DistributedLockAdvisor.class)
+				.hasSingleBean(DistributedLockConfiguration.class)
+				.hasSingleBean(LockOperationSource.class)
+				.hasSingleBean(DistributedLockMethodValidator.class)
+				.hasSingleBean(LockTemplate.class);
+			assertThat(context.getBean(DistributedLockAdvisor.class).getOrder()).as("the application's order")
+				.isEqualTo(7);
+			assertThat(context.getBean(ValidService.class).lock("7")).isEqualTo("/locks/valid/7");
+		});
+		ownAdvice.withPropertyValues("zk.lock.aspect-order=42").run((context) -> {
+			assertThat(context).hasSingleBean(DistributedLockAdvisor.class);
+			assertThat(context.getBean(DistributedLockAdvisor.class).getOrder()).isEqualTo(42);
+			assertThat(context.getBean(ValidService.class).lock("42")).isEqualTo("/locks/valid/42");
+		});
+	}
+
+	@Test
+	void twoApplicationsShareTheServerAndExcludeEachOther() {
+		this.contextRunner.run((first) -> this.contextRunner.run((second) -> {
+			try (LockHandle held = first.getBean(LockTemplate.class).acquire("/shared", LockMode.EXCLUSIVE,
+					Duration.ZERO)) {
+				assertThat(held.isHeld()).isTrue();
+				assertThat(second.getBean(LockTemplate.class)
+					.tryAcquire("/shared", LockMode.EXCLUSIVE, Duration.ofMillis(200))).isEmpty();
+			}
+			assertThat(second.getBean(LockTemplate.class).tryAcquire("/shared", LockMode.EXCLUSIVE, Duration.ZERO))
+				.hasValueSatisfying(LockHandle::release);
+		}));
+	}
+
+	@ParameterizedTest(name = "zk.lock.default-wait-time={0}")
+	@CsvSource({ "-1ms, -1", "0s, 0", "5s, 5000" })
+	void givesTheTemplateTheDefaultWaitTime(String value, long millis) {
+		this.contextRunner.withPropertyValues("zk.lock.default-wait-time=" + value)
+			.run((context) -> assertThat(context.getBean(LockTemplate.class).getDefaultWaitTime())
+				.isEqualTo(Duration.ofMillis(millis)));
+	}
+
+	@ParameterizedTest(name = "zk.lock.embedded.port={0}")
+	@ValueSource(strings = { "65536", "-2" })
+	void failsOnBadEmbeddedPortNamingTheProperty(String port) {
+		this.contextRunner.withPropertyValues("zk.lock.embedded.enabled=true", "zk.lock.embedded.port=" + port)
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(messages(context.getStartupFailure())).anySatisfy(
+						(message) -> assertThat(message).contains("zk.lock.embedded.port"));
 			});
 	}
 
@@ -290,9 +384,9 @@ class ZkLockAutoConfigurationTests {
 	@CsvSource({ "zk.lock.session-timeout, -1s", "zk.lock.session-timeout, 0s", "zk.lock.connection-timeout, -5s",
 			"zk.lock.retry.base-sleep, 0ms", "zk.lock.retry.max-sleep, -1ms", "zk.lock.session-timeout, soon",
 			"zk.lock.session-timeout, 30d", "zk.lock.cache-capacity, 0", "zk.lock.cache-capacity, -3",
-			"zk.lock.retry.max-retries, 30", "zk.lock.retry.max-retries, -1", "zk.lock.embedded.port, 65536",
-			"zk.lock.embedded.port, -2", "zk.lock.root-path, /locks/", "zk.lock.root-path, /a/../b",
-			"zk.lock.connection-timeout, 500us", "zk.lock.connect-string, ' '" })
+			"zk.lock.retry.max-retries, 30", "zk.lock.retry.max-retries, -1", "zk.lock.root-path, /locks/",
+			"zk.lock.root-path, /a/../b", "zk.lock.connection-timeout, 500us", "zk.lock.connect-string, ' '",
+			"zk.lock.default-wait-time, -5s", "zk.lock.default-wait-time, -2ms" })
 	void failsOnBadValueNamingTheProperty(String property, String value) {
 		this.contextRunner.withPropertyValues(property + "=" + value).run((context) -> {
 			assertThat(context).hasFailed();
@@ -349,16 +443,6 @@ class ZkLockAutoConfigurationTests {
 		});
 	}
 
-	private static boolean acceptsConnections(InetSocketAddress address) {
-		try (Socket socket = new Socket()) {
-			socket.connect(address, 500);
-			return true;
-		}
-		catch (IOException ex) {
-			return false;
-		}
-	}
-
 	private static List<String> messages(Throwable failure) {
 		List<String> messages = new ArrayList<>();
 		for (Throwable current = failure; current != null; current = current.getCause()) {
@@ -407,14 +491,8 @@ class ZkLockAutoConfigurationTests {
 	static class UserClientConfiguration {
 
 		@Bean(destroyMethod = "close")
-		CuratorFramework userCuratorFramework() {
-			CuratorFramework client = CuratorFrameworkFactory.builder()
-				.connectString(server.getConnectString())
-				.namespace("user-namespace")
-				.retryPolicy(new RetryOneTime(100))
-				.build();
-			client.start();
-			return client;
+		CuratorFramework userCuratorFramework() throws InterruptedException {
+			return zooKeeper.newClient((builder) -> builder.namespace("user-namespace"));
 		}
 
 		@Bean
@@ -472,6 +550,27 @@ class ZkLockAutoConfigurationTests {
 				calls.calls.add("second");
 				builder.namespace("second");
 			};
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UserEnsembleConfiguration {
+
+		@Bean
+		EnsembleProvider userEnsembleProvider() {
+			return new FixedEnsembleProvider(zooKeeper.getConnectString());
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableDistributedLocks(order = 7)
+	static class UserEnableDistributedLocksConfiguration {
+
+		@Bean
+		ValidService validService(CuratorFramework client) {
+			return new ValidService(client);
 		}
 
 	}

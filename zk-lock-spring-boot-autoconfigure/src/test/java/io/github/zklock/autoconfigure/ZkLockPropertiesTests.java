@@ -3,18 +3,31 @@ package io.github.zklock.autoconfigure;
 import java.time.Duration;
 import java.util.List;
 
+import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.validation.BindValidationException;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.validation.FieldError;
 import org.springframework.validation.ObjectError;
+
+import io.github.zklock.test.EmbeddedZooKeeper;
+import io.github.zklock.test.EmbeddedZooKeeperAutoConfiguration;
+import io.github.zklock.test.EmbeddedZooKeeperProperties;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Tests for the validation and the masking of {@link ZkLockProperties}, bound the way the
- * auto-configuration binds them (no ZooKeeper needed).
+ * auto-configuration binds them (no ZooKeeper needed), with zk-lock-test's
+ * {@link EmbeddedZooKeeperProperties} ({@code zk.lock.embedded.*}) beside them. The connect string
+ * is checked when the client is built, not when bound: that part runs the auto-configurations on
+ * an embedded server.
  */
 class ZkLockPropertiesTests {
 
@@ -40,7 +53,7 @@ class ZkLockPropertiesTests {
 		this.contextRunner
 			.withPropertyValues("zk.lock.retry.max-retries=0", "zk.lock.embedded.port=65535", "zk.lock.root-path=/",
 					"zk.lock.session-timeout=1ms", "zk.lock.connection-timeout=24d", "zk.lock.retry.max-sleep=1ms",
-					"zk.lock.cache-capacity=1", "zk.lock.default-wait-time=-5s",
+					"zk.lock.cache-capacity=1", "zk.lock.default-wait-time=-1ms",
 					"zk.lock.connect-string=zk1:2181,zk2:2182/apps/locking", "zk.lock.fail-fast=true")
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
@@ -55,11 +68,12 @@ class ZkLockPropertiesTests {
 		this.contextRunner
 			.withPropertyValues("zk.lock.session-timeout=0s", "zk.lock.connection-timeout=-1s",
 					"zk.lock.retry.base-sleep=0ms", "zk.lock.retry.max-sleep=-2s", "zk.lock.retry.max-retries=30",
-					"zk.lock.cache-capacity=0", "zk.lock.embedded.port=70000", "zk.lock.root-path=locks/",
+					"zk.lock.cache-capacity=0", "zk.lock.root-path=locks/", "zk.lock.default-wait-time=-3s",
 					"zk.lock.connect-string=host:port")
 			.run((context) -> {
 				assertThat(context).hasFailed();
-				assertThat(errorMessages(context.getStartupFailure())).hasSize(9)
+				// The connect string is checked when the client is built (see below), not here.
+				assertThat(errorMessages(context.getStartupFailure())).hasSize(8)
 					.anySatisfy((message) -> assertThat(message).startsWith("zk.lock.session-timeout must be between"))
 					.anySatisfy((message) -> assertThat(message).startsWith("zk.lock.connection-timeout must be"))
 					.anySatisfy((message) -> assertThat(message).startsWith("zk.lock.retry.base-sleep must be"))
@@ -68,11 +82,45 @@ class ZkLockPropertiesTests {
 						.isEqualTo("zk.lock.retry.max-retries must be between 0 and 29 (Curator's limit), was 30"))
 					.anySatisfy((message) -> assertThat(message)
 						.isEqualTo("zk.lock.cache-capacity must be positive, was 0"))
-					.anySatisfy((message) -> assertThat(message).isEqualTo(
-							"zk.lock.embedded.port must be between 0 (a free port) and 65535, was 70000"))
 					.anySatisfy((message) -> assertThat(message).startsWith("zk.lock.root-path 'locks/'"))
-					.anySatisfy((message) -> assertThat(message).startsWith("zk.lock.connect-string 'host:port'"));
+					.anySatisfy((message) -> assertThat(message).startsWith("zk.lock.default-wait-time must be"))
+					.noneSatisfy((message) -> assertThat(message).contains("connect-string"));
 			});
+	}
+
+	@Test
+	void rejectsAnEmbeddedPortOutOfRangeNamingTheProperty() {
+		this.contextRunner.withPropertyValues("zk.lock.embedded.port=70000").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(errorMessages(context.getStartupFailure())).singleElement()
+				.isEqualTo("zk.lock.embedded.port must be between 0 (a free port) and 65535, was 70000");
+		});
+	}
+
+	@ParameterizedTest(name = "zk.lock.default-wait-time={0}")
+	@CsvSource({ "-5s, PT-5S", "-2ms, PT-0.002S", "-1s, PT-1S" })
+	void rejectsANegativeDefaultWaitTimeOtherThanWaitingWithoutLimit(String value, Duration bound) {
+		this.contextRunner.withPropertyValues("zk.lock.default-wait-time=" + value).run((context) -> {
+			assertThat(context).hasFailed();
+			BindValidationException ex = cause(context.getStartupFailure(), BindValidationException.class);
+			assertThat(ex.getValidationErrors().getAllErrors()).singleElement()
+				.isInstanceOfSatisfying(FieldError.class, (error) -> {
+					assertThat(error.getField()).isEqualTo("defaultWaitTime");
+					assertThat(error.getDefaultMessage()).isEqualTo("zk.lock.default-wait-time must be 0 for one "
+							+ "attempt, a positive duration, or -1ms to wait without limit, was "
+							+ bound);
+				});
+		});
+	}
+
+	@ParameterizedTest(name = "zk.lock.default-wait-time={0}")
+	@CsvSource({ "-1ms, -1", "0s, 0", "5s, 5000" })
+	void acceptsTheDefaultWaitTimesThatHaveAMeaning(String value, long millis) {
+		this.contextRunner.withPropertyValues("zk.lock.default-wait-time=" + value).run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context.getBean(ZkLockProperties.class).getDefaultWaitTime())
+				.isEqualTo(Duration.ofMillis(millis));
+		});
 	}
 
 	@Test
@@ -81,7 +129,7 @@ class ZkLockPropertiesTests {
 			BindValidationException ex = cause(context.getStartupFailure(), BindValidationException.class);
 			assertThat(ex.getValidationErrors().getName().toString()).isEqualTo("zk.lock");
 			assertThat(ex.getValidationErrors().getAllErrors()).singleElement()
-				.isInstanceOfSatisfying(org.springframework.validation.FieldError.class, (error) -> {
+				.isInstanceOfSatisfying(FieldError.class, (error) -> {
 					assertThat(error.getField()).isEqualTo("retry.baseSleep");
 					assertThat(error.getRejectedValue()).isEqualTo(Duration.ZERO);
 				});
@@ -90,12 +138,25 @@ class ZkLockPropertiesTests {
 
 	@Test
 	void doesNotCheckTheConnectStringWhenTheEmbeddedServerReplacesIt() {
-		this.contextRunner.withPropertyValues("zk.lock.embedded.enabled=true", "zk.lock.connect-string=")
-			.run((context) -> assertThat(context).hasNotFailed());
+		// Bound alone, an empty connect string is no error: it is checked when the client uses it.
 		this.contextRunner.withPropertyValues("zk.lock.connect-string=")
-			.run((context) -> assertThat(errorMessages(context.getStartupFailure())).singleElement()
-				.asString()
-				.startsWith("zk.lock.connect-string must be set"));
+			.run((context) -> assertThat(context).hasNotFailed());
+		ApplicationContextRunner application = new ApplicationContextRunner()
+			.withConfiguration(
+					AutoConfigurations.of(EmbeddedZooKeeperAutoConfiguration.class, ZkLockAutoConfiguration.class))
+			.withPropertyValues("zk.lock.connect-string=");
+		application.withPropertyValues("zk.lock.embedded.enabled=true").run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context.getBean(CuratorFramework.class).getZookeeperClient().getCurrentConnectionString())
+				.isEqualTo(context.getBean(EmbeddedZooKeeper.class).getConnectString());
+		});
+		application.run((context) -> {
+			assertThat(context).hasFailed();
+			InvalidConfigurationPropertyValueException ex = cause(context.getStartupFailure(),
+					InvalidConfigurationPropertyValueException.class);
+			assertThat(ex.getName()).isEqualTo("zk.lock.connect-string");
+			assertThat(ex.getReason()).startsWith("zk.lock.connect-string must be set");
+		});
 	}
 
 	@Test
@@ -165,7 +226,7 @@ class ZkLockPropertiesTests {
 	}
 
 	@Configuration(proxyBeanMethods = false)
-	@EnableConfigurationProperties(ZkLockProperties.class)
+	@EnableConfigurationProperties({ ZkLockProperties.class, EmbeddedZooKeeperProperties.class })
 	static class PropertiesConfiguration {
 
 	}

@@ -30,7 +30,8 @@ class ZooKeeperUnreachableFailureAnalyzerTests {
 			.contains("zk.lock.connect-string")
 			.contains("zk.lock.connection-timeout")
 			.contains("zk.lock.fail-fast=false")
-			.contains("zk.lock.embedded.enabled=true");
+			.contains("zk.lock.embedded.enabled=true")
+			.contains("io.github.zklock:zk-lock-test on the class path");
 		assertThat(analysis.getCause()).isInstanceOf(ZooKeeperUnreachableException.class);
 	}
 
