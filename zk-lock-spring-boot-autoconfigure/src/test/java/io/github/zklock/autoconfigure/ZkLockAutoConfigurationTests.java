@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 
 import org.apache.curator.RetryPolicy;
 import org.apache.curator.ensemble.EnsembleProvider;
@@ -16,6 +17,7 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.assertj.core.api.InstanceOfAssertFactories;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -42,8 +44,10 @@ import io.github.zklock.annotation.EnableDistributedLocks;
 import io.github.zklock.aop.DistributedLockAdvisor;
 import io.github.zklock.aop.DistributedLockConfiguration;
 import io.github.zklock.aop.DistributedLockMethodValidator;
+import io.github.zklock.aop.LockOperation;
 import io.github.zklock.aop.LockOperationSource;
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.expression.LockPathExpressionEvaluator;
 import io.github.zklock.test.EmbeddedZooKeeper;
 import io.github.zklock.test.EmbeddedZooKeeperAutoConfiguration;
 import io.github.zklock.test.EmbeddedZooKeeperProperties;
@@ -436,6 +440,17 @@ class ZkLockAutoConfigurationTests {
 	}
 
 	@Test
+	void adviceUsesTheApplicationsOwnOperationSource() {
+		this.contextRunner.withBean(ValidService.class)
+			.withBean(PrefixingOperationSource.class, (Supplier<PrefixingOperationSource>) PrefixingOperationSource::new)
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context.getBean(ValidService.class).lock("9")).as("the key resolved by the application's source")
+					.isEqualTo("/locks/valid/tenant-9");
+			});
+	}
+
+	@Test
 	void startsWithValidAnnotatedBean() {
 		this.contextRunner.withBean(ValidService.class).run((context) -> {
 			assertThat(context).hasNotFailed();
@@ -596,6 +611,22 @@ class ZkLockAutoConfigurationTests {
 
 		@DistributedLock(path = "/a//b")
 		public void lock() {
+		}
+
+	}
+
+	/** Resolves every key's last segment below a tenant prefix. */
+	static class PrefixingOperationSource extends LockOperationSource {
+
+		PrefixingOperationSource() {
+			super(new LockPathExpressionEvaluator(null));
+		}
+
+		@Override
+		public String resolvePath(LockOperation operation, @Nullable Object[] args, @Nullable Object target) {
+			String key = super.resolvePath(operation, args, target);
+			int last = key.lastIndexOf('/');
+			return key.substring(0, last + 1) + "tenant-" + key.substring(last + 1);
 		}
 
 	}

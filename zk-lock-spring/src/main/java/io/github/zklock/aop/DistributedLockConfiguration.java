@@ -7,6 +7,7 @@ import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.context.EnvironmentAware;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Fallback;
 import org.springframework.context.annotation.ImportAware;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.annotation.AnnotationAttributes;
@@ -21,8 +22,9 @@ import io.github.zklock.expression.LockPathExpressionEvaluator;
 /**
  * The infrastructure beans of the {@code @DistributedLock} advice, imported by
  * {@link EnableDistributedLocks @EnableDistributedLocks}: the operation source (per-method cache
- * of parsed declarations, with a SpEL evaluator that resolves {@code @bean} references), the
- * start-up validator and the advisor.
+ * of parsed declarations, with a SpEL evaluator that resolves {@code @bean} references; an
+ * application's own {@link LockOperationSource} bean takes its place), the start-up validator and
+ * the advisor.
  *
  * <p>The advisor's order is {@code zk.lock.aspect-order} when the environment sets it, else the
  * annotation's {@link EnableDistributedLocks#order() order}. The {@link LockTemplate} is looked up
@@ -54,7 +56,14 @@ public class DistributedLockConfiguration implements ImportAware, EnvironmentAwa
 		this.environment = environment;
 	}
 
+	/**
+	 * The default operation source, a fallback: a {@link LockOperationSource} bean of the
+	 * application (a subclass that resolves keys its own way, say) is used instead.
+	 * @param beanFactory for {@code @bean} references in key templates
+	 * @return the operation source
+	 */
 	@Bean
+	@Fallback
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
 	static LockOperationSource zkLockOperationSource(BeanFactory beanFactory) {
 		return new LockOperationSource(new LockPathExpressionEvaluator(beanFactory));
@@ -68,9 +77,9 @@ public class DistributedLockConfiguration implements ImportAware, EnvironmentAwa
 
 	@Bean
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-	DistributedLockAdvisor zkLockAdvisor(LockOperationSource zkLockOperationSource,
+	DistributedLockAdvisor zkLockAdvisor(ObjectProvider<LockOperationSource> operationSource,
 			ObjectProvider<LockTemplate> lockTemplate) {
-		DistributedLockInterceptor interceptor = new DistributedLockInterceptor(zkLockOperationSource,
+		DistributedLockInterceptor interceptor = new DistributedLockInterceptor(operationSource.getObject(),
 				SingletonSupplier.of(lockTemplate::getObject));
 		return new DistributedLockAdvisor(interceptor, advisorOrder());
 	}

@@ -1,7 +1,10 @@
 package io.github.zklock.annotation;
 
+import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -11,6 +14,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 
 import org.apache.curator.framework.CuratorFramework;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -22,6 +26,7 @@ import org.springframework.aop.framework.Advised;
 import org.springframework.aop.framework.autoproxy.InfrastructureAdvisorAutoProxyCreator;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanCreationException;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.NoSuchBeanDefinitionException;
 import org.springframework.beans.factory.support.DefaultListableBeanFactory;
 import org.springframework.beans.factory.support.RootBeanDefinition;
@@ -43,7 +48,10 @@ import io.github.zklock.LockContext;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.aop.DistributedLockAdvisor;
 import io.github.zklock.aop.DistributedLockConfiguration;
+import io.github.zklock.aop.LockOperation;
+import io.github.zklock.aop.LockOperationSource;
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.expression.LockPathExpressionEvaluator;
 import io.github.zklock.test.ZooKeeperExtension;
 import io.github.zklock.transaction.LockCommitGuard;
 
@@ -118,6 +126,18 @@ class EnableDistributedLocksTests {
 		try (AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext(
 				DefaultOrder.class, CustomOrder.class)) {
 			assertThat(context.getBeansOfType(DistributedLockAdvisor.class)).hasSize(1);
+		}
+	}
+
+	@Test
+	void applicationsOwnOperationSourceTakesThePlaceOfTheDefault() {
+		try (AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext(
+				LedgerApplication.class, LockBeans.class, TenantKeys.class)) {
+			TenantOperationSource own = context.getBean(TenantOperationSource.class);
+			// The validator, at start-up, and the advice, per call, both use it.
+			assertThat(own.builtFor()).contains("hold", "tryOnce", "currentPath");
+			assertThat(context.getBean(Ledger.class).currentPath()).isEqualTo("/locks/tenant-7/ledger");
+			assertThat(own.resolved()).isOne();
 		}
 	}
 
@@ -316,6 +336,52 @@ class EnableDistributedLocksTests {
 		@Bean
 		Ledger ledger() {
 			return new Ledger();
+		}
+
+	}
+
+	/** An application that resolves keys its own way: below its tenant. */
+	@Configuration(proxyBeanMethods = false)
+	static class TenantKeys {
+
+		@Bean
+		TenantOperationSource tenantOperationSource(BeanFactory beanFactory) {
+			return new TenantOperationSource(new LockPathExpressionEvaluator(beanFactory));
+		}
+
+	}
+
+	static class TenantOperationSource extends LockOperationSource {
+
+		private final Set<String> builtFor = ConcurrentHashMap.newKeySet();
+
+		private final AtomicInteger resolved = new AtomicInteger();
+
+		TenantOperationSource(LockPathExpressionEvaluator evaluator) {
+			super(evaluator);
+		}
+
+		@Override
+		public @Nullable LockOperation getOperation(Method method, @Nullable Class<?> targetClass) {
+			LockOperation operation = super.getOperation(method, targetClass);
+			if (operation != null) {
+				this.builtFor.add(method.getName());
+			}
+			return operation;
+		}
+
+		@Override
+		public String resolvePath(LockOperation operation, @Nullable Object[] args, @Nullable Object target) {
+			this.resolved.incrementAndGet();
+			return "/tenant-7" + super.resolvePath(operation, args, target);
+		}
+
+		Set<String> builtFor() {
+			return this.builtFor;
+		}
+
+		int resolved() {
+			return this.resolved.get();
 		}
 
 	}
