@@ -1,9 +1,10 @@
 package io.github.zklock;
 
 /**
- * Thrown when a lock path, or a value a path template resolves to, is {@code null}, empty or not
- * a legal ZooKeeper path. Thrown before any ZooKeeper request; the guarded method is not invoked.
- * Also thrown at start-up for a malformed {@code @DistributedLock} path template.
+ * Thrown when a lock's key, or a value a key template resolves to, is {@code null}, empty or
+ * not a legal ZooKeeper path, or when the key joined to the root path would be too long. Thrown
+ * before any ZooKeeper request; the guarded method is not invoked. Also thrown at start-up for a
+ * malformed {@code @DistributedLock} key template, or an illegal root path.
  */
 public class InvalidLockPathException extends LockException {
 

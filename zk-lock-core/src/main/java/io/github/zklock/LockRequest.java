@@ -61,12 +61,13 @@ public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullab
 	}
 
 	/**
-	 * Create a request named after its path.
-	 * @param path the lock path
+	 * Create a request named after its key.
+	 * @param path the key to lock
 	 * @param mode the lock mode
 	 * @param reentrant whether an EXCLUSIVE lock is reentrant
 	 * @param waitTime the wait time or {@code null} for the default
-	 * @throws InvalidLockPathException if the path is {@code null} or empty
+	 * @throws InvalidLockPathException if the key is {@code null} or empty
+	 * @throws IllegalArgumentException if the wait time is negative but not {@link #WAIT_FOREVER}
 	 */
 	public LockRequest(String path, LockMode mode, boolean reentrant, @Nullable Duration waitTime) {
 		this(path, mode, reentrant, waitTime, null);
@@ -74,7 +75,7 @@ public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullab
 
 	/**
 	 * Create a request for a reentrant EXCLUSIVE lock with the default wait time.
-	 * @param path the lock path below the root path, starting with {@code /}
+	 * @param path the key to lock, below the root path, starting with {@code /}
 	 * @return the request
 	 */
 	public static LockRequest of(String path) {
