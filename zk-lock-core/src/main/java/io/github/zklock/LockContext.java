@@ -6,9 +6,8 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The lock grants the current thread runs under, innermost last: gives a
- * {@code @DistributedLock} method (or any code it
- * calls) the {@link LockHandle} of its lock, for example to pass the
+ * The lock grants the current thread runs under, innermost last: gives a {@code @DistributedLock}
+ * method (or any code it calls) the {@link LockHandle} of its lock, for example to pass the
  * {@linkplain LockHandle#fencingToken() fencing token} to the store it writes.
  *
  * <p>Filled by {@link LockTemplate#execute(LockRequest, LockCallback)} (and so by the annotation)

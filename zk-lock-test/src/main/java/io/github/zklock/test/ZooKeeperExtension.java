@@ -70,11 +70,10 @@ public class ZooKeeperExtension implements BeforeAllCallback, AfterAllCallback, 
 
 	private volatile @Nullable TestingServer server;
 
-	private boolean perClass;
-
 	/**
-	 * How many classes of the tree run now: JUnit calls {@link #beforeAll} and {@link #afterAll}
-	 * again for each {@code @Nested} class, which shares the enclosing class's server.
+	 * How many classes of the tree run now, 0 when the extension is on an instance field (a server
+	 * per test): JUnit calls {@link #beforeAll} and {@link #afterAll} again for each
+	 * {@code @Nested} class, which shares the enclosing class's server.
 	 */
 	private int classDepth;
 
@@ -143,7 +142,6 @@ public class ZooKeeperExtension implements BeforeAllCallback, AfterAllCallback, 
 	@Override
 	public void beforeAll(ExtensionContext context) throws Exception {
 		if (this.classDepth++ == 0) {
-			this.perClass = true;
 			start();
 		}
 	}
@@ -171,7 +169,7 @@ public class ZooKeeperExtension implements BeforeAllCallback, AfterAllCallback, 
 	public void afterEach(ExtensionContext context) throws IOException {
 		this.inTest = false;
 		closeAll(this.testClients);
-		if (!this.perClass) {
+		if (this.classDepth == 0) {
 			stop();
 		}
 	}
@@ -192,7 +190,6 @@ public class ZooKeeperExtension implements BeforeAllCallback, AfterAllCallback, 
 		this.classDepth = 0;
 		closeAll(this.classClients);
 		stop();
-		this.perClass = false;
 	}
 
 	/**
