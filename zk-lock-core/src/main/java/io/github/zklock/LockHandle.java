@@ -1,19 +1,23 @@
 package io.github.zklock;
 
+import java.util.List;
+
 /**
  * One grant of a ZooKeeper lock, returned by {@link LockTemplate#acquire} and passed to a
  * {@link LockCallback}.
  *
  * <p>Thread rules: EXCLUSIVE (reentrant), READ and WRITE grants are bound to the thread that
- * acquired them and must be released on that thread; a non-reentrant EXCLUSIVE grant may be
- * released from any thread. {@link #isHeld()}, {@link #checkHeld()}, {@link #path()},
+ * acquired them and must be released on that thread; a non-reentrant EXCLUSIVE grant and a permit
+ * of a semaphore may be released from any thread. {@link #isHeld()}, {@link #checkHeld()}, {@link #path()},
  * {@link #mode()} and {@link #fencingToken()} may be called from any thread.
  */
 public interface LockHandle extends AutoCloseable {
 
 	/**
 	 * Return the full znode path of the lock (root path included), for example
-	 * {@code /locks/stock/42}. The lock's own sequential znodes live below it.
+	 * {@code /locks/stock/42}. The lock's own sequential znodes live below it. For a multi-lock
+	 * ({@link LockTemplate#acquireAll}), the paths of its {@linkplain #parts() parts} in the order
+	 * they were acquired, joined with commas.
 	 * @return the lock path
 	 */
 	String path();
@@ -56,17 +60,32 @@ public interface LockHandle extends AutoCloseable {
 	 * writes carrying a lower token than one it has seen.
 	 *
 	 * <p>The first call sends one {@code exists} request; later calls return the cached value.
-	 * Nested (reentrant) grants of the same znode return the same token.
+	 * Nested (reentrant) grants of the same znode return the same token. A permit of a semaphore
+	 * has the token of its lease znode. A multi-lock has one token per key: ask its
+	 * {@linkplain #parts() parts}.
 	 * @return the fencing token, a positive number
 	 * @throws LockLostException if the lock znode no longer exists or the lock is not held
 	 * @throws LockException if ZooKeeper cannot be reached
 	 * @throws IllegalStateException if the handle was already released
+	 * @throws UnsupportedOperationException for a multi-lock, which has no single token
 	 */
 	long fencingToken();
 
 	/**
+	 * Return the grants this handle is made of: for a multi-lock ({@link LockTemplate#acquireAll}),
+	 * one per key in the order they were acquired (sorted by path), each with its own
+	 * {@link #path()} and {@link #fencingToken()}; for any other grant, this handle alone. Release
+	 * the multi-lock, not its parts.
+	 * @return the parts, never empty
+	 */
+	default List<LockHandle> parts() {
+		return List.of(this);
+	}
+
+	/**
 	 * Release this grant. For a nested (reentrant) grant only the hold count drops; the lock znode
-	 * is deleted when the outermost grant is released. Calling it again has no effect. When
+	 * is deleted when the outermost grant is released. A multi-lock releases its parts in reverse
+	 * order. Calling it again has no effect. When
 	 * ZooKeeper cannot be reached the failure is logged and not thrown: the ephemeral lock znode
 	 * disappears with the session.
 	 * @throws IllegalStateException if a thread-bound grant is released from another thread

@@ -11,7 +11,8 @@ import org.jspecify.annotations.Nullable;
  * <ul>
  * <li>{@value #ACQUIRE}: the time spent waiting for a grant; low-cardinality keys {@code name}
  * (the key template, never a resolved value), {@code mode} and {@code outcome}
- * ({@code acquired}, {@code timeout} or {@code error});</li>
+ * ({@code acquired}, {@code timeout}, {@code skipped} when the caller goes on without the lock
+ * instead of failing, or {@code error});</li>
  * <li>{@value #HELD}: the time the grant is held; keys {@code name} and {@code mode}.</li>
  * </ul>
  * With Spring Boot's default meter handler they become the timers {@code zk.lock.acquire} and
@@ -34,8 +35,12 @@ final class LockObservations {
 		this.registry = registry;
 	}
 
-	/** Acquire through the lock registry, observed unless the observation registry is a no-op. */
-	Optional<LockHandle> tryAcquire(LockRegistry lockRegistry, LockRequest request) {
+	/**
+	 * Acquire through the lock registry, observed unless the observation registry is a no-op.
+	 * @param skipOnBusy whether the caller skips its work when the lock is busy (outcome
+	 * {@code skipped} rather than {@code timeout})
+	 */
+	Optional<LockHandle> tryAcquire(LockRegistry lockRegistry, LockRequest request, boolean skipOnBusy) {
 		ObservationRegistry registry = this.registry;
 		if (registry.isNoop()) {
 			return lockRegistry.tryAcquire(request);
@@ -48,7 +53,8 @@ final class LockObservations {
 			.start();
 		try {
 			Optional<LockHandle> handle = lockRegistry.tryAcquire(request);
-			observation.lowCardinalityKeyValue("outcome", handle.isPresent() ? "acquired" : "timeout");
+			observation.lowCardinalityKeyValue("outcome",
+					handle.isPresent() ? "acquired" : (skipOnBusy ? "skipped" : "timeout"));
 			return handle.map((granted) -> observeHold(granted, request));
 		}
 		catch (RuntimeException | Error ex) {

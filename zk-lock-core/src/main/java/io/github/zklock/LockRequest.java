@@ -26,8 +26,12 @@ import org.jspecify.annotations.Nullable;
  * {@code name} tag): the {@code @DistributedLock} path template such as {@code /stock/#{#sku}},
  * never a resolved value; defaults to the path, so a caller that builds paths from data should
  * set one
+ * @param permits {@code 0} for a lock; a positive number for a permit (lease) of a semaphore
+ * that lets at most this many holders in at once (see {@link #withPermits(int)}), which must be
+ * the same in every participant
  */
-public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullable Duration waitTime, String name) {
+public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullable Duration waitTime, String name,
+		int permits) {
 
 	/**
 	 * The wait time that waits until the lock is granted, without limit: {@code -1 ms}, the same
@@ -37,14 +41,17 @@ public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullab
 	public static final Duration WAIT_FOREVER = Duration.ofMillis(-1);
 
 	/**
-	 * Create a request, checking that key, mode and wait time are valid.
+	 * Create a request, checking that key, mode, wait time and permits are valid.
 	 * @param path the key
 	 * @param mode the lock mode
 	 * @param reentrant whether an EXCLUSIVE lock is reentrant
 	 * @param waitTime the wait time or {@code null} for the default
 	 * @param name the name in metrics, {@code null} for the key
+	 * @param permits {@code 0} for a lock, else the semaphore's number of permits
 	 * @throws InvalidLockPathException if the key is {@code null} or empty
-	 * @throws IllegalArgumentException if the wait time is negative but not {@link #WAIT_FOREVER}
+	 * @throws IllegalArgumentException if the wait time is negative but not {@link #WAIT_FOREVER},
+	 * if {@code permits} is negative, or if a semaphore request ({@code permits > 0}) is not a
+	 * non-reentrant EXCLUSIVE one
 	 * @throws NullPointerException if the mode is {@code null}
 	 */
 	public LockRequest {
@@ -55,9 +62,34 @@ public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullab
 		if (waitTime != null && waitTime.isNegative() && !waitsForever(waitTime)) {
 			throw invalidWaitTime(waitTime, "The wait time of the lock request for '" + path + "'");
 		}
+		if (permits < 0) {
+			throw new IllegalArgumentException("The permits of the request for '" + path + "' are " + permits
+					+ ": use 0 for a lock, or a positive number of permits for a semaphore");
+		}
+		if (permits > 0 && (mode != LockMode.EXCLUSIVE || reentrant)) {
+			throw new IllegalArgumentException("The request for '" + path + "' asks for a permit of a semaphore ("
+					+ permits + " permits) as a " + (reentrant ? "reentrant " : "") + mode
+					+ " lock: a permit is a non-reentrant EXCLUSIVE request (use withPermits)");
+		}
 		if (name == null) {
 			name = path;
 		}
+	}
+
+	/**
+	 * Create a lock request (not a semaphore's).
+	 * @param path the key
+	 * @param mode the lock mode
+	 * @param reentrant whether an EXCLUSIVE lock is reentrant
+	 * @param waitTime the wait time or {@code null} for the default
+	 * @param name the name in metrics, {@code null} for the key
+	 * @throws InvalidLockPathException if the key is {@code null} or empty
+	 * @throws IllegalArgumentException if the wait time is negative but not {@link #WAIT_FOREVER}
+	 * @throws NullPointerException if the mode is {@code null}
+	 */
+	public LockRequest(String path, LockMode mode, boolean reentrant, @Nullable Duration waitTime,
+			@Nullable String name) {
+		this(path, mode, reentrant, waitTime, name, 0);
 	}
 
 	/**
@@ -70,7 +102,7 @@ public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullab
 	 * @throws IllegalArgumentException if the wait time is negative but not {@link #WAIT_FOREVER}
 	 */
 	public LockRequest(String path, LockMode mode, boolean reentrant, @Nullable Duration waitTime) {
-		this(path, mode, reentrant, waitTime, null);
+		this(path, mode, reentrant, waitTime, null, 0);
 	}
 
 	/**
@@ -88,7 +120,7 @@ public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullab
 	 * @return the new request
 	 */
 	public LockRequest withMode(LockMode mode) {
-		return new LockRequest(this.path, mode, this.reentrant, this.waitTime, this.name);
+		return new LockRequest(this.path, mode, this.reentrant, this.waitTime, this.name, this.permits);
 	}
 
 	/**
@@ -98,7 +130,7 @@ public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullab
 	 * @throws IllegalArgumentException if the wait time is negative but not {@link #WAIT_FOREVER}
 	 */
 	public LockRequest withWaitTime(@Nullable Duration waitTime) {
-		return new LockRequest(this.path, this.mode, this.reentrant, waitTime, this.name);
+		return new LockRequest(this.path, this.mode, this.reentrant, waitTime, this.name, this.permits);
 	}
 
 	/**
@@ -107,7 +139,7 @@ public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullab
 	 * @return the new request
 	 */
 	public LockRequest withReentrant(boolean reentrant) {
-		return new LockRequest(this.path, this.mode, reentrant, this.waitTime, this.name);
+		return new LockRequest(this.path, this.mode, reentrant, this.waitTime, this.name, this.permits);
 	}
 
 	/**
@@ -117,7 +149,34 @@ public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullab
 	 */
 	public LockRequest withName(String name) {
 		return new LockRequest(this.path, this.mode, this.reentrant, this.waitTime,
-				Objects.requireNonNull(name, "name must not be null"));
+				Objects.requireNonNull(name, "name must not be null"), this.permits);
+	}
+
+	/**
+	 * Return a copy that asks for one permit (lease) of a semaphore on the key instead of a lock:
+	 * at most {@code permits} grants of the key are held at once across every application (Curator
+	 * {@code InterProcessSemaphoreV2}). A permit is not reentrant and not bound to a thread; the
+	 * request becomes a non-reentrant EXCLUSIVE one. Every participant must name the same number
+	 * of permits for a key: the first stores it with the key, a participant naming another number
+	 * fails with {@link PermitsMismatchException}.
+	 * @param permits how many holders the semaphore lets in at once, positive
+	 * @return the new request
+	 * @throws IllegalArgumentException if {@code permits} is not positive
+	 */
+	public LockRequest withPermits(int permits) {
+		if (permits < 1) {
+			throw new IllegalArgumentException("A semaphore needs at least one permit, was " + permits
+					+ " for '" + this.path + "'");
+		}
+		return new LockRequest(this.path, LockMode.EXCLUSIVE, false, this.waitTime, this.name, permits);
+	}
+
+	/**
+	 * Return whether this request asks for a permit of a semaphore rather than a lock.
+	 * @return whether {@link #permits()} is positive
+	 */
+	public boolean isPermit() {
+		return this.permits > 0;
 	}
 
 	/**

@@ -2,8 +2,16 @@ package io.github.zklock;
 
 import java.lang.reflect.UndeclaredThrowableException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReadWriteLock;
+import java.util.function.Supplier;
 
 import io.micrometer.observation.ObservationRegistry;
 import org.apache.commons.logging.Log;
@@ -25,8 +33,12 @@ import org.jspecify.annotations.Nullable;
  * int left = locks.execute("/stock/apple", LockMode.EXCLUSIVE, null, (handle) -&gt; store.take(handle.fencingToken()));
  * </pre>
  *
- * <p>Thread-safe. Locks are bound to the acquiring thread (except non-reentrant EXCLUSIVE
- * grants): {@code execute} acquires and releases on the calling thread.
+ * <p>Besides single locks it grants several keys at once ({@link #acquireAll}, a multi-lock),
+ * permits of a semaphore ({@link #acquirePermit}) and {@code java.util.concurrent} views of a lock
+ * ({@link #lock(String)}, {@link #readWriteLock(String)}).
+ *
+ * <p>Thread-safe. Locks are bound to the acquiring thread (except non-reentrant EXCLUSIVE grants
+ * and permits): {@code execute} acquires and releases on the calling thread.
  */
 public class LockTemplate {
 
@@ -133,7 +145,120 @@ public class LockTemplate {
 	 */
 	public <T> @Nullable T execute(LockRequest request, LockCallback<T> action) {
 		Objects.requireNonNull(action, "action must not be null");
-		LockHandle handle = acquire(request);
+		return run(acquire(request), action);
+	}
+
+	/**
+	 * Run {@code action} under the requested lock, or, when the lock stays busy for the whole wait
+	 * time, skip it and return what {@code whenBusy} supplies, without the lock: for work that one
+	 * instance at a time is enough to do, such as a scheduled job. The skip is logged at debug
+	 * level and observed as the outcome {@code skipped} of {@code zk.lock.acquire}. Otherwise as
+	 * {@link #execute(LockRequest, LockCallback)}.
+	 * @param <T> the result type
+	 * @param request what to lock
+	 * @param action the code to run while the lock is held
+	 * @param whenBusy supplies the result when the lock was busy (called on the calling thread)
+	 * @return the action's result, or the supplied one
+	 * @throws LockUpgradeException if the thread holds READ on the key and asks for WRITE
+	 * @throws InvalidLockPathException if the key is not legal (action not run)
+	 * @throws LockException if ZooKeeper cannot serve the request (action not run, never skipped)
+	 * @throws UndeclaredThrowableException wrapping a checked exception thrown by the action
+	 */
+	public <T> @Nullable T executeOrSkip(LockRequest request, LockCallback<T> action,
+			Supplier<? extends @Nullable T> whenBusy) {
+		Objects.requireNonNull(action, "action must not be null");
+		Objects.requireNonNull(whenBusy, "whenBusy must not be null");
+		LockRequest resolved = withWaitTime(request);
+		Optional<LockHandle> handle = tryAcquireResolved(resolved, true);
+		if (handle.isEmpty()) {
+			if (logger.isDebugEnabled()) {
+				logger.debug("Skipped " + resolved.name() + ": " + resolved.mode() + " lock '" + resolved.path()
+						+ "' busy for " + resolved.waitTime());
+			}
+			return whenBusy.get();
+		}
+		return run(handle.get(), action);
+	}
+
+	/**
+	 * Run {@code action} while holding every key of a multi-lock (see {@link #acquireAll(List)}):
+	 * all keys are acquired before the action runs and released, in reverse order, after it
+	 * returns or throws. While the action runs, {@link LockContext#current()} returns the
+	 * multi-lock's handle.
+	 * @param <T> the result type
+	 * @param paths the keys below the root path, in any order; duplicates are merged
+	 * @param mode the lock mode of every key
+	 * @param waitTime how long to wait for all keys together, {@code null} for the default
+	 * @param action the code to run while all keys are held
+	 * @return the action's result
+	 * @throws LockAcquisitionException if a key was not granted in time (action not run, no key
+	 * left held)
+	 * @throws LockUpgradeException if the thread holds READ on a key and asks for WRITE
+	 * @throws InvalidLockPathException if a key is not legal (nothing requested)
+	 * @throws LockException if ZooKeeper cannot serve a request (action not run, no key left held)
+	 * @throws IllegalArgumentException if no key is given
+	 * @throws UndeclaredThrowableException wrapping a checked exception thrown by the action
+	 */
+	public <T> @Nullable T executeAll(Collection<String> paths, LockMode mode, @Nullable Duration waitTime,
+			LockCallback<T> action) {
+		Objects.requireNonNull(action, "action must not be null");
+		return run(acquireAll(paths, mode, waitTime), action);
+	}
+
+	/**
+	 * Run {@code action} while holding every requested key (see {@link #acquireAll(List)}).
+	 * @param <T> the result type
+	 * @param requests one request per key, sharing mode, reentrancy and wait time
+	 * @param action the code to run while all keys are held
+	 * @return the action's result
+	 * @throws LockAcquisitionException if a key was not granted in time (action not run, no key
+	 * left held)
+	 * @throws LockUpgradeException if the thread holds READ on a key and asks for WRITE
+	 * @throws InvalidLockPathException if a key is not legal (nothing requested)
+	 * @throws LockException if ZooKeeper cannot serve a request (action not run, no key left held)
+	 * @throws IllegalArgumentException if no request is given, or the requests differ in mode,
+	 * reentrancy or wait time, or ask for permits
+	 * @throws UndeclaredThrowableException wrapping a checked exception thrown by the action
+	 */
+	public <T> @Nullable T executeAll(List<LockRequest> requests, LockCallback<T> action) {
+		Objects.requireNonNull(action, "action must not be null");
+		return run(acquireAll(requests), action);
+	}
+
+	/**
+	 * Run {@code action} while holding every requested key, or, when a key stays busy for the
+	 * whole wait time, skip it (no key left held) and return what {@code whenBusy} supplies: the
+	 * multi-lock form of {@link #executeOrSkip(LockRequest, LockCallback, Supplier)}.
+	 * @param <T> the result type
+	 * @param requests one request per key, sharing mode, reentrancy and wait time
+	 * @param action the code to run while all keys are held
+	 * @param whenBusy supplies the result when a key was busy (called on the calling thread)
+	 * @return the action's result, or the supplied one
+	 * @throws LockUpgradeException if the thread holds READ on a key and asks for WRITE
+	 * @throws InvalidLockPathException if a key is not legal (nothing requested)
+	 * @throws LockException if ZooKeeper cannot serve a request (action not run, never skipped)
+	 * @throws IllegalArgumentException if no request is given, or the requests differ in mode,
+	 * reentrancy or wait time, or ask for permits
+	 * @throws UndeclaredThrowableException wrapping a checked exception thrown by the action
+	 */
+	public <T> @Nullable T executeAllOrSkip(List<LockRequest> requests, LockCallback<T> action,
+			Supplier<? extends @Nullable T> whenBusy) {
+		Objects.requireNonNull(action, "action must not be null");
+		Objects.requireNonNull(whenBusy, "whenBusy must not be null");
+		LockHandle handle;
+		try {
+			handle = acquireAll(requests, true);
+		}
+		catch (BusyException ex) {
+			if (logger.isDebugEnabled()) {
+				logger.debug("Skipped " + requests.get(0).name() + ": " + ex.getMessage());
+			}
+			return whenBusy.get();
+		}
+		return run(handle, action);
+	}
+
+	private <T> @Nullable T run(LockHandle handle, LockCallback<T> action) {
 		LockContext.push(handle);
 		LockObservations observations = this.observations;
 		Runnable closeScope = (observations != null) ? observations.openScope(handle) : null;
@@ -180,13 +305,7 @@ public class LockTemplate {
 	 * @throws LockException if ZooKeeper cannot serve the request
 	 */
 	public LockHandle acquire(LockRequest request) {
-		LockRequest resolved = withWaitTime(request);
-		Optional<LockHandle> handle = tryAcquireResolved(resolved);
-		if (handle.isPresent()) {
-			return handle.get();
-		}
-		Duration waitTime = Objects.requireNonNull(resolved.waitTime());
-		throw new LockAcquisitionException(this.registry.lockPath(resolved.path()), resolved.mode(), waitTime);
+		return acquireResolved(withWaitTime(request));
 	}
 
 	/**
@@ -215,9 +334,203 @@ public class LockTemplate {
 		return tryAcquireResolved(withWaitTime(request));
 	}
 
+	/**
+	 * Acquire several keys as one grant, all or nothing: a multi-lock (for example both accounts
+	 * of a transfer). The keys are acquired one after the other in one canonical order, sorted by
+	 * their full lock path with duplicates merged, so that two callers naming the same keys in
+	 * different orders never wait for each other in a cycle. The wait time is one budget for all
+	 * keys. When a key is not granted within what is left of it, or a request fails, the keys
+	 * already acquired are released (last first) before the exception is thrown.
+	 *
+	 * <p>Each key is an ordinary grant: reentrant (a key this thread already holds is re-entered,
+	 * so a multi-lock nested in a grant of one of its keys works), queued like a single key,
+	 * observed like one. The returned handle is held while every part is held; its
+	 * {@link LockHandle#parts() parts} give each key's path and fencing token. It is bound to the
+	 * acquiring thread like its parts. One key gives that key's plain grant.
+	 *
+	 * <p>Curator's {@code InterProcessMultiLock} is not used: it takes the locks in the order given,
+	 * waits up to the full wait time for each key (so up to n times the wait in all), and works on
+	 * fixed recipe instances, which would bypass this registry's per-thread instances and local
+	 * queue.
+	 * @param paths the keys below the root path, in any order; duplicates are merged
+	 * @param mode the lock mode of every key
+	 * @param waitTime how long to wait for all keys together, {@code null} for the default
+	 * @return the grant of all keys; the caller must release it
+	 * @throws LockAcquisitionException if a key was not granted in time (no key left held)
+	 * @throws LockUpgradeException if the thread holds READ on a key and asks for WRITE
+	 * @throws InvalidLockPathException if a key is not legal (nothing requested)
+	 * @throws LockException if ZooKeeper cannot serve a request (no key left held)
+	 * @throws IllegalArgumentException if no key is given
+	 */
+	public LockHandle acquireAll(Collection<String> paths, LockMode mode, @Nullable Duration waitTime) {
+		Objects.requireNonNull(paths, "paths must not be null");
+		List<LockRequest> requests = new ArrayList<>(paths.size());
+		for (String path : paths) {
+			requests.add(new LockRequest(path, mode, true, waitTime));
+		}
+		return acquireAll(requests);
+	}
+
+	/**
+	 * Acquire several keys as one grant, all or nothing, as {@link #acquireAll(Collection, LockMode, Duration)}
+	 * does, from one request per key (each may carry its own name for metrics).
+	 * @param requests one request per key, sharing mode, reentrancy and wait time
+	 * @return the grant of all keys; the caller must release it
+	 * @throws LockAcquisitionException if a key was not granted in time (no key left held)
+	 * @throws LockUpgradeException if the thread holds READ on a key and asks for WRITE
+	 * @throws InvalidLockPathException if a key is not legal (nothing requested)
+	 * @throws LockException if ZooKeeper cannot serve a request (no key left held)
+	 * @throws IllegalArgumentException if no request is given, or the requests differ in mode,
+	 * reentrancy or wait time, or ask for permits
+	 */
+	public LockHandle acquireAll(List<LockRequest> requests) {
+		return acquireAll(requests, false);
+	}
+
+	private LockHandle acquireAll(List<LockRequest> requests, boolean skipOnBusy) {
+		Objects.requireNonNull(requests, "requests must not be null");
+		if (requests.isEmpty()) {
+			throw new IllegalArgumentException("A multi-lock needs at least one key");
+		}
+		LockRequest first = withWaitTime(requests.get(0));
+		Duration waitTime = Objects.requireNonNull(first.waitTime());
+		// Validated and ordered before any request: an invalid key acquires nothing.
+		TreeMap<String, LockRequest> byLockPath = new TreeMap<>();
+		for (LockRequest request : requests) {
+			LockRequest resolved = withWaitTime(request);
+			if (resolved.mode() != first.mode() || resolved.reentrant() != first.reentrant()
+					|| !waitTime.equals(resolved.waitTime()) || resolved.isPermit()) {
+				throw new IllegalArgumentException("The keys of a multi-lock share one mode, reentrancy and wait time "
+						+ "and are no permits: " + first + " and " + resolved + " differ");
+			}
+			byLockPath.putIfAbsent(this.registry.lockPath(resolved.path()), resolved);
+		}
+		if (byLockPath.size() == 1 && !skipOnBusy) {
+			return acquireResolved(first);
+		}
+		boolean timed = !waitTime.isNegative() && !waitTime.isZero();
+		long deadline = System.nanoTime() + (timed ? waitTime.toNanos() : 0);
+		List<LockHandle> acquired = new ArrayList<>(byLockPath.size());
+		try {
+			for (Map.Entry<String, LockRequest> entry : byLockPath.entrySet()) {
+				LockRequest request = entry.getValue();
+				if (timed) {
+					request = request.withWaitTime(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+				}
+				Optional<LockHandle> handle = tryAcquireResolved(request, skipOnBusy);
+				if (handle.isEmpty()) {
+					String reason = "held by another owner; the multi-lock's keys acquired before it ("
+							+ acquired.size() + " of " + byLockPath.size() + ") were released";
+					throw skipOnBusy ? new BusyException(entry.getKey(), first.mode(), waitTime, reason)
+							: new LockAcquisitionException(entry.getKey(), first.mode(), waitTime, reason);
+				}
+				acquired.add(handle.get());
+			}
+		}
+		catch (RuntimeException | Error ex) {
+			for (int i = acquired.size() - 1; i >= 0; i--) {
+				releaseQuietly(acquired.get(i));
+			}
+			throw ex;
+		}
+		return (acquired.size() == 1) ? acquired.get(0) : new MultiLockHandle(acquired, first.mode());
+	}
+
+	/**
+	 * Acquire one permit (lease) of a semaphore: at most {@code permits} holders of the key at once
+	 * across every application (Curator {@code InterProcessSemaphoreV2} on the key's lock path).
+	 * The permit is not reentrant and not bound to a thread: release it from any thread. Its
+	 * fencing token is the lease znode's {@code czxid}; it is lost with the session like a lock.
+	 * Every participant must name the same number of permits for a key: the first to use the key
+	 * stores its number with it (in the data of the key's znode), a participant naming another
+	 * number fails with {@link PermitsMismatchException} before it acquires anything.
+	 * @param path the key below the root path
+	 * @param permits how many holders the semaphore lets in at once, positive
+	 * @param waitTime how long to wait, {@code null} for the default
+	 * @return the grant of one permit; the caller must release it
+	 * @throws LockAcquisitionException if no permit was free in time
+	 * @throws PermitsMismatchException if another number of permits is stored with the key
+	 * @throws InvalidLockPathException if the key is not legal
+	 * @throws LockException if ZooKeeper cannot serve the request
+	 * @throws IllegalArgumentException if {@code permits} is not positive
+	 */
+	public LockHandle acquirePermit(String path, int permits, @Nullable Duration waitTime) {
+		return acquire(new LockRequest(path, LockMode.EXCLUSIVE, false, waitTime).withPermits(permits));
+	}
+
+	/**
+	 * Return a {@link Lock} view of a reentrant EXCLUSIVE lock on a key, for code written against
+	 * {@code java.util.concurrent.locks}. Each {@code lock()} or successful {@code tryLock} is a
+	 * grant of this template (observed, queued and reentrant like any other); {@code unlock()}
+	 * releases the calling thread's latest grant of the key. Grants are bound to the thread: a
+	 * thread that holds none gets {@link IllegalMonitorStateException} from {@code unlock()}.
+	 * Views of the same key, mode and template are equal and interchangeable: a lock taken through
+	 * one may be unlocked through another. A view holds no resources; creating one sends no
+	 * request.
+	 *
+	 * <ul>
+	 * <li>{@code lock()} waits without limit and is not interruptible (an interrupt is kept and
+	 * restored once the lock is granted);</li>
+	 * <li>{@code lockInterruptibly()} and {@code tryLock(time, unit)} throw
+	 * {@link InterruptedException} when interrupted (the thread's interrupt flag cleared, no grant
+	 * left behind);</li>
+	 * <li>{@code tryLock()} makes one attempt;</li>
+	 * <li>{@code newCondition()} throws {@link UnsupportedOperationException}: a ZooKeeper lock
+	 * has no condition queue;</li>
+	 * <li>ZooKeeper failures are thrown as {@link LockException}, never reported as a busy lock
+	 * ({@code false}); an invalid key throws {@link InvalidLockPathException} on first use.</li>
+	 * </ul>
+	 * @param path the key below the root path
+	 * @return the lock view
+	 */
+	public Lock lock(String path) {
+		return new LockView(this, Objects.requireNonNull(path, "path must not be null"), LockMode.EXCLUSIVE);
+	}
+
+	/**
+	 * Return a {@link ReadWriteLock} view of the READ and WRITE locks of a key: its
+	 * {@code readLock()} and {@code writeLock()} behave as {@link #lock(String)} does, for READ and
+	 * WRITE grants. The write lock's holder may take the read lock; a read lock holder asking for
+	 * the write lock gets {@link LockUpgradeException} at once, from {@code lock()} too.
+	 * @param path the key below the root path
+	 * @return the read-write lock view
+	 */
+	public ReadWriteLock readWriteLock(String path) {
+		Objects.requireNonNull(path, "path must not be null");
+		LockView read = new LockView(this, path, LockMode.READ);
+		LockView write = new LockView(this, path, LockMode.WRITE);
+		return new ReadWriteLock() {
+
+			@Override
+			public Lock readLock() {
+				return read;
+			}
+
+			@Override
+			public Lock writeLock() {
+				return write;
+			}
+
+		};
+	}
+
+	private LockHandle acquireResolved(LockRequest resolved) {
+		Optional<LockHandle> handle = tryAcquireResolved(resolved);
+		if (handle.isPresent()) {
+			return handle.get();
+		}
+		Duration waitTime = Objects.requireNonNull(resolved.waitTime());
+		throw new LockAcquisitionException(this.registry.lockPath(resolved.path()), resolved.mode(), waitTime,
+				resolved.isPermit() ? "all " + resolved.permits() + " permits are held" : "held by another owner");
+	}
+
 	private Optional<LockHandle> tryAcquireResolved(LockRequest request) {
+		return tryAcquireResolved(request, false);
+	}
+
+	private Optional<LockHandle> tryAcquireResolved(LockRequest request, boolean skipOnBusy) {
 		LockObservations observations = this.observations;
-		return (observations != null) ? observations.tryAcquire(this.registry, request)
+		return (observations != null) ? observations.tryAcquire(this.registry, request, skipOnBusy)
 				: this.registry.tryAcquire(request);
 	}
 
@@ -225,7 +538,7 @@ public class LockTemplate {
 		return (request.waitTime() != null) ? request : request.withWaitTime(this.defaultWaitTime);
 	}
 
-	private static void releaseQuietly(LockHandle handle) {
+	static void releaseQuietly(LockHandle handle) {
 		try {
 			handle.release();
 		}
@@ -233,6 +546,16 @@ public class LockTemplate {
 			// The business result wins; a lock that could not be deleted dies with the session.
 			logger.warn("Failed to release " + handle.mode() + " lock '" + handle.path() + "'", ex);
 		}
+	}
+
+	/** A key of a multi-lock stayed busy and the caller skips: never leaves the template. */
+	@SuppressWarnings("serial")
+	private static final class BusyException extends LockAcquisitionException {
+
+		BusyException(String path, LockMode mode, Duration waitTime, String reason) {
+			super(path, mode, waitTime, reason);
+		}
+
 	}
 
 }

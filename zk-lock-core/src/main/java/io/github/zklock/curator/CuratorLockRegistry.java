@@ -28,7 +28,10 @@ import io.github.zklock.LockStateListener;
  * {@link LockRegistry} on Apache Curator lock recipes: EXCLUSIVE on {@code InterProcessMutex}
  * (or a one-lease {@code InterProcessSemaphoreV2}, the recipe behind
  * {@code InterProcessSemaphoreMutex}, when not reentrant), READ and WRITE on
- * {@code InterProcessReadWriteLock}. These follow the lock recipe of the ZooKeeper recipes page:
+ * {@code InterProcessReadWriteLock}, permits of a semaphore ({@link LockRequest#withPermits(int)})
+ * on {@code InterProcessSemaphoreV2} with that many leases, the number being stored with the key
+ * so that participants naming another one fail (see {@link io.github.zklock.PermitsMismatchException}).
+ * The locks follow the lock recipe of the ZooKeeper recipes page:
  * ephemeral sequential znodes below the lock path, each waiter watching only its predecessor (no
  * herd effect), with Curator's protected names making the create recoverable after a connection
  * loss.
@@ -75,7 +78,7 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 		this.client = Objects.requireNonNull(client, "client must not be null");
 		this.rootPath = LockPaths.validRootPath(rootPath);
 		this.recipes = new RecipeCache(cacheCapacity, this::lockPath,
-				(lockPath, kind) -> LockRecipe.create(client, lockPath, kind));
+				(lockPath, key) -> LockRecipe.create(client, lockPath, key.kind(), key.permits()));
 		client.getConnectionStateListenable().addListener(this.heldLocks);
 	}
 
@@ -88,7 +91,8 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 		}
 		LockMode mode = request.mode();
 		// Validates the key when it is not cached yet; nothing is retained if it is invalid.
-		RecipeCache.Slot slot = this.recipes.retain(request.path(), LockRecipe.Kind.of(mode, request.reentrant()));
+		RecipeCache.Slot slot = this.recipes.retain(request.path(),
+				LockRecipe.Kind.of(mode, request.reentrant(), request.permits()), request.permits());
 		String lockPath = slot.lockPath();
 		// Read before acquiring: if the session changes meanwhile, the grant is treated as lost on
 		// the next reconnection rather than trusted.
@@ -98,6 +102,10 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 		boolean granted = false;
 		try {
 			long waitMs = LockRequest.waitsForever(waitTime) ? -1 : waitTime.toMillis();
+			if (slot.permits() > 0 && !slot.permitsChecked()) {
+				SemaphorePermits.check(this.client, lockPath, slot.permits());
+				slot.permitsChecked(true);
+			}
 			slot.recipe().check(mode, waitMs);
 			long admitStart = System.nanoTime();
 			LockRecipe.Grant grant = null;

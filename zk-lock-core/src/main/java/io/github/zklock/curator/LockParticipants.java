@@ -41,12 +41,12 @@ final class LockParticipants {
 	static List<LockSnapshots.Participant> describe(CuratorFramework client, String lockPath) throws Exception {
 		List<LockSnapshots.Participant> participants = new ArrayList<>();
 		for (String child : childrenOrEmpty(client, lockPath)) {
-			if (child.equals(LockRecipe.SingleLease.LEASES)) {
+			if (child.equals(LockRecipe.Leases.LEASES)) {
 				for (String lease : childrenOrEmpty(client, ZKPaths.makePath(lockPath, child))) {
 					add(client, participants, ZKPaths.makePath(lockPath, child, lease), "EXCLUSIVE (reentrant = false)");
 				}
 			}
-			else if (!child.equals(LockRecipe.SingleLease.LOCKS)) {
+			else if (!child.equals(LockRecipe.Leases.LOCKS)) {
 				add(client, participants, ZKPaths.makePath(lockPath, child), kind(child));
 			}
 		}

@@ -2,6 +2,8 @@ package io.github.zklock.curator;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
@@ -25,8 +27,8 @@ import io.github.zklock.LockMode;
  * <ul>
  * <li>{@link Kind#MUTEX}, {@link Kind#READ_WRITE}: create (ephemeral sequential, protected name),
  * getChildren, delete;</li>
- * <li>{@link Kind#SINGLE_LEASE}: the internal mutex's three, then create, getChildren and delete of
- * the lease znode.</li>
+ * <li>{@link Kind#SINGLE_LEASE}, {@link Kind#SEMAPHORE}: the internal mutex's three, then create,
+ * getChildren and delete of the lease znode.</li>
  * </ul>
  */
 abstract sealed class LockRecipe {
@@ -41,9 +43,18 @@ abstract sealed class LockRecipe {
 		SINGLE_LEASE,
 
 		/** {@code InterProcessReadWriteLock}: READ and WRITE on one path. */
-		READ_WRITE;
+		READ_WRITE,
 
-		static Kind of(LockMode mode, boolean reentrant) {
+		/**
+		 * {@code InterProcessSemaphoreV2} with the request's number of leases: a permit of a
+		 * semaphore. The same znodes as {@link #SINGLE_LEASE}, which is a semaphore of one permit.
+		 */
+		SEMAPHORE;
+
+		static Kind of(LockMode mode, boolean reentrant, int permits) {
+			if (permits > 0) {
+				return SEMAPHORE;
+			}
 			return switch (mode) {
 				case EXCLUSIVE -> reentrant ? MUTEX : SINGLE_LEASE;
 				case READ, WRITE -> READ_WRITE;
@@ -52,7 +63,15 @@ abstract sealed class LockRecipe {
 
 		/** Whether grants of this kind must be released by the acquiring thread. */
 		boolean threadBound() {
-			return this != SINGLE_LEASE;
+			return this != SINGLE_LEASE && this != SEMAPHORE;
+		}
+
+		/**
+		 * Whether a request of this kind and mode excludes every other holder in this application,
+		 * so that it queues in the local queue (see {@link RecipeCache}): not READ, not a permit.
+		 */
+		boolean exclusive(LockMode mode) {
+			return this != SEMAPHORE && mode != LockMode.READ;
 		}
 
 	}
@@ -86,10 +105,15 @@ abstract sealed class LockRecipe {
 	 */
 	abstract @Nullable Grant acquire(LockMode mode, long waitMs) throws Exception;
 
-	static LockRecipe create(CuratorFramework client, String path, Kind kind) {
+	/**
+	 * Create the recipe of a lock path. Sends no request.
+	 * @param permits the number of leases of a {@link Kind#SEMAPHORE}; ignored for the other kinds
+	 */
+	static LockRecipe create(CuratorFramework client, String path, Kind kind, int permits) {
 		return switch (kind) {
 			case MUTEX -> new Mutex(client, path);
-			case SINGLE_LEASE -> new SingleLease(client, path);
+			case SINGLE_LEASE -> new Leases(client, path, 1);
+			case SEMAPHORE -> new Leases(client, path, permits);
 			case READ_WRITE -> new ReadWrite(client, path);
 		};
 	}
@@ -115,11 +139,12 @@ abstract sealed class LockRecipe {
 	}
 
 	/**
-	 * Non-reentrant EXCLUSIVE lock: a Curator {@code InterProcessSemaphoreV2} with one lease, which
-	 * is what {@code InterProcessSemaphoreMutex} wraps; used directly to keep each grant's
-	 * {@link Lease} (its znode gives the fencing token, and it can be returned from any thread).
+	 * Leases of a Curator {@code InterProcessSemaphoreV2}: with one lease the non-reentrant
+	 * EXCLUSIVE lock (what {@code InterProcessSemaphoreMutex} wraps), with more a semaphore's
+	 * permits. Used directly to keep each grant's {@link Lease}: its znode gives the fencing token,
+	 * and it can be returned from any thread.
 	 */
-	static final class SingleLease extends LockRecipe {
+	static final class Leases extends LockRecipe {
 
 		/** Child of the lock path holding the lease znodes (Curator's name). */
 		static final String LEASES = "leases";
@@ -131,23 +156,33 @@ abstract sealed class LockRecipe {
 
 		private final String leasesPath;
 
+		private final int maxLeases;
+
 		private final InterProcessSemaphoreV2 semaphore;
 
-		private volatile @Nullable Thread holder;
+		/**
+		 * Leases taken through this instance and not yet returned. An instance serves one thread
+		 * at a time while any of its leases is held (see {@link RecipeCache}), so these are that
+		 * thread's leases.
+		 */
+		private final AtomicInteger held = new AtomicInteger();
 
-		SingleLease(CuratorFramework client, String path) {
+		Leases(CuratorFramework client, String path, int maxLeases) {
 			this.path = path;
 			this.leasesPath = ZKPaths.makePath(path, LEASES);
-			this.semaphore = new InterProcessSemaphoreV2(client, path, 1);
+			this.maxLeases = maxLeases;
+			this.semaphore = new InterProcessSemaphoreV2(client, path, maxLeases);
 		}
 
 		@Override
 		void check(LockMode mode, long waitMs) {
-			if (waitMs < 0 && this.holder == Thread.currentThread()) {
-				// The lease this thread holds can only be returned by this thread's caller: waiting
+			if (waitMs < 0 && this.held.get() >= this.maxLeases) {
+				// The leases this thread holds can only be returned by this thread's caller: waiting
 				// would never end.
-				throw new LockAcquisitionException(this.path, mode, Duration.ZERO,
-						"already held by this thread and not reentrant; waiting without limit would never end");
+				throw new LockAcquisitionException(this.path, mode, Duration.ZERO, (this.maxLeases == 1)
+						? "already held by this thread and not reentrant; waiting without limit would never end"
+						: "this thread holds all " + this.maxLeases
+								+ " permits of the semaphore; waiting without limit would never end");
 			}
 		}
 
@@ -158,8 +193,9 @@ abstract sealed class LockRecipe {
 			if (lease == null) {
 				return null;
 			}
-			this.holder = Thread.currentThread();
+			this.held.incrementAndGet();
 			String nodePath = ZKPaths.makePath(this.leasesPath, lease.getNodeName());
+			AtomicBoolean returned = new AtomicBoolean();
 			return new Grant() {
 
 				@Override
@@ -169,8 +205,10 @@ abstract sealed class LockRecipe {
 
 				@Override
 				public void release() throws Exception {
-					SingleLease.this.holder = null;
-					lease.close();
+					if (returned.compareAndSet(false, true)) {
+						Leases.this.held.decrementAndGet();
+						lease.close();
+					}
 				}
 
 			};

@@ -13,8 +13,8 @@ import org.jspecify.annotations.Nullable;
 import io.github.zklock.LockMode;
 
 /**
- * Bounded map of lock recipes, keyed by the lock's key (as the caller gave it, below the root path) and
- * {@link LockRecipe.Kind}. Each key holds one recipe instance per thread that waits on or holds the
+ * Bounded map of lock recipes, keyed by the lock's key (as the caller gave it, below the root path),
+ * {@link LockRecipe.Kind} and, for a semaphore, its number of permits. Each key holds one recipe instance per thread that waits on or holds the
  * lock at the moment (a {@link Slot}):
  * <ul>
  * <li>a thread that already uses a slot of the key gets the same slot again, so Curator's
@@ -34,7 +34,9 @@ import io.github.zklock.LockMode;
  * their znode when one of the two is done. The hand-over stays that of the recipe (the successor's
  * znode is already queued when the holder deletes its own), while the ZooKeeper queue, its
  * listings and its watches stay short. READ requests are not limited, since readers hold
- * together. A thread admitted once is not admitted again for its nested requests.
+ * together, nor are permits of a semaphore, whose waiters Curator already queues on the
+ * semaphore's internal mutex. A thread admitted once is not admitted again for its nested
+ * requests.
  *
  * <p>A slot is in use from the moment a thread starts acquiring through it until that grant is
  * released (or the attempt fails). Keys with a slot in use are never evicted; idle keys are
@@ -61,15 +63,15 @@ final class RecipeCache {
 
 	private final UnaryOperator<String> lockPath;
 
-	private final BiFunction<String, LockRecipe.Kind, LockRecipe> factory;
+	private final BiFunction<String, Key, LockRecipe> factory;
 
 	/**
 	 * @param capacity how many keys to keep when idle
 	 * @param lockPath validates a key and returns its lock path (the znode path); throws for an invalid
 	 * one (called once per key, before the key is created)
-	 * @param factory creates the recipe for a lock path and kind
+	 * @param factory creates the recipe for a lock path and cache key (kind and permits)
 	 */
-	RecipeCache(int capacity, UnaryOperator<String> lockPath, BiFunction<String, LockRecipe.Kind, LockRecipe> factory) {
+	RecipeCache(int capacity, UnaryOperator<String> lockPath, BiFunction<String, Key, LockRecipe> factory) {
 		if (capacity < 1) {
 			throw new IllegalArgumentException("Recipe cache capacity must be positive, was " + capacity);
 		}
@@ -83,12 +85,13 @@ final class RecipeCache {
 	 * it in use. Every call must be paired with one {@link #unretain(Slot)}.
 	 * @param key the key below the root path
 	 * @param kind the recipe kind
+	 * @param permits the number of permits of a {@link LockRecipe.Kind#SEMAPHORE}, else 0
 	 * @return the slot, in use
 	 * @throws io.github.zklock.InvalidLockPathException if the key is not cached and not valid;
 	 * nothing is then retained
 	 */
-	Slot retain(String key, LockRecipe.Kind kind) {
-		Key entryKey = new Key(key, kind);
+	Slot retain(String key, LockRecipe.Kind kind, int permits) {
+		Key entryKey = new Key(key, kind, permits);
 		Thread thread = Thread.currentThread();
 		while (true) {
 			Entry entry = this.entries.get(entryKey);
@@ -147,7 +150,13 @@ final class RecipeCache {
 		}
 	}
 
-	record Key(String key, LockRecipe.Kind kind) {
+	/**
+	 * What a recipe is cached by.
+	 * @param key the key below the root path
+	 * @param kind the recipe kind
+	 * @param permits the number of permits of a {@link LockRecipe.Kind#SEMAPHORE}, else 0
+	 */
+	record Key(String key, LockRecipe.Kind kind, int permits) {
 	}
 
 	/** The slots of one key. Its monitor guards {@link #slots}, {@link #evicted} and every slot's owner and users. */
@@ -164,13 +173,16 @@ final class RecipeCache {
 
 		private boolean evicted;
 
+		/** Whether this entry's number of permits was checked against the one stored with the key. */
+		private volatile boolean permitsChecked;
+
 		Entry(Key key, String lockPath) {
 			this.key = key;
 			this.lockPath = lockPath;
 		}
 
 		/** The thread's slot, an idle one or a new one; {@code null} if this entry was evicted. */
-		synchronized @Nullable Slot claim(Thread thread, BiFunction<String, LockRecipe.Kind, LockRecipe> factory) {
+		synchronized @Nullable Slot claim(Thread thread, BiFunction<String, Key, LockRecipe> factory) {
 			if (this.evicted) {
 				return null;
 			}
@@ -185,7 +197,7 @@ final class RecipeCache {
 				}
 			}
 			if (idle == null) {
-				idle = new Slot(this, factory.apply(this.lockPath, this.key.kind()));
+				idle = new Slot(this, factory.apply(this.lockPath, this.key));
 				this.slots.add(idle);
 			}
 			idle.owner = thread;
@@ -275,6 +287,11 @@ final class RecipeCache {
 			return this.key.kind();
 		}
 
+		/** The semaphore's number of permits, 0 for a lock. */
+		int permits() {
+			return this.key.permits();
+		}
+
 		/** The znode path of the lock. */
 		String lockPath() {
 			return this.lockPath;
@@ -317,7 +334,7 @@ final class RecipeCache {
 		}
 
 		/**
-		 * Wait, if the request is exclusive, until this thread may queue in ZooKeeper (see
+		 * Wait, if the request is exclusive (not READ, not a permit), until this thread may queue in ZooKeeper (see
 		 * {@link RecipeCache}); at once if it was admitted before for an enclosing request.
 		 * @param mode the requested mode
 		 * @param waitMs milliseconds to wait; zero for no wait; negative to wait without limit
@@ -325,7 +342,22 @@ final class RecipeCache {
 		 * @throws InterruptedException if interrupted while waiting
 		 */
 		boolean admit(LockMode mode, long waitMs) throws InterruptedException {
-			return (mode == LockMode.READ) || this.entry.admit(this, waitMs);
+			return !kind().exclusive(mode) || this.entry.admit(this, waitMs);
+		}
+
+		/** The semaphore's number of permits, 0 for a lock. */
+		int permits() {
+			return this.entry.permits();
+		}
+
+		/** Whether the key's stored number of permits was already checked for this entry. */
+		boolean permitsChecked() {
+			return this.entry.permitsChecked;
+		}
+
+		/** Record that the key's stored number of permits matches this entry's. */
+		void permitsChecked(boolean checked) {
+			this.entry.permitsChecked = checked;
 		}
 
 		/** The znode path of the lock. */

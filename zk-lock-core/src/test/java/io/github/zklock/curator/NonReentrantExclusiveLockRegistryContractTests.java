@@ -30,7 +30,7 @@ class NonReentrantExclusiveLockRegistryContractTests extends AbstractLockRegistr
 	@Override
 	protected void assertRecipeZnode(String lockPath, String node) {
 		ZKPaths.PathAndNode parts = ZKPaths.getPathAndNode(node);
-		assertThat(parts.getPath()).isEqualTo(ZKPaths.makePath(lockPath, LockRecipe.SingleLease.LEASES));
+		assertThat(parts.getPath()).isEqualTo(ZKPaths.makePath(lockPath, LockRecipe.Leases.LEASES));
 		assertThat(parts.getNode()).contains("lease-");
 	}
 
