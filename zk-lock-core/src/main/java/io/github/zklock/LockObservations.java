@@ -1,5 +1,7 @@
 package io.github.zklock;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 
 import io.micrometer.observation.Observation;
@@ -68,15 +70,25 @@ final class LockObservations {
 	}
 
 	/**
-	 * Open the hold observation's scope on this thread, for the duration of a callback.
-	 * @return what closes the scope, or {@code null} if the grant is not observed
+	 * Open the hold observation's scope on this thread, for the duration of a callback; for a
+	 * multi-lock, the scopes of its parts, nested in acquisition order.
+	 * @return what closes the scopes, innermost first, or {@code null} if the grant is not observed
 	 */
 	@Nullable Runnable openScope(LockHandle handle) {
-		if (handle instanceof ObservedLockHandle observed) {
-			Observation.Scope scope = observed.observation().openScope();
-			return scope::close;
+		List<Observation.Scope> scopes = new ArrayList<>(1);
+		for (LockHandle part : handle.parts()) {
+			if (part instanceof ObservedLockHandle observed) {
+				scopes.add(observed.observation().openScope());
+			}
 		}
-		return null;
+		if (scopes.isEmpty()) {
+			return null;
+		}
+		return () -> {
+			for (int i = scopes.size() - 1; i >= 0; i--) {
+				scopes.get(i).close();
+			}
+		};
 	}
 
 	private LockHandle observeHold(LockHandle handle, LockRequest request) {
