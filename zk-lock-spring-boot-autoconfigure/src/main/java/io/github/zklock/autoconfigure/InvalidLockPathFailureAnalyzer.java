@@ -1,5 +1,8 @@
 package io.github.zklock.autoconfigure;
 
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 
@@ -7,13 +10,14 @@ import io.github.zklock.InvalidLockPathException;
 
 /**
  * Explains an {@link InvalidLockPathException} that failed the start: a malformed path template
- * or an illegal static path on a {@code @DistributedLock} method (checked as each bean is
- * created), or an illegal lock root path. The exception's message names the method or path.
+ * or an illegal static path on a {@code @DistributedLock} or {@code @DistributedSemaphore} method
+ * (checked as each bean is created), or an illegal lock root path. The exception's message names
+ * the method or path.
  */
 class InvalidLockPathFailureAnalyzer extends AbstractFailureAnalyzer<InvalidLockPathException> {
 
 	/** How {@code LockOperationSource} starts the message of a rejected annotation. */
-	private static final String ANNOTATION_PREFIX = "@DistributedLock on ";
+	private static final List<String> ANNOTATIONS = List.of("@DistributedLock", "@DistributedSemaphore");
 
 	private static final String PATH_RULES = "A lock path starts with '/', has no empty, '.' or '..' segment, "
 			+ "does not end with '/' and holds no control characters.";
@@ -21,9 +25,10 @@ class InvalidLockPathFailureAnalyzer extends AbstractFailureAnalyzer<InvalidLock
 	@Override
 	protected FailureAnalysis analyze(Throwable rootFailure, InvalidLockPathException cause) {
 		String message = cause.getMessage();
-		if (message != null && message.startsWith(ANNOTATION_PREFIX)) {
-			return new FailureAnalysis("A @DistributedLock path is invalid: " + message,
-					"Fix the path of the @DistributedLock annotation on that method. " + PATH_RULES
+		String annotation = (message != null) ? rejectedAnnotation(message) : null;
+		if (annotation != null) {
+			return new FailureAnalysis("A " + annotation + " path is invalid: " + message,
+					"Fix the path of the " + annotation + " annotation on that method. " + PATH_RULES
 							+ " Values come from #{...} SpEL templates over the method's arguments or beans, "
 							+ "for example path = \"/orders/#{#orderId}\" or \"/stock/#{#item.sku}\"; each template "
 							+ "must be a complete, well-formed expression.",
@@ -37,6 +42,15 @@ class InvalidLockPathFailureAnalyzer extends AbstractFailureAnalyzer<InvalidLock
 		}
 		return new FailureAnalysis("A lock path used at start-up is invalid: " + message,
 				"Fix the lock path named above. " + PATH_RULES, cause);
+	}
+
+	private static @Nullable String rejectedAnnotation(String message) {
+		for (String annotation : ANNOTATIONS) {
+			if (message.startsWith(annotation + " on ")) {
+				return annotation;
+			}
+		}
+		return null;
 	}
 
 }

@@ -9,6 +9,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import io.github.zklock.InvalidLockPathException;
 import io.github.zklock.annotation.DistributedLock;
+import io.github.zklock.annotation.DistributedSemaphore;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.test.ZooKeeperExtension;
 
@@ -47,6 +48,26 @@ class InvalidLockPathFailureAnalyzerTests {
 	}
 
 	@Test
+	void analyzesAMalformedSemaphoreTemplateNamingTheMethod() {
+		FailureAnalysis analysis = this.analyzer.analyze(startupFailure(MalformedSemaphoreService.class));
+		assertThat(analysis).isNotNull();
+		assertThat(analysis.getDescription())
+			.startsWith("A @DistributedSemaphore path is invalid: @DistributedSemaphore on ")
+			.contains("MalformedSemaphoreService.call")
+			.contains("/partner/#{#id");
+		assertThat(analysis.getAction()).startsWith("Fix the path of the @DistributedSemaphore annotation on that method.");
+	}
+
+	@Test
+	void analyzesAnIllegalSecondKeyOfAMultiLockNamingTheMethod() {
+		FailureAnalysis analysis = this.analyzer.analyze(startupFailure(IllegalSecondKeyService.class));
+		assertThat(analysis).isNotNull();
+		assertThat(analysis.getDescription()).startsWith("A @DistributedLock path is invalid: @DistributedLock on ")
+			.contains("IllegalSecondKeyService.transfer")
+			.contains("/account/../b");
+	}
+
+	@Test
 	void analyzesAnIllegalRootPathOfTheRegistry() throws Exception {
 		CuratorFramework client = zooKeeper.newClient();
 		InvalidLockPathException ex = catchThrowableOfType(InvalidLockPathException.class,
@@ -78,6 +99,22 @@ class InvalidLockPathFailureAnalyzerTests {
 
 		@DistributedLock(path = "/orders/#{#id")
 		public void lock(String id) {
+		}
+
+	}
+
+	static class MalformedSemaphoreService {
+
+		@DistributedSemaphore(path = "/partner/#{#id", permits = 2)
+		public void call(String id) {
+		}
+
+	}
+
+	static class IllegalSecondKeyService {
+
+		@DistributedLock(path = { "/account/#{#from}", "/account/../b" })
+		public void transfer(String from) {
 		}
 
 	}

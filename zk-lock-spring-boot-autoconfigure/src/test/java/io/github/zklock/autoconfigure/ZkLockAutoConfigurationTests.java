@@ -48,6 +48,7 @@ import io.github.zklock.aop.LockOperation;
 import io.github.zklock.aop.LockOperationSource;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.expression.LockPathExpressionEvaluator;
+import io.github.zklock.expression.LockPathTemplate;
 import io.github.zklock.test.EmbeddedZooKeeper;
 import io.github.zklock.test.EmbeddedZooKeeperAutoConfiguration;
 import io.github.zklock.test.EmbeddedZooKeeperProperties;
@@ -623,8 +624,9 @@ class ZkLockAutoConfigurationTests {
 		}
 
 		@Override
-		public String resolvePath(LockOperation operation, @Nullable Object[] args, @Nullable Object target) {
-			String key = super.resolvePath(operation, args, target);
+		public String resolvePath(LockOperation operation, LockPathTemplate path, @Nullable Object[] args,
+				@Nullable Object target) {
+			String key = super.resolvePath(operation, path, args, target);
 			int last = key.lastIndexOf('/');
 			return key.substring(0, last + 1) + "tenant-" + key.substring(last + 1);
 		}

@@ -11,14 +11,33 @@ import java.util.concurrent.TimeUnit;
 import io.github.zklock.LockMode;
 
 /**
- * Runs the annotated method while holding a ZooKeeper lock on {@link #path()}.
+ * Runs the annotated method while holding a ZooKeeper lock on each key of {@link #path()}.
  *
  * <p>The lock is taken before the method runs and released in a {@code finally} block on the
  * same thread after it returns or throws; an exception thrown by the method propagates unchanged
  * after the release. When the lock is not acquired within the wait time the method is not invoked
- * and {@link io.github.zklock.LockAcquisitionException} is thrown. The advice is ordered outside
- * {@code @Transactional} by default ({@code zk.lock.aspect-order}), so the lock is held until the
- * transaction has committed or rolled back.
+ * and, by default, {@link io.github.zklock.LockAcquisitionException} is thrown ({@link #onBusy()}
+ * can skip the call instead). The advice is ordered outside {@code @Transactional} by default
+ * ({@code zk.lock.aspect-order}), so the lock is held until the transaction has committed or rolled
+ * back.
+ *
+ * <p>Several keys make a multi-lock, as for a transfer between two accounts:
+ * <pre class="code">
+ * &#64;DistributedLock(path = { "/account/#{#from}", "/account/#{#to}" }, waitTime = 2, timeUnit = SECONDS)
+ * public void transfer(String from, String to, BigDecimal amount) { ... }
+ * </pre>
+ * Every key is taken in the one {@link #mode()}, in a canonical order (sorted by the keys' full
+ * lock paths, duplicates merged) whatever the order they are written or resolved in, so that two
+ * calls naming the same keys in opposite orders never deadlock. It is all or nothing: the
+ * {@link #waitTime()} is one budget for all keys together, and when a key is not granted within it,
+ * every key already taken is released before the method is skipped or the exception (naming the
+ * busy key) is thrown. Every key is resolved before the first ZooKeeper request, so an illegal or
+ * {@code null} value acquires nothing. Each key is reentrant and queued locally like a single-key
+ * lock of it (a multi-lock inside a call that holds one of its keys re-enters that key), and is
+ * observed in metrics under its own template. {@link io.github.zklock.LockContext#current()}
+ * gives the handle of the set, whose {@link io.github.zklock.LockHandle#parts() parts} are each
+ * key's grant, with its own fencing token. See
+ * {@link io.github.zklock.LockTemplate#acquireAll(java.util.List)}.
  *
  * <p>Methods returning {@code CompletionStage}, {@code Future} or a Reactive Streams
  * {@code Publisher} are rejected at start-up: the lock is bound to the thread that acquired it.
@@ -29,6 +48,7 @@ import io.github.zklock.LockMode;
  * Spring Boot, with {@link EnableDistributedLocks @EnableDistributedLocks}.
  *
  * @see io.github.zklock.LockTemplate
+ * @see DistributedSemaphore
  */
 @Target({ ElementType.METHOD, ElementType.ANNOTATION_TYPE })
 @Retention(RetentionPolicy.RUNTIME)
@@ -50,16 +70,19 @@ public @interface DistributedLock {
 	long WAIT_FOREVER = -1;
 
 	/**
-	 * The key to lock, below {@code zk.lock.root-path}, starting with {@code /}, for example
-	 * {@code /orders/#{#orderId}}. Literal text must form a legal ZooKeeper path. Templates
+	 * The key or keys to lock, below {@code zk.lock.root-path}, each starting with {@code /}, for
+	 * example {@code /orders/#{#orderId}}. Literal text must form a legal ZooKeeper path. Templates
 	 * {@code #{...}} are SpEL expressions over the method arguments (by name, {@code #p0} or
 	 * {@code #a0}), the target ({@code #root.target}) and beans ({@code @bean}); each value is
 	 * encoded so that it stays inside one path segment ({@code a/b}, {@code .} and {@code ..}
 	 * cannot add or climb segments). A {@code null} or empty value fails the call with
 	 * {@link io.github.zklock.InvalidLockPathException} before any ZooKeeper request.
-	 * @return the lock path template
+	 * <p>One key is a plain lock; several keys are a multi-lock on all of them (see the type's
+	 * description). Every template is parsed and checked at start-up; an empty array is rejected
+	 * there, naming the method.
+	 * @return the key templates, at least one
 	 */
-	String path();
+	String[] path();
 
 	/**
 	 * The kind of lock.
@@ -80,7 +103,8 @@ public @interface DistributedLock {
 	 * How long to wait for the lock, in {@link #timeUnit()}. Left out ({@link #DEFAULT_WAIT_TIME}),
 	 * {@code zk.lock.default-wait-time} applies; {@code 0} makes one attempt without waiting;
 	 * {@link #WAIT_FOREVER} ({@code -1}) waits without limit. Other negative values are rejected
-	 * at start-up, naming the method.
+	 * at start-up, naming the method. For several keys it is one budget for all of them together
+	 * ({@code 0}: one attempt per key).
 	 * @return the wait time
 	 */
 	long waitTime() default DEFAULT_WAIT_TIME;
@@ -90,5 +114,15 @@ public @interface DistributedLock {
 	 * @return the time unit
 	 */
 	TimeUnit timeUnit() default TimeUnit.MILLISECONDS;
+
+	/**
+	 * What to do when the lock (for a multi-lock: any of its keys) stays busy for the whole wait
+	 * time: {@link OnBusy#FAIL} throws {@link io.github.zklock.LockAcquisitionException},
+	 * {@link OnBusy#SKIP} returns without invoking the method ({@code null}, or
+	 * {@code Optional.empty()} for an {@code Optional} return type; rejected at start-up for a
+	 * primitive return type other than {@code void}).
+	 * @return what a busy lock does to the call
+	 */
+	OnBusy onBusy() default OnBusy.FAIL;
 
 }

@@ -12,7 +12,8 @@ import org.springframework.core.Ordered;
 import io.github.zklock.aop.DistributedLockConfigurationSelector;
 
 /**
- * Turns on the {@link DistributedLock @DistributedLock} advice in a Spring application without
+ * Turns on the {@link DistributedLock @DistributedLock} (and
+ * {@link DistributedSemaphore @DistributedSemaphore}) advice in a Spring application without
  * Spring Boot, as {@code @EnableTransactionManagement} does for {@code @Transactional}. Put it on
  * a {@code @Configuration} class that also defines (or imports) a {@link io.github.zklock.LockTemplate}
  * bean; the advice looks the template up on the first locked call.
@@ -42,9 +43,10 @@ import io.github.zklock.aop.DistributedLockConfigurationSelector;
  *
  * <p>It registers: an auto-proxy creator (unless one exists), the advisor with its per-method
  * operation cache and SpEL key evaluator, a start-up validator that fails the context on a
- * malformed {@code @DistributedLock} (naming the method), and, with spring-tx on the class path,
- * a post-processor that adds the {@link io.github.zklock.transaction.LockCommitGuard commit guard}
- * to every {@code ConfigurableTransactionManager} bean. The Spring Boot starter applies it for
+ * malformed {@code @DistributedLock} or {@code @DistributedSemaphore} (naming the method), and,
+ * with spring-tx on the class path, a post-processor that adds the
+ * {@link io.github.zklock.transaction.LockCommitGuard commit guard} to every
+ * {@code ConfigurableTransactionManager} bean. The Spring Boot starter applies it for
  * you; do not add it there unless you want to set {@link #proxyTargetClass()}.
  *
  * @see DistributedLock

@@ -11,11 +11,14 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.AnnotationUtils;
 
 import io.github.zklock.annotation.DistributedLock;
+import io.github.zklock.annotation.DistributedSemaphore;
 
 /**
- * Validates every {@link DistributedLock @DistributedLock} method of each bean as the bean is
- * created, so that a malformed path template, an illegal static path or an asynchronous return
- * type fails the application start (naming the method) instead of the first call.
+ * Validates every {@link DistributedLock @DistributedLock} and
+ * {@link DistributedSemaphore @DistributedSemaphore} method of each bean as the bean is created,
+ * so that a malformed key template, an illegal static path, an asynchronous return type or any
+ * other invalid declaration fails the application start (naming the method) instead of the first
+ * call.
  */
 public class DistributedLockMethodValidator implements BeanPostProcessor {
 
@@ -32,14 +35,19 @@ public class DistributedLockMethodValidator implements BeanPostProcessor {
 	@Override
 	public Object postProcessAfterInitialization(Object bean, String beanName) throws BeansException {
 		Class<?> targetClass = AopUtils.getTargetClass(bean);
-		if (!AnnotationUtils.isCandidateClass(targetClass, DistributedLock.class)) {
+		if (!AnnotationUtils.isCandidateClass(targetClass, DistributedLock.class)
+				&& !AnnotationUtils.isCandidateClass(targetClass, DistributedSemaphore.class)) {
 			return bean;
 		}
 		Map<Method, Boolean> annotated = MethodIntrospector.selectMethods(targetClass,
-				(MethodIntrospector.MetadataLookup<Boolean>) (method) -> AnnotatedElementUtils.hasAnnotation(method,
-						DistributedLock.class) ? Boolean.TRUE : null);
+				(MethodIntrospector.MetadataLookup<Boolean>) (method) -> isAnnotated(method) ? Boolean.TRUE : null);
 		annotated.keySet().forEach((method) -> this.operationSource.getOperation(method, targetClass));
 		return bean;
+	}
+
+	private static boolean isAnnotated(Method method) {
+		return AnnotatedElementUtils.hasAnnotation(method, DistributedLock.class)
+				|| AnnotatedElementUtils.hasAnnotation(method, DistributedSemaphore.class);
 	}
 
 }

@@ -1,13 +1,17 @@
 package io.github.zklock.aop;
 
+import java.lang.annotation.Annotation;
 import java.lang.reflect.Method;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.Flow;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Flow;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import org.jspecify.annotations.Nullable;
 import org.springframework.aop.support.AopUtils;
@@ -20,16 +24,24 @@ import io.github.zklock.InvalidLockPathException;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockRequest;
 import io.github.zklock.annotation.DistributedLock;
+import io.github.zklock.annotation.DistributedSemaphore;
+import io.github.zklock.annotation.OnBusy;
 import io.github.zklock.expression.LockPathExpressionEvaluator;
+import io.github.zklock.expression.LockPathTemplate;
 
 /**
- * Finds and validates {@link DistributedLock @DistributedLock} on methods, building one
- * {@link LockOperation} per method and target class and caching it (the path template is parsed
+ * Finds and validates {@link DistributedLock @DistributedLock} and
+ * {@link DistributedSemaphore @DistributedSemaphore} on methods, building one
+ * {@link LockOperation} per method and target class and caching it (the key templates are parsed
  * there, once).
  *
  * <p>Thread-safe.
  */
 public class LockOperationSource {
+
+	private static final String LOCK = "@DistributedLock";
+
+	private static final String SEMAPHORE = "@DistributedSemaphore";
 
 	private final Map<MethodClassKey, Optional<LockOperation>> operations = new ConcurrentHashMap<>(64);
 
@@ -39,7 +51,7 @@ public class LockOperationSource {
 
 	/**
 	 * Create a source.
-	 * @param evaluator parses and resolves path templates
+	 * @param evaluator parses and resolves key templates
 	 */
 	public LockOperationSource(LockPathExpressionEvaluator evaluator) {
 		this.evaluator = evaluator;
@@ -50,12 +62,14 @@ public class LockOperationSource {
 	 * @param method the invoked method (may be an interface method)
 	 * @param targetClass the target class, or {@code null} if unknown
 	 * @return the operation, or {@code null}
-	 * @throws InvalidLockPathException if the path template is malformed or not a legal path
-	 * @throws IllegalStateException if the declaration is otherwise invalid: an asynchronous or
-	 * reactive return type, a negative wait time other than {@code WAIT_FOREVER}, or
-	 * {@code reentrant = false} on READ or WRITE, or the same path template already used by another
-	 * method with a lock kind that would not exclude this one (EXCLUSIVE vs READ/WRITE, reentrant vs
-	 * not)
+	 * @throws InvalidLockPathException if a key template is malformed or not a legal path, or
+	 * {@code @DistributedLock} names no key
+	 * @throws IllegalStateException if the declaration is otherwise invalid: both annotations on
+	 * one method, an asynchronous or reactive return type, a negative wait time other than
+	 * {@code WAIT_FOREVER}, {@code reentrant = false} on READ or WRITE, fewer than one permit,
+	 * {@code onBusy = SKIP} with a primitive return type other than {@code void}, or a key template
+	 * already used by another method with a kind that would not exclude this one (EXCLUSIVE vs
+	 * READ/WRITE vs semaphore, reentrant vs not, semaphores with different permits)
 	 */
 	public @Nullable LockOperation getOperation(Method method, @Nullable Class<?> targetClass) {
 		MethodClassKey key = new MethodClassKey(method, targetClass);
@@ -68,68 +82,127 @@ public class LockOperationSource {
 	}
 
 	/**
-	 * Resolve the key of one call.
+	 * Resolve one key of a call.
 	 * @param operation the method's operation
+	 * @param path one of the operation's {@linkplain LockOperation#paths() key templates}
 	 * @param args the call's arguments
 	 * @param target the target object, may be {@code null}
 	 * @return the key below the root path
 	 * @throws InvalidLockPathException if a template value is {@code null}, empty or fails
 	 */
-	public String resolvePath(LockOperation operation, @Nullable Object[] args, @Nullable Object target) {
-		return this.evaluator.resolve(operation.path(), operation.method(), args, target);
+	public String resolvePath(LockOperation operation, LockPathTemplate path, @Nullable Object[] args,
+			@Nullable Object target) {
+		return this.evaluator.resolve(path, operation.method(), args, target);
 	}
 
 	private @Nullable LockOperation buildOperation(Method method, @Nullable Class<?> targetClass) {
 		Method specificMethod = AopUtils.getMostSpecificMethod(method, targetClass);
-		DistributedLock annotation = AnnotatedElementUtils.findMergedAnnotation(specificMethod, DistributedLock.class);
-		if (annotation == null && specificMethod != method) {
-			annotation = AnnotatedElementUtils.findMergedAnnotation(method, DistributedLock.class);
-		}
-		if (annotation == null) {
+		DistributedLock lock = findAnnotation(specificMethod, method, DistributedLock.class);
+		DistributedSemaphore semaphore = findAnnotation(specificMethod, method, DistributedSemaphore.class);
+		if (lock == null && semaphore == null) {
 			return null;
 		}
 		String where = ClassUtils.getQualifiedMethodName(specificMethod, targetClass);
-		rejectAsyncReturnType(specificMethod, where);
-		if (!annotation.reentrant() && annotation.mode() != LockMode.EXCLUSIVE) {
-			throw new IllegalStateException("@DistributedLock on " + where + ": reentrant = false applies to "
-					+ LockMode.EXCLUSIVE + " only; " + annotation.mode() + " locks are always reentrant");
+		if (lock != null && semaphore != null) {
+			throw new IllegalStateException(where + " carries both " + LOCK + " and " + SEMAPHORE
+					+ ": a method runs under a lock or a permit of a semaphore, not both. Keep one of them, or "
+					+ "move the other to a method it calls");
 		}
-		LockOperation operation;
-		try {
-			operation = new LockOperation(specificMethod, this.evaluator.parse(annotation.path()), annotation.mode(),
-					annotation.reentrant(), waitTime(annotation, where));
-		}
-		catch (InvalidLockPathException ex) {
-			throw new InvalidLockPathException("@DistributedLock on " + where + ": " + ex.getMessage(), ex);
-		}
+		LockOperation operation = (lock != null) ? lockOperation(lock, specificMethod, where)
+				: semaphoreOperation(semaphore, specificMethod, where);
 		rejectConflictingKind(operation, where);
 		return operation;
 	}
 
+	private static <A extends Annotation> @Nullable A findAnnotation(Method specificMethod, Method method,
+			Class<A> type) {
+		A annotation = AnnotatedElementUtils.findMergedAnnotation(specificMethod, type);
+		if (annotation == null && specificMethod != method) {
+			annotation = AnnotatedElementUtils.findMergedAnnotation(method, type);
+		}
+		return annotation;
+	}
+
+	private LockOperation lockOperation(DistributedLock annotation, Method method, String where) {
+		rejectAsyncReturnType(method, LOCK, where);
+		if (!annotation.reentrant() && annotation.mode() != LockMode.EXCLUSIVE) {
+			throw new IllegalStateException(LOCK + " on " + where + ": reentrant = false applies to "
+					+ LockMode.EXCLUSIVE + " only; " + annotation.mode() + " locks are always reentrant");
+		}
+		rejectSkipOfPrimitive(method, annotation.onBusy(), LOCK, where);
+		if (annotation.path().length == 0) {
+			throw new InvalidLockPathException(LOCK + " on " + where + ": no key given; path names one key, or "
+					+ "several for a multi-lock, such as path = \"/orders/#{#orderId}\"");
+		}
+		List<LockPathTemplate> paths = new ArrayList<>(annotation.path().length);
+		for (String template : annotation.path()) {
+			paths.add(parse(template, LOCK, where));
+		}
+		return new LockOperation(method, paths, annotation.mode(), annotation.reentrant(),
+				waitTime(annotation.waitTime(), annotation.timeUnit(), LOCK, where), 0, annotation.onBusy());
+	}
+
+	private LockOperation semaphoreOperation(DistributedSemaphore annotation, Method method, String where) {
+		rejectAsyncReturnType(method, SEMAPHORE, where);
+		if (annotation.permits() < 1) {
+			throw new IllegalStateException(SEMAPHORE + " on " + where + ": permits = " + annotation.permits()
+					+ " lets nobody in; a semaphore needs at least 1 permit");
+		}
+		rejectSkipOfPrimitive(method, annotation.onBusy(), SEMAPHORE, where);
+		LockPathTemplate path = parse(annotation.path(), SEMAPHORE, where);
+		// A permit is a non-reentrant EXCLUSIVE request (LockRequest.withPermits).
+		return new LockOperation(method, List.of(path), LockMode.EXCLUSIVE, false,
+				waitTime(annotation.waitTime(), annotation.timeUnit(), SEMAPHORE, where), annotation.permits(),
+				annotation.onBusy());
+	}
+
+	private LockPathTemplate parse(String template, String annotation, String where) {
+		try {
+			return this.evaluator.parse(template);
+		}
+		catch (InvalidLockPathException ex) {
+			throw new InvalidLockPathException(annotation + " on " + where + ": " + ex.getMessage(), ex);
+		}
+	}
+
 	/**
 	 * Each kind keeps its own znodes below the path, so an EXCLUSIVE and a WRITE lock (or a
-	 * reentrant and a non-reentrant one) on one path would not exclude each other.
+	 * reentrant and a non-reentrant one, or a lock and a semaphore) on one path would not exclude
+	 * each other; semaphores naming different permits would fail at every call of the second.
 	 */
 	private void rejectConflictingKind(LockOperation operation, String where) {
-		LockOperation first = this.operationsByPath.putIfAbsent(operation.path().getSource(), operation);
-		if (first != null && !recipeKind(first).equals(recipeKind(operation))) {
-			throw new IllegalStateException("@DistributedLock on " + where + " locks '" + operation.path()
-					+ "' as " + recipeKind(operation) + ", but " + ClassUtils.getQualifiedMethodName(first.method())
-					+ " locks the same path as " + recipeKind(first)
-					+ "; the two kinds do not exclude each other. Use one kind per path (READ/WRITE for readers and "
-					+ "writers)");
+		for (LockPathTemplate path : operation.paths()) {
+			LockOperation first = this.operationsByPath.putIfAbsent(path.getSource(), operation);
+			if (first == null || recipeKind(first).equals(recipeKind(operation))) {
+				continue;
+			}
+			String conflict = annotationName(operation) + " on " + where + " uses '" + path + "' as "
+					+ recipeKind(operation) + ", but " + ClassUtils.getQualifiedMethodName(first.method())
+					+ " uses the same path as " + recipeKind(first) + "; ";
+			if (operation.isSemaphore() && first.isSemaphore()) {
+				throw new IllegalStateException(conflict + "every participant of a semaphore must name the same "
+						+ "number of permits for a key (the first stores its count with the key)");
+			}
+			throw new IllegalStateException(conflict + "the two kinds do not exclude each other. Use one kind per "
+					+ "path (READ/WRITE for readers and writers)");
 		}
 	}
 
 	private static String recipeKind(LockOperation operation) {
+		if (operation.isSemaphore()) {
+			return "SEMAPHORE (" + operation.permits() + " permits)";
+		}
 		if (operation.mode() != LockMode.EXCLUSIVE) {
 			return "READ/WRITE";
 		}
 		return operation.reentrant() ? "EXCLUSIVE" : "EXCLUSIVE (reentrant = false)";
 	}
 
-	private static @Nullable Duration waitTime(DistributedLock annotation, String where) {
-		long waitTime = annotation.waitTime();
+	private static String annotationName(LockOperation operation) {
+		return operation.isSemaphore() ? SEMAPHORE : LOCK;
+	}
+
+	private static @Nullable Duration waitTime(long waitTime, TimeUnit timeUnit, String annotation, String where) {
 		if (waitTime == DistributedLock.DEFAULT_WAIT_TIME) {
 			return null;
 		}
@@ -137,11 +210,20 @@ public class LockOperationSource {
 			return LockRequest.WAIT_FOREVER;
 		}
 		if (waitTime < 0) {
-			throw new IllegalStateException("@DistributedLock on " + where + ": waitTime " + waitTime
+			throw new IllegalStateException(annotation + " on " + where + ": waitTime " + waitTime
 					+ " is not allowed; use 0 for one attempt, a positive value, WAIT_FOREVER (-1) to wait without "
 					+ "limit, or leave it out for zk.lock.default-wait-time");
 		}
-		return Duration.of(waitTime, annotation.timeUnit().toChronoUnit());
+		return Duration.of(waitTime, timeUnit.toChronoUnit());
+	}
+
+	private static void rejectSkipOfPrimitive(Method method, OnBusy onBusy, String annotation, String where) {
+		Class<?> returnType = method.getReturnType();
+		if (onBusy == OnBusy.SKIP && returnType.isPrimitive() && returnType != void.class) {
+			throw new IllegalStateException(annotation + " on " + where + ": onBusy = SKIP returns null when the "
+					+ "call is skipped, which the return type " + returnType.getName() + " cannot hold. Return a "
+					+ "wrapper type, Optional or void, or use onBusy = FAIL");
+		}
 	}
 
 	private static boolean isReactiveStreamsPublisher(Class<?> type) {
@@ -152,14 +234,16 @@ public class LockOperationSource {
 			.anyMatch((candidate) -> candidate.getName().equals("org.reactivestreams.Publisher"));
 	}
 
-	private static void rejectAsyncReturnType(Method method, String where) {
+	private static void rejectAsyncReturnType(Method method, String annotation, String where) {
 		Class<?> returnType = method.getReturnType();
 		if (CompletionStage.class.isAssignableFrom(returnType) || Future.class.isAssignableFrom(returnType)
 				|| Flow.Publisher.class.isAssignableFrom(returnType) || isReactiveStreamsPublisher(returnType)
 				|| ReactiveAdapterRegistry.getSharedInstance().getAdapter(returnType) != null) {
-			throw new IllegalStateException("@DistributedLock on " + where + ": return type "
-					+ returnType.getName() + " is asynchronous; the lock is bound to the calling thread and would be "
-					+ "released before the work completes. Lock inside the asynchronous task instead");
+			String why = annotation.equals(SEMAPHORE) ? "the permit is released when the method returns"
+					: "the lock is bound to the calling thread and would be released";
+			throw new IllegalStateException(annotation + " on " + where + ": return type " + returnType.getName()
+					+ " is asynchronous; " + why + " before the work completes. Lock inside the asynchronous task "
+					+ "instead");
 		}
 	}
 

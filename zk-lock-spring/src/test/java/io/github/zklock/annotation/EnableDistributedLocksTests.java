@@ -52,6 +52,7 @@ import io.github.zklock.aop.LockOperation;
 import io.github.zklock.aop.LockOperationSource;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.expression.LockPathExpressionEvaluator;
+import io.github.zklock.expression.LockPathTemplate;
 import io.github.zklock.test.ZooKeeperExtension;
 import io.github.zklock.transaction.LockCommitGuard;
 
@@ -371,9 +372,10 @@ class EnableDistributedLocksTests {
 		}
 
 		@Override
-		public String resolvePath(LockOperation operation, @Nullable Object[] args, @Nullable Object target) {
+		public String resolvePath(LockOperation operation, LockPathTemplate path, @Nullable Object[] args,
+				@Nullable Object target) {
 			this.resolved.incrementAndGet();
-			return "/tenant-7" + super.resolvePath(operation, args, target);
+			return "/tenant-7" + super.resolvePath(operation, path, args, target);
 		}
 
 		Set<String> builtFor() {

@@ -32,8 +32,9 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
  * Bad input gets a typed error in bounded time, the method is not invoked and nothing is left in
- * ZooKeeper; an unreachable ZooKeeper is never reported as a busy lock. Plain Spring contexts
- * with {@code @EnableDistributedLocks}, on a real ZooKeeper.
+ * ZooKeeper, also when only one key of a multi-lock is bad; an unreachable ZooKeeper is never
+ * reported as a busy lock. Plain Spring contexts with {@code @EnableDistributedLocks}, on a real
+ * ZooKeeper.
  */
 class BadInputTests {
 
@@ -77,6 +78,26 @@ class BadInputTests {
 					.isThrownBy(() -> template.execute(path, (handle) -> "ran"));
 			}
 			assertThat(service.invocations()).isZero();
+			assertThat(context.getBean(CuratorFramework.class).checkExists().forPath("/locks")).isNull();
+		}
+	}
+
+	@Test
+	void badValueInAnyKeyOfAMultiLockIsRefusedBeforeAnyRequest() throws Exception {
+		try (AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext(Keys.class,
+				LockBeans.class, ExtensionClient.class)) {
+			KeyedService service = context.getBean(KeyedService.class);
+			String megabyte = "k".repeat(1024 * 1024);
+			assertTimeoutPreemptively(Duration.ofSeconds(10), () -> {
+				for (String value : new String[] { null, "", megabyte }) {
+					assertThatExceptionOfType(InvalidLockPathException.class)
+						.isThrownBy(() -> service.lockBoth("valid", value));
+					assertThatExceptionOfType(InvalidLockPathException.class)
+						.isThrownBy(() -> service.lockBoth(value, "valid"));
+				}
+			});
+			assertThat(service.invocations()).isZero();
+			// Not even the valid key was asked for.
 			assertThat(context.getBean(CuratorFramework.class).checkExists().forPath("/locks")).isNull();
 		}
 	}
@@ -164,6 +185,12 @@ class BadInputTests {
 		public String lock(String key) {
 			this.invocations.incrementAndGet();
 			return key;
+		}
+
+		@DistributedLock(path = { "/keys/#{#first}", "/keys/#{#second}" }, waitTime = 0)
+		public String lockBoth(String first, String second) {
+			this.invocations.incrementAndGet();
+			return first + second;
 		}
 
 		public int invocations() {

@@ -4,6 +4,7 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.reflect.Method;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -19,18 +20,22 @@ import io.github.zklock.InvalidLockPathException;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockRequest;
 import io.github.zklock.annotation.DistributedLock;
+import io.github.zklock.annotation.DistributedSemaphore;
 import io.github.zklock.annotation.EnableDistributedLocks;
+import io.github.zklock.annotation.OnBusy;
 import io.github.zklock.expression.LockPathExpressionEvaluator;
+import io.github.zklock.expression.LockPathTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
- * How {@link LockOperationSource} reads and validates {@code @DistributedLock} declarations:
- * wait-time constants and units, composed and interface annotations, and the declarations it
- * rejects, also at the start of a plain Spring context. No ZooKeeper involved: this is the
- * declaration side only.
+ * How {@link LockOperationSource} reads and validates {@code @DistributedLock} and
+ * {@code @DistributedSemaphore} declarations: wait-time constants and units, several keys,
+ * {@code onBusy}, permits, composed and interface annotations, and the declarations it rejects
+ * (naming the method), also at the start of a plain Spring context. No ZooKeeper involved: this is
+ * the declaration side only.
  */
 class LockOperationSourceTests {
 
@@ -79,12 +84,12 @@ class LockOperationSourceTests {
 	void composedAnnotationAndInterfaceDeclarationsAreFound() {
 		LockOperation composed = operation(Declarations.class, "composed");
 		assertThat(composed.mode()).isEqualTo(LockMode.WRITE);
-		assertThat(composed.path().getSource()).isEqualTo("/composed");
+		assertThat(composed.paths()).extracting(LockPathTemplate::getSource).containsExactly("/composed");
 
 		Method interfaceMethod = ReflectionUtils.findMethod(Api.class, "call", String.class);
 		LockOperation fromInterface = this.source.getOperation(interfaceMethod, ApiImpl.class);
 		assertThat(fromInterface).isNotNull();
-		assertThat(fromInterface.path().getSource()).isEqualTo("/api/#{#id}");
+		assertThat(fromInterface.paths()).extracting(LockPathTemplate::getSource).containsExactly("/api/#{#id}");
 	}
 
 	@Test
@@ -158,6 +163,167 @@ class LockOperationSourceTests {
 		assertThat(operation(Conflicting.class, "exclusiveToo")).isNotNull();
 	}
 
+	@Test
+	void severalKeysAreParsedInTheirDeclaredOrder() {
+		LockOperation transfer = operation(Declarations.class, "transfer");
+		assertThat(transfer.paths()).extracting(LockPathTemplate::getSource)
+			.containsExactly("/account/#{#from}", "/account/#{#to}");
+		assertThat(transfer.isMultiLock()).isTrue();
+		assertThat(transfer.isSemaphore()).isFalse();
+		assertThat(operation(Declarations.class, "defaultWait").isMultiLock()).isFalse();
+	}
+
+	@Test
+	void onBusyFailsUnlessSkipIsAsked() {
+		assertThat(operation(Declarations.class, "defaultWait").onBusy()).isEqualTo(OnBusy.FAIL);
+		assertThat(operation(Declarations.class, "skipWithNull").onBusy()).isEqualTo(OnBusy.SKIP);
+		assertThat(operation(Declarations.class, "skipWithEmpty").onBusy()).isEqualTo(OnBusy.SKIP);
+		assertThat(operation(Declarations.class, "skipVoid").onBusy()).isEqualTo(OnBusy.SKIP);
+	}
+
+	@Test
+	void semaphoreIsANonReentrantExclusivePermitOfOneKey() {
+		LockOperation semaphore = operation(Declarations.class, "semaphore");
+		assertThat(semaphore.paths()).extracting(LockPathTemplate::getSource).containsExactly("/partner/#{#id}");
+		assertThat(semaphore.isSemaphore()).isTrue();
+		assertThat(semaphore.permits()).isEqualTo(3);
+		assertThat(semaphore.mode()).isEqualTo(LockMode.EXCLUSIVE);
+		assertThat(semaphore.reentrant()).isFalse();
+		assertThat(semaphore.waitTime()).isEqualTo(Duration.ofSeconds(2));
+		assertThat(semaphore.onBusy()).isEqualTo(OnBusy.SKIP);
+		assertThat(operation(Declarations.class, "semaphoreDefaults").waitTime()).isNull();
+		assertThat(operation(Declarations.class, "semaphoreDefaults").onBusy()).isEqualTo(OnBusy.FAIL);
+		assertThat(operation(Declarations.class, "semaphoreForever").waitTime()).isEqualTo(LockRequest.WAIT_FOREVER);
+	}
+
+	@Test
+	void emptyKeyArrayIsRejected() {
+		assertThatExceptionOfType(InvalidLockPathException.class).isThrownBy(() -> operation(Invalid.class, "noKey"))
+			.withMessageContaining("Invalid.noKey")
+			.withMessageContaining("no key");
+	}
+
+	@Test
+	void everyKeyOfAMultiLockIsValidated() {
+		assertThatExceptionOfType(InvalidLockPathException.class)
+			.isThrownBy(() -> operation(Invalid.class, "malformedSecondKey"))
+			.withMessageContaining("Invalid.malformedSecondKey")
+			.withMessageContaining("/bad/#{#b");
+		assertThatExceptionOfType(InvalidLockPathException.class)
+			.isThrownBy(() -> operation(Invalid.class, "illegalSecondKey"))
+			.withMessageContaining("Invalid.illegalSecondKey")
+			.withMessageContaining("/a//b");
+	}
+
+	@Test
+	void skipWithAPrimitiveReturnTypeIsRejected() {
+		assertThatIllegalStateException().isThrownBy(() -> operation(Invalid.class, "skipReturningInt"))
+			.withMessageContaining("@DistributedLock on")
+			.withMessageContaining("Invalid.skipReturningInt")
+			.withMessageContaining("SKIP")
+			.withMessageContaining("int");
+		assertThatIllegalStateException().isThrownBy(() -> operation(Invalid.class, "skipPermitReturningLong"))
+			.withMessageContaining("@DistributedSemaphore on")
+			.withMessageContaining("Invalid.skipPermitReturningLong")
+			.withMessageContaining("long");
+		// FAIL never returns "nothing": primitives are fine there.
+		assertThat(operation(Declarations.class, "failReturningInt")).isNotNull();
+	}
+
+	@Test
+	void semaphoreWithoutPermitsIsRejected() {
+		assertThatIllegalStateException().isThrownBy(() -> operation(Invalid.class, "zeroPermits"))
+			.withMessageContaining("@DistributedSemaphore on")
+			.withMessageContaining("Invalid.zeroPermits")
+			.withMessageContaining("permits = 0");
+		assertThatIllegalStateException().isThrownBy(() -> operation(Invalid.class, "negativePermits"))
+			.withMessageContaining("Invalid.negativePermits")
+			.withMessageContaining("permits = -2");
+	}
+
+	@Test
+	void methodWithBothAnnotationsIsRejected() {
+		assertThatIllegalStateException().isThrownBy(() -> operation(Invalid.class, "lockAndSemaphore"))
+			.withMessageContaining("Invalid.lockAndSemaphore")
+			.withMessageContaining("both @DistributedLock and @DistributedSemaphore");
+	}
+
+	@Test
+	void semaphoreWithAsynchronousReturnTypeOrNegativeWaitTimeIsRejected() {
+		assertThatIllegalStateException().isThrownBy(() -> operation(Invalid.class, "asyncPermit"))
+			.withMessageContaining("@DistributedSemaphore on")
+			.withMessageContaining("Invalid.asyncPermit")
+			.withMessageContaining("CompletableFuture");
+		assertThatIllegalStateException().isThrownBy(() -> operation(Invalid.class, "negativePermitWait"))
+			.withMessageContaining("Invalid.negativePermitWait")
+			.withMessageContaining("waitTime -3");
+	}
+
+	@Test
+	void semaphoresNamingDifferentPermitsForOneTemplateAreRejected() {
+		assertThat(operation(Conflicting.class, "twoPermits")).isNotNull();
+		assertThatIllegalStateException().isThrownBy(() -> operation(Conflicting.class, "threePermits"))
+			.withMessageContaining("Conflicting.threePermits")
+			.withMessageContaining("Conflicting.twoPermits")
+			.withMessageContaining("SEMAPHORE (3 permits)")
+			.withMessageContaining("SEMAPHORE (2 permits)")
+			.withMessageContaining("same number of permits");
+		assertThat(operation(Conflicting.class, "twoPermitsToo")).isNotNull();
+	}
+
+	@Test
+	void semaphoreAndLockOnOneTemplateAreRejectedEitherWay() {
+		assertThat(operation(Conflicting.class, "twoPermits")).isNotNull();
+		assertThatIllegalStateException().isThrownBy(() -> operation(Conflicting.class, "lockOnSemaphorePath"))
+			.withMessageContaining("Conflicting.lockOnSemaphorePath")
+			.withMessageContaining("Conflicting.twoPermits")
+			.withMessageContaining("do not exclude each other");
+		assertThat(operation(Conflicting.class, "exclusive")).isNotNull();
+		assertThatIllegalStateException().isThrownBy(() -> operation(Conflicting.class, "semaphoreOnLockPath"))
+			.withMessageContaining("@DistributedSemaphore on")
+			.withMessageContaining("Conflicting.semaphoreOnLockPath")
+			.withMessageContaining("Conflicting.exclusive")
+			.withMessageContaining("do not exclude each other");
+	}
+
+	@Test
+	void everyKeyOfAMultiLockIsCheckedForConflictingKinds() {
+		assertThat(operation(Conflicting.class, "multi")).isNotNull();
+		assertThatIllegalStateException().isThrownBy(() -> operation(Conflicting.class, "readOnSecondKeyOfMulti"))
+			.withMessageContaining("Conflicting.readOnSecondKeyOfMulti")
+			.withMessageContaining("Conflicting.multi")
+			.withMessageContaining("/second/#{#p1}");
+		assertThat(operation(Conflicting.class, "exclusiveOnSecondKeyOfMulti")).isNotNull();
+	}
+
+	@ParameterizedTest
+	@ValueSource(classes = { NoKey.class, ZeroPermits.class, LockAndSemaphore.class, SkipReturningBoolean.class,
+			SkipPermitReturningInt.class, AsyncPermit.class })
+	void invalidDeclarationFailsTheStartNamingTheMethod(Class<?> service) {
+		try (AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext()) {
+			context.register(Advice.class);
+			context.registerBean(service);
+			assertThatExceptionOfType(BeanCreationException.class).isThrownBy(context::refresh)
+				.havingRootCause()
+				.withMessageContaining(service.getSimpleName() + ".work");
+		}
+	}
+
+	@ParameterizedTest
+	@ValueSource(classes = { SemaphoreOfThree.class, LockOnSemaphoreKey.class })
+	void conflictingDeclarationsOfTwoBeansFailTheStartNamingBothMethods(Class<?> second) {
+		try (AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext()) {
+			context.register(Advice.class);
+			context.registerBean(SemaphoreOfTwo.class);
+			context.registerBean(second);
+			assertThatExceptionOfType(BeanCreationException.class).isThrownBy(context::refresh)
+				.havingRootCause()
+				.isInstanceOf(IllegalStateException.class)
+				.withMessageContaining("SemaphoreOfTwo.work")
+				.withMessageContaining(second.getSimpleName() + ".work");
+		}
+	}
+
 	private LockOperation operation(Class<?> type, String name) {
 		Method method = ReflectionUtils.findMethod(type, name, (Class<?>[]) null);
 		assertThat(method).as(name).isNotNull();
@@ -223,6 +389,42 @@ class LockOperationSourceTests {
 		void composed() {
 		}
 
+		@DistributedLock(path = { "/account/#{#from}", "/account/#{#to}" })
+		void transfer(String from, String to) {
+		}
+
+		@DistributedLock(path = "/skip", onBusy = OnBusy.SKIP)
+		Integer skipWithNull() {
+			return 1;
+		}
+
+		@DistributedLock(path = "/skip", onBusy = OnBusy.SKIP)
+		Optional<String> skipWithEmpty() {
+			return Optional.of("x");
+		}
+
+		@DistributedLock(path = "/skip", onBusy = OnBusy.SKIP)
+		void skipVoid() {
+		}
+
+		@DistributedLock(path = "/fail")
+		int failReturningInt() {
+			return 1;
+		}
+
+		@DistributedSemaphore(path = "/partner/#{#id}", permits = 3, waitTime = 2, timeUnit = TimeUnit.SECONDS,
+				onBusy = OnBusy.SKIP)
+		void semaphore(String id) {
+		}
+
+		@DistributedSemaphore(path = "/partner/#{#id}", permits = 3)
+		void semaphoreDefaults(String id) {
+		}
+
+		@DistributedSemaphore(path = "/partner/#{#id}", permits = 3, waitTime = DistributedLock.WAIT_FOREVER)
+		void semaphoreForever(String id) {
+		}
+
 	}
 
 	interface Api {
@@ -269,6 +471,50 @@ class LockOperationSourceTests {
 		void malformed(String sku) {
 		}
 
+		@DistributedLock(path = {})
+		void noKey() {
+		}
+
+		@DistributedLock(path = { "/ok/#{#a}", "/bad/#{#b" })
+		void malformedSecondKey(String a, String b) {
+		}
+
+		@DistributedLock(path = { "/ok", "/a//b" })
+		void illegalSecondKey() {
+		}
+
+		@DistributedLock(path = "/skip", onBusy = OnBusy.SKIP)
+		int skipReturningInt() {
+			return 1;
+		}
+
+		@DistributedSemaphore(path = "/skip-permit", permits = 1, onBusy = OnBusy.SKIP)
+		long skipPermitReturningLong() {
+			return 1;
+		}
+
+		@DistributedSemaphore(path = "/zero", permits = 0)
+		void zeroPermits() {
+		}
+
+		@DistributedSemaphore(path = "/negative-permits", permits = -2)
+		void negativePermits() {
+		}
+
+		@DistributedLock(path = "/both")
+		@DistributedSemaphore(path = "/both", permits = 2)
+		void lockAndSemaphore() {
+		}
+
+		@DistributedSemaphore(path = "/async-permit", permits = 2)
+		CompletableFuture<String> asyncPermit() {
+			return CompletableFuture.completedFuture("x");
+		}
+
+		@DistributedSemaphore(path = "/negative-permit-wait", permits = 2, waitTime = -3)
+		void negativePermitWait() {
+		}
+
 	}
 
 	static class Conflicting {
@@ -287,6 +533,38 @@ class LockOperationSourceTests {
 
 		@DistributedLock(path = "/shared/#{#p0}", waitTime = 0)
 		void exclusiveToo(String key) {
+		}
+
+		@DistributedSemaphore(path = "/shared/#{#p0}", permits = 2)
+		void semaphoreOnLockPath(String key) {
+		}
+
+		@DistributedSemaphore(path = "/limited/#{#p0}", permits = 2)
+		void twoPermits(String key) {
+		}
+
+		@DistributedSemaphore(path = "/limited/#{#p0}", permits = 3)
+		void threePermits(String key) {
+		}
+
+		@DistributedSemaphore(path = "/limited/#{#p0}", permits = 2, waitTime = 0)
+		void twoPermitsToo(String key) {
+		}
+
+		@DistributedLock(path = "/limited/#{#p0}")
+		void lockOnSemaphorePath(String key) {
+		}
+
+		@DistributedLock(path = { "/first/#{#p0}", "/second/#{#p1}" })
+		void multi(String first, String second) {
+		}
+
+		@DistributedLock(path = "/second/#{#p1}", mode = LockMode.READ)
+		void readOnSecondKeyOfMulti(String first, String second) {
+		}
+
+		@DistributedLock(path = "/second/#{#p1}", waitTime = 0)
+		void exclusiveOnSecondKeyOfMulti(String first, String second) {
 		}
 
 	}
@@ -310,6 +588,82 @@ class LockOperationSourceTests {
 
 		@DistributedLock(path = "/minus-five", waitTime = -5)
 		public void work() {
+		}
+
+	}
+
+	static class NoKey {
+
+		@DistributedLock(path = {})
+		public void work() {
+		}
+
+	}
+
+	static class ZeroPermits {
+
+		@DistributedSemaphore(path = "/zero-permits", permits = 0)
+		public void work() {
+		}
+
+	}
+
+	static class LockAndSemaphore {
+
+		@DistributedLock(path = "/lock-and-semaphore")
+		@DistributedSemaphore(path = "/lock-and-semaphore", permits = 2)
+		public void work() {
+		}
+
+	}
+
+	static class SkipReturningBoolean {
+
+		@DistributedLock(path = "/skip-boolean", onBusy = OnBusy.SKIP)
+		public boolean work() {
+			return true;
+		}
+
+	}
+
+	static class SkipPermitReturningInt {
+
+		@DistributedSemaphore(path = "/skip-permit-int", permits = 2, onBusy = OnBusy.SKIP)
+		public int work() {
+			return 1;
+		}
+
+	}
+
+	static class AsyncPermit {
+
+		@DistributedSemaphore(path = "/async-permit", permits = 2)
+		public CompletableFuture<String> work() {
+			return CompletableFuture.completedFuture("x");
+		}
+
+	}
+
+	static class SemaphoreOfTwo {
+
+		@DistributedSemaphore(path = "/start/#{#p0}", permits = 2)
+		public void work(String key) {
+		}
+
+	}
+
+	static class SemaphoreOfThree {
+
+		@DistributedSemaphore(path = "/start/#{#p0}", permits = 3)
+		public void work(String key) {
+		}
+
+	}
+
+	static class LockOnSemaphoreKey {
+
+		@DistributedLock(path = "/start/#{#p0}")
+		public void work(String key) {
 		}
 
 	}

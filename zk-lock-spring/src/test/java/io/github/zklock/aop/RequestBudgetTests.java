@@ -24,6 +24,7 @@ import io.github.zklock.LockMode;
 import io.github.zklock.LockRegistry;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.annotation.DistributedLock;
+import io.github.zklock.annotation.DistributedSemaphore;
 import io.github.zklock.annotation.EnableDistributedLocks;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.test.CountingZooKeeper;
@@ -35,8 +36,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The ZooKeeper requests of one uncontended lock cycle through {@code @DistributedLock}, counted
  * at the ZooKeeper client: the annotation, SpEL and the registry add nothing to what the Curator
  * recipe sends (create, getChildren, delete once the parent znode exists), and the fencing token
- * costs one read, only when asked. Under contention, a hand-over between threads of one
- * application costs what the recipe costs between processes. A plain Spring context per test with
+ * costs one read, only when asked. A two-key multi-lock costs two single-key cycles (one when both
+ * keys are the same), a {@code @DistributedSemaphore} cycle what the template's own lease cycle
+ * costs. Under contention, a hand-over between threads of one application costs what the recipe
+ * costs between processes. A plain Spring context per test with
  * {@code @EnableDistributedLocks}, on a real ZooKeeper.
  */
 class RequestBudgetTests {
@@ -71,6 +74,33 @@ class RequestBudgetTests {
 	@Test
 	void nestedReentrantCallAddsNoRequest() {
 		assertCycle((service) -> service.nested("sku-1"), 3, 2, Map.of("create", 1L, "getChildren", 1L, "delete", 1L));
+	}
+
+	@Test
+	void twoKeyCycleIsTwiceTheSingleKeyCycle() {
+		assertCycle((service) -> service.transfer("account-1", "account-2"), 6, 4,
+				Map.of("create", 2L, "getChildren", 2L, "delete", 2L));
+	}
+
+	@Test
+	void sameKeyTwiceIsOneSingleKeyCycle() {
+		assertCycle((service) -> service.transfer("account-1", "account-1"), 3, 2,
+				Map.of("create", 1L, "getChildren", 1L, "delete", 1L));
+	}
+
+	@Test
+	void semaphoreCycleIsTheTemplatesLeaseCycle() {
+		try (AnnotationConfigApplicationContext context = context(Duration.ofSeconds(5))) {
+			LockTemplate locks = context.getBean(LockTemplate.class);
+			Budgeted service = context.getBean(Budgeted.class);
+			Map<String, Long> leaseCycle = steadyCycle(
+					() -> locks.acquirePermit("/budget/semaphore/by-template", 2, null).release());
+			Map<String, Long> annotatedCycle = steadyCycle(() -> service.permit("by-annotation"));
+			// The permits are checked once per key (first cycle); then a lease of Curator's
+			// InterProcessSemaphoreV2 as is: its inner mutex and the lease znode, each created,
+			// listed and deleted, and the watch on the leases removed.
+			assertThat(annotatedCycle).isEqualTo(leaseCycle);
+		}
 	}
 
 	@Test
@@ -133,6 +163,23 @@ class RequestBudgetTests {
 	}
 
 	/**
+	 * Return the requests of one cycle after the first (which creates the parent znodes and, for a
+	 * semaphore, stores its permits with the key), checking that it is the same three times.
+	 */
+	private static Map<String, Long> steadyCycle(Runnable cycle) {
+		cycle.run();
+		counts.reset();
+		cycle.run();
+		Map<String, Long> first = counts.snapshot();
+		for (int i = 0; i < 2; i++) {
+			counts.reset();
+			cycle.run();
+			assertThat(counts.snapshot()).isEqualTo(first);
+		}
+		return first;
+	}
+
+	/**
 	 * Start a context whose template waits {@code defaultWaitTime} by default, as
 	 * {@code zk.lock.default-wait-time} did in the Boot version.
 	 */
@@ -189,6 +236,14 @@ class RequestBudgetTests {
 
 		@DistributedLock(path = "/budget/rw/#{#sku}", mode = LockMode.WRITE)
 		public void write(String sku) {
+		}
+
+		@DistributedLock(path = { "/budget/account/#{#from}", "/budget/account/#{#to}" })
+		public void transfer(String from, String to) {
+		}
+
+		@DistributedSemaphore(path = "/budget/semaphore/#{#sku}", permits = 2)
+		public void permit(String sku) {
 		}
 
 		@DistributedLock(path = "/budget/exclusive/#{#sku}")

@@ -1,0 +1,91 @@
+package io.github.zklock.annotation;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Inherited;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs the annotated method while holding one permit of a ZooKeeper semaphore on {@link #path()}:
+ * at most {@link #permits()} calls of the key run at once across every application that uses it,
+ * as for a rate-limited partner API or a pool of licences.
+ *
+ * <p>Backed by Curator's {@code InterProcessSemaphoreV2} on the key's lock path: the permit is a
+ * lease znode below it, taken before the method runs and released in a {@code finally} block after
+ * it returns or throws (an exception of the method propagates unchanged). When no permit is free
+ * within the wait time the method is not invoked and, by default,
+ * {@link io.github.zklock.LockAcquisitionException} is thrown ({@link #onBusy()} can skip the call
+ * instead).
+ *
+ * <ul>
+ * <li>Not reentrant: a nested call on the same key, even in the same thread, takes another permit
+ * (and fails at once rather than wait forever when this thread holds them all).</li>
+ * <li>One count per key: the first participant stores its {@link #permits()} with the key (in the
+ * data of the key's znode); a participant naming another count fails each call with
+ * {@link io.github.zklock.PermitsMismatchException} before it acquires anything. Two methods of one
+ * application naming the same key template with different counts, or a semaphore and a
+ * {@link DistributedLock @DistributedLock} on the same template, are rejected at start-up.</li>
+ * <li>{@link io.github.zklock.LockContext#current()} gives the permit's handle; its
+ * {@linkplain io.github.zklock.LockHandle#fencingToken() fencing token} is the {@code czxid} of
+ * the lease znode. The permit is lost with the ZooKeeper session, like a lock.</li>
+ * </ul>
+ *
+ * <p>Methods returning {@code CompletionStage}, {@code Future} or a Reactive Streams
+ * {@code Publisher} are rejected at start-up, as for {@code @DistributedLock}. A method may not
+ * carry both annotations.
+ *
+ * <p>Example: {@code @DistributedSemaphore(path = "/partner/#{#partnerId}", permits = 4)}.
+ *
+ * @see io.github.zklock.LockTemplate#acquirePermit(String, int, java.time.Duration)
+ * @see DistributedLock
+ */
+@Target({ ElementType.METHOD, ElementType.ANNOTATION_TYPE })
+@Retention(RetentionPolicy.RUNTIME)
+@Inherited
+@Documented
+public @interface DistributedSemaphore {
+
+	/**
+	 * The key of the semaphore, below {@code zk.lock.root-path}, starting with {@code /}: a
+	 * template with {@code #{...}} SpEL expressions, with the rules of
+	 * {@link DistributedLock#path()}.
+	 * @return the key template
+	 */
+	String path();
+
+	/**
+	 * How many holders the semaphore lets in at once, across every application; at least
+	 * {@code 1} (checked at start-up, naming the method). Every participant must name the same
+	 * number for a key.
+	 * @return the number of permits
+	 */
+	int permits();
+
+	/**
+	 * How long to wait for a free permit, in {@link #timeUnit()}, with the values of
+	 * {@link DistributedLock#waitTime()}: left out ({@link DistributedLock#DEFAULT_WAIT_TIME}),
+	 * {@code zk.lock.default-wait-time} applies; {@code 0} makes one attempt;
+	 * {@link DistributedLock#WAIT_FOREVER} ({@code -1}) waits without limit. Other negative values
+	 * are rejected at start-up, naming the method.
+	 * @return the wait time
+	 */
+	long waitTime() default DistributedLock.DEFAULT_WAIT_TIME;
+
+	/**
+	 * The unit of {@link #waitTime()}.
+	 * @return the time unit
+	 */
+	TimeUnit timeUnit() default TimeUnit.MILLISECONDS;
+
+	/**
+	 * What to do when no permit is free for the whole wait time: {@link OnBusy#FAIL} throws
+	 * {@link io.github.zklock.LockAcquisitionException}, {@link OnBusy#SKIP} returns without
+	 * invoking the method.
+	 * @return what a full semaphore does to the call
+	 */
+	OnBusy onBusy() default OnBusy.FAIL;
+
+}

@@ -1,0 +1,64 @@
+package io.github.zklock.aop;
+
+import java.time.Duration;
+import java.util.function.Consumer;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.springframework.context.annotation.AnnotationConfigApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import io.github.zklock.LockTemplate;
+import io.github.zklock.annotation.EnableDistributedLocks;
+import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.test.ZooKeeperExtension;
+
+/**
+ * Starts "an application" for the tests: a plain Spring context with
+ * {@code @EnableDistributedLocks}, its own Curator client of the extension's server (so two
+ * contexts are two ZooKeeper sessions, as two processes would be), a registry on {@code /locks}
+ * and a template waiting 10 s by default, plus the test's components.
+ */
+final class LockApplications {
+
+	private LockApplications() {
+	}
+
+	/**
+	 * Start an application.
+	 * @param zooKeeper the server
+	 * @param beans registers beans shared with the test (may do nothing)
+	 * @param components the services, registered as beans (constructor injection)
+	 * @return the refreshed context; the caller closes it (the extension closes the client)
+	 * @throws InterruptedException if interrupted while connecting
+	 */
+	static AnnotationConfigApplicationContext start(ZooKeeperExtension zooKeeper,
+			Consumer<AnnotationConfigApplicationContext> beans, Class<?>... components) throws InterruptedException {
+		CuratorFramework client = zooKeeper.newClient();
+		AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext();
+		context.registerBean(CuratorFramework.class, () -> client);
+		context.register(Infrastructure.class);
+		beans.accept(context);
+		context.register(components);
+		context.refresh();
+		return context;
+	}
+
+	/** What a plain Spring application defines on its Curator client. */
+	@Configuration(proxyBeanMethods = false)
+	@EnableDistributedLocks
+	static class Infrastructure {
+
+		@Bean(destroyMethod = "close")
+		CuratorLockRegistry lockRegistry(CuratorFramework client) {
+			return new CuratorLockRegistry(client, "/locks", 10_000);
+		}
+
+		@Bean
+		LockTemplate lockTemplate(CuratorLockRegistry lockRegistry) {
+			return new LockTemplate(lockRegistry, Duration.ofSeconds(10));
+		}
+
+	}
+
+}
