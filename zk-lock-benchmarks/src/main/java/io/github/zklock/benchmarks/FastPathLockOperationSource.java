@@ -24,6 +24,7 @@ import io.github.zklock.InvalidLockPathException;
 import io.github.zklock.aop.LockOperation;
 import io.github.zklock.aop.LockOperationSource;
 import io.github.zklock.expression.LockPathExpressionEvaluator;
+import io.github.zklock.expression.LockPathTemplate;
 import io.github.zklock.expression.PathSegmentEncoder;
 
 /**
@@ -38,7 +39,8 @@ public class FastPathLockOperationSource extends LockOperationSource {
 
 	private static final Pattern POSITIONAL = Pattern.compile("[pa](\\d+)");
 
-	private final Map<Method, Optional<ArgumentPath>> fastPaths = new ConcurrentHashMap<>();
+	// Per parsed template, by identity: each operation (one method) parses its own.
+	private final Map<LockPathTemplate, Optional<ArgumentPath>> fastPaths = new ConcurrentHashMap<>();
 
 	private final DefaultParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
 
@@ -53,18 +55,20 @@ public class FastPathLockOperationSource extends LockOperationSource {
 	}
 
 	@Override
-	public String resolvePath(LockOperation operation, @Nullable Object[] args, @Nullable Object target) {
-		ArgumentPath fast = this.fastPaths.computeIfAbsent(operation.method(), (method) -> argumentPath(operation))
+	public String resolvePath(LockOperation operation, LockPathTemplate path, @Nullable Object[] args,
+			@Nullable Object target) {
+		ArgumentPath fast = this.fastPaths
+			.computeIfAbsent(path, (template) -> argumentPath(operation.method(), template))
 			.orElse(null);
-		return (fast != null) ? fast.resolve(args) : super.resolvePath(operation, args, target);
+		return (fast != null) ? fast.resolve(args) : super.resolvePath(operation, path, args, target);
 	}
 
-	private Optional<ArgumentPath> argumentPath(LockOperation operation) {
-		String source = operation.path().getSource();
+	private Optional<ArgumentPath> argumentPath(Method method, LockPathTemplate path) {
+		String source = path.getSource();
 		Expression expression = this.parser.parseExpression(source, ParserContext.TEMPLATE_EXPRESSION);
 		Expression[] pieces = (expression instanceof CompositeStringExpression composite) ? composite.getExpressions()
 				: new Expression[] { expression };
-		String[] names = this.parameterNames.getParameterNames(operation.method());
+		String[] names = this.parameterNames.getParameterNames(method);
 		List<Object> parts = new ArrayList<>();
 		for (Expression piece : pieces) {
 			if (piece instanceof LiteralExpression literal) {

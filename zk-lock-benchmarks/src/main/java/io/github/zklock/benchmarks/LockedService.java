@@ -2,6 +2,7 @@ package io.github.zklock.benchmarks;
 
 import io.github.zklock.LockContext;
 import io.github.zklock.annotation.DistributedLock;
+import io.github.zklock.annotation.DistributedSemaphore;
 import io.github.zklock.LockMode;
 
 /**
@@ -51,6 +52,23 @@ public class LockedService {
 	 */
 	@DistributedLock(path = "/asem/#{#key}", reentrant = false)
 	public void nonReentrant(String key) {
+	}
+
+	/**
+	 * EXCLUSIVE on two keys at once (a multi-lock), given in either order.
+	 * @param from the first key
+	 * @param to the second key
+	 */
+	@DistributedLock(path = { "/amulti/#{#from}", "/amulti/#{#to}" })
+	public void transfer(String from, String to) {
+	}
+
+	/**
+	 * One permit of a semaphore of {@value RawCuratorState#PERMITS}.
+	 * @param key the key
+	 */
+	@DistributedSemaphore(path = "/apermits/#{#key}", permits = RawCuratorState.PERMITS)
+	public void permit(String key) {
 	}
 
 }

@@ -2,9 +2,13 @@ package io.github.zklock.benchmarks;
 
 import java.util.concurrent.Semaphore;
 
+import java.util.List;
+
+import org.apache.curator.framework.recipes.locks.InterProcessMultiLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
@@ -33,6 +37,15 @@ public class RawCuratorState {
 
 	InterProcessSemaphoreMutex semaphoreMutex;
 
+	/** Two mutexes taken together, in sorted path order (the order the starter uses). */
+	InterProcessMultiLock multiLock;
+
+	/** A semaphore of {@link #PERMITS} leases. */
+	InterProcessSemaphoreV2 semaphore;
+
+	/** The number of permits of the semaphore benchmarks. */
+	public static final int PERMITS = 3;
+
 	/**
 	 * Build the recipes (no request is sent until the first acquire).
 	 * @param zooKeeper the server and client
@@ -42,6 +55,9 @@ public class RawCuratorState {
 		this.mutex = new InterProcessMutex(zooKeeper.client(), zooKeeper.path(MUTEX_PATH));
 		this.readWrite = new InterProcessReadWriteLock(zooKeeper.client(), zooKeeper.path("/raw/rw/k"));
 		this.semaphoreMutex = new InterProcessSemaphoreMutex(zooKeeper.client(), zooKeeper.path("/raw/sem/k"));
+		this.multiLock = new InterProcessMultiLock(zooKeeper.client(),
+				List.of(zooKeeper.path("/raw/multi/a"), zooKeeper.path("/raw/multi/b")));
+		this.semaphore = new InterProcessSemaphoreV2(zooKeeper.client(), zooKeeper.path("/raw/permits/k"), PERMITS);
 	}
 
 }

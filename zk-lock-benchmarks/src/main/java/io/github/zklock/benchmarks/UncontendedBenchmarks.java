@@ -1,5 +1,6 @@
 package io.github.zklock.benchmarks;
 
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 
@@ -39,6 +40,10 @@ public class UncontendedBenchmarks {
 	private static final byte[] NO_DATA = new byte[0];
 
 	private static final LockRequest NON_REENTRANT = new LockRequest("/sem/k", LockMode.EXCLUSIVE, false, null);
+
+	private static final List<String> MULTI_KEYS = List.of("/multi/b", "/multi/a");
+
+	private static final LockRequest PERMIT = LockRequest.of("/permits/k").withPermits(RawCuratorState.PERMITS);
 
 	/**
 	 * Floor: {@code create(EPHEMERAL)} and {@code delete} with the plain ZooKeeper client.
@@ -183,6 +188,65 @@ public class UncontendedBenchmarks {
 	@Benchmark
 	public void annotatedNonReentrant(AnnotatedState annotated) {
 		annotated.service.nonReentrant(AnnotatedState.KEY);
+	}
+
+	/**
+	 * Baseline: Curator {@code InterProcessMultiLock} of two {@code InterProcessMutex}es.
+	 * @param raw the recipes
+	 * @throws Exception if Curator fails
+	 */
+	@Benchmark
+	public void rawMultiLock(RawCuratorState raw) throws Exception {
+		raw.multiLock.acquire();
+		raw.multiLock.release();
+	}
+
+	/**
+	 * {@code LockTemplate.executeAll}, EXCLUSIVE, two keys (given unsorted).
+	 * @param ours the template
+	 * @return the callback's result ({@code null}), for JMH to consume
+	 */
+	@Benchmark
+	public Object templateMulti(ZkLockState ours) {
+		return ours.template.executeAll(MULTI_KEYS, LockMode.EXCLUSIVE, null, NOTHING);
+	}
+
+	/**
+	 * {@code @DistributedLock} proxy call on two keys (given unsorted), EXCLUSIVE, SpEL paths.
+	 * @param annotated the application
+	 */
+	@Benchmark
+	public void annotatedMulti(AnnotatedState annotated) {
+		annotated.service.transfer("b", "a");
+	}
+
+	/**
+	 * Baseline: a lease of Curator {@code InterProcessSemaphoreV2}.
+	 * @param raw the recipes
+	 * @throws Exception if Curator fails
+	 */
+	@Benchmark
+	public void rawSemaphore(RawCuratorState raw) throws Exception {
+		raw.semaphore.returnLease(raw.semaphore.acquire());
+	}
+
+	/**
+	 * {@code LockTemplate.execute} of a permit of the same semaphore size.
+	 * @param ours the template
+	 * @return the callback's result ({@code null}), for JMH to consume
+	 */
+	@Benchmark
+	public Object templatePermit(ZkLockState ours) {
+		return ours.template.execute(PERMIT, NOTHING);
+	}
+
+	/**
+	 * {@code @DistributedSemaphore} proxy call, a permit of the same semaphore size.
+	 * @param annotated the application
+	 */
+	@Benchmark
+	public void annotatedPermit(AnnotatedState annotated) {
+		annotated.service.permit(AnnotatedState.KEY);
 	}
 
 	/**

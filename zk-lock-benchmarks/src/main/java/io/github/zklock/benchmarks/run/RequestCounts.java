@@ -19,9 +19,11 @@ import com.baomidou.lock.executor.ZookeeperLockExecutor;
 import com.baomidou.lock.spring.boot.autoconfigure.Lock4jProperties;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMultiLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.ZooDefs;
@@ -33,6 +35,7 @@ import io.github.zklock.LockTemplate;
 import io.github.zklock.LockMode;
 import io.github.zklock.benchmarks.LockedService;
 import io.github.zklock.benchmarks.LockedServiceApplication;
+import io.github.zklock.benchmarks.RawCuratorState;
 import io.github.zklock.benchmarks.ZooKeeperServers;
 import io.github.zklock.test.CountingZooKeeper;
 
@@ -85,6 +88,16 @@ final class RequestCounts {
 							semaphoreMutex.acquire();
 							semaphoreMutex.release();
 						})));
+				InterProcessMultiLock multiLock = new InterProcessMultiLock(client,
+						List.of("/requests/raw/multi/a", "/requests/raw/multi/b"));
+				lines.add(ours("EXCLUSIVE_MULTI_2", count(counts, () -> service.transfer("b", "a")), count(counts, () -> {
+					multiLock.acquire();
+					multiLock.release();
+				})));
+				InterProcessSemaphoreV2 semaphore = new InterProcessSemaphoreV2(client, "/requests/raw/permits/k",
+						RawCuratorState.PERMITS);
+				lines.add(ours("PERMIT", count(counts, () -> service.permit("k")),
+						count(counts, () -> semaphore.returnLease(semaphore.acquire()))));
 				lines.add(ours("EXCLUSIVE_WITH_FENCING_TOKEN",
 						count(counts, () -> service.exclusiveWithFencingToken("k")), count(counts, () -> cycle(mutex))));
 				lines.add(peer("spring_integration", count(counts, () -> {
