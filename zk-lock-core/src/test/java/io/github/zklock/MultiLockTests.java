@@ -7,10 +7,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -22,7 +20,6 @@ import io.micrometer.observation.tck.TestObservationRegistry;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.Watcher.Event.KeeperState;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.AfterEach;
@@ -372,7 +369,7 @@ class MultiLockTests {
 	void multiLockIsLostWhenTheHoldersSessionExpires() throws Exception {
 		LockHandle multi = this.template.acquireAll(List.of(this.a, this.b), LockMode.WRITE, Duration.ZERO);
 
-		expireSession(this.client);
+		zooKeeper.expireSession(this.client);
 		await().atMost(LONG).until(() -> multi.state() == LockState.LOST);
 		assertThat(multi.isHeld()).isFalse();
 		assertThat(multi.parts()).allSatisfy((part) -> assertThat(part.state()).isEqualTo(LockState.LOST));
@@ -662,28 +659,6 @@ class MultiLockTests {
 				collectEphemerals(childPath, found);
 			}
 		}
-	}
-
-	/**
-	 * Expire a client's session on the server: a second handle connects with the session's id and
-	 * password and closes, which ends the session and deletes its ephemeral znodes. Repeated until
-	 * ZooKeeper answers that the session expired, in case the client took it back in between.
-	 */
-	private static void expireSession(CuratorFramework client) throws Exception {
-		ZooKeeper current = client.getZookeeperClient().getZooKeeper();
-		long sessionId = current.getSessionId();
-		byte[] password = current.getSessionPasswd();
-		await().atMost(LONG).until(() -> {
-			BlockingQueue<KeeperState> states = new LinkedBlockingQueue<>();
-			ZooKeeper probe = new ZooKeeper(zooKeeper.getConnectString(), current.getSessionTimeout(),
-					(event) -> states.add(event.getState()), sessionId, password);
-			try {
-				return states.poll(5, TimeUnit.SECONDS) == KeeperState.Expired;
-			}
-			finally {
-				probe.close(5000);
-			}
-		});
 	}
 
 	/** Run a blocking task in a new daemon thread, as another caller would. */

@@ -6,6 +6,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
@@ -14,6 +16,8 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingServer;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooKeeper;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.AfterEachCallback;
@@ -277,6 +281,38 @@ public class ZooKeeperExtension implements BeforeAllCallback, AfterAllCallback, 
 		(this.inTest ? this.testClients : this.classClients).add(client);
 		client.start();
 		return client;
+	}
+
+	/**
+	 * Expire a client's session on the server, as a long network partition would: a second handle
+	 * connects with the session's id and password (the server drops the client's connection for
+	 * it) and closes, which ends the session and deletes its ephemeral znodes. Repeated until
+	 * ZooKeeper answers that the session expired, in case the client took it back in between. The
+	 * client learns of it on its next connection: Curator reports LOST and starts a new session.
+	 * @param client a connected client of this server
+	 * @throws IllegalStateException if the session did not expire within {@link #CONNECT_TIMEOUT}
+	 * @throws Exception if the client has no ZooKeeper handle or ZooKeeper fails
+	 */
+	public void expireSession(CuratorFramework client) throws Exception {
+		ZooKeeper current = client.getZookeeperClient().getZooKeeper();
+		long sessionId = current.getSessionId();
+		byte[] password = current.getSessionPasswd();
+		long deadline = System.nanoTime() + CONNECT_TIMEOUT.toNanos();
+		while (System.nanoTime() < deadline) {
+			BlockingQueue<Watcher.Event.KeeperState> states = new LinkedBlockingQueue<>();
+			ZooKeeper probe = new ZooKeeper(getConnectString(), current.getSessionTimeout(),
+					(event) -> states.add(event.getState()), sessionId, password);
+			try {
+				if (states.poll(5, TimeUnit.SECONDS) == Watcher.Event.KeeperState.Expired) {
+					return;
+				}
+			}
+			finally {
+				probe.close(5000);
+			}
+		}
+		throw new IllegalStateException("Session 0x" + Long.toHexString(sessionId) + " did not expire within "
+				+ CONNECT_TIMEOUT.toMillis() + " ms");
 	}
 
 	private void start() throws Exception {
