@@ -24,6 +24,9 @@ public interface LockRegistry {
 	 * @throws IllegalArgumentException if the request gives no wait time
 	 * @throws InvalidLockPathException if the key is not a legal lock key
 	 * @throws LockUpgradeException if the thread holds READ on the key and asks for WRITE
+	 * @throws LockLostException if the request would be nested in a grant of the key that this
+	 * thread holds and that was lost with its session (a re-entry, or READ under WRITE, would stand
+	 * on a znode that is gone); release that grant first
 	 * @throws LockException if ZooKeeper cannot serve the request, or the thread was interrupted
 	 * while waiting (its interrupt flag is set again); never reported as an empty result
 	 */

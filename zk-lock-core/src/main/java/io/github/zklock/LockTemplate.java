@@ -478,7 +478,10 @@ public class LockTemplate {
 	 * <li>{@code newCondition()} throws {@link UnsupportedOperationException}: a ZooKeeper lock
 	 * has no condition queue;</li>
 	 * <li>ZooKeeper failures are thrown as {@link LockException}, never reported as a busy lock
-	 * ({@code false}); an invalid key throws {@link InvalidLockPathException} on first use.</li>
+	 * ({@code false}); an invalid key throws {@link InvalidLockPathException} on first use;</li>
+	 * <li>a thread whose grant of the key was lost with its ZooKeeper session gets
+	 * {@link LockLostException} from {@code lock()} and {@code tryLock} instead of a re-entry, until
+	 * it has unlocked that grant (as every nested request of the registry does).</li>
 	 * </ul>
 	 * @param path the key below the root path
 	 * @return the lock view

@@ -19,6 +19,8 @@ import org.jspecify.annotations.Nullable;
 import io.github.zklock.InvalidLockPathException;
 import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
+import io.github.zklock.LockLostException;
+import io.github.zklock.LockState;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockRegistry;
 import io.github.zklock.LockRequest;
@@ -103,10 +105,18 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 		try {
 			long waitMs = LockRequest.waitsForever(waitTime) ? -1 : waitTime.toMillis();
 			if (slot.permits() > 0 && !slot.permitsChecked()) {
-				SemaphorePermits.check(this.client, lockPath, slot.permits());
-				slot.permitsChecked(true);
+				long epoch = slot.permitsCheckStarting();
+				SemaphorePermits.check(this.client, lockPath, slot.permits(), slot.permitsWatcher());
+				slot.permitsChecked(epoch);
 			}
 			slot.recipe().check(mode, waitMs);
+			CuratorLockHandle outer = slot.outermost();
+			if (outer != null && outer.state() == LockState.LOST) {
+				// Curator would re-enter locally, without asking ZooKeeper, and the grant would look
+				// held while its znode died with the session.
+				throw new LockLostException(lockPath, mode, "this thread's enclosing grant of the lock was lost with "
+						+ "its ZooKeeper session; release it before locking again");
+			}
 			long admitStart = System.nanoTime();
 			LockRecipe.Grant grant = null;
 			if (slot.admit(mode, waitMs)) {
@@ -120,10 +130,20 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 				}
 				return Optional.empty();
 			}
+			// A grant nested in one of this thread's grants of the key (a re-entry, or READ under
+			// WRITE) stands on the enclosing grant's znode, so on its session.
 			CuratorLockHandle handle = new CuratorLockHandle(this, slot, grant, lockPath, mode,
-					grantSession(grant, sessionInstance));
+					(outer != null) ? outer.sessionInstance() : grantSession(grant, sessionInstance));
 			this.heldLocks.add(handle, this.client);
 			granted = true;
+			if (handle.state() == LockState.LOST) {
+				// The session changed while this thread was granted: never hand out a lost grant.
+				handle.release();
+				throw new LockLostException(lockPath, mode, "the ZooKeeper session was lost while it was granted");
+			}
+			if (outer == null) {
+				slot.outermost(handle);
+			}
 			return Optional.of(handle);
 		}
 		catch (LockException ex) {
@@ -309,6 +329,7 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 		}
 		finally {
 			this.heldLocks.remove(handle);
+			slot.released(handle);
 			this.recipes.unretain(slot);
 		}
 	}

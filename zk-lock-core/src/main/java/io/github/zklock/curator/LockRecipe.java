@@ -28,7 +28,8 @@ import io.github.zklock.LockMode;
  * <li>{@link Kind#MUTEX}, {@link Kind#READ_WRITE}: create (ephemeral sequential, protected name),
  * getChildren, delete;</li>
  * <li>{@link Kind#SINGLE_LEASE}, {@link Kind#SEMAPHORE}: the internal mutex's three, then create,
- * getChildren and delete of the lease znode.</li>
+ * getChildren (with a watch) and delete of the lease znode, and the removeWatches Curator sends
+ * for the watch left unused: seven.</li>
  * </ul>
  */
 abstract sealed class LockRecipe {

@@ -5,9 +5,12 @@ import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiFunction;
 import java.util.function.UnaryOperator;
 
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.Watcher;
 import org.jspecify.annotations.Nullable;
 
 import io.github.zklock.LockMode;
@@ -173,8 +176,20 @@ final class RecipeCache {
 
 		private boolean evicted;
 
-		/** Whether this entry's number of permits was checked against the one stored with the key. */
-		private volatile boolean permitsChecked;
+		/**
+		 * Watches the znode holding the key's number of permits after a check (see
+		 * {@link SemaphorePermits}): its deletion (or the end of the session, which drops the watch)
+		 * counts up {@link #permitsEpoch}, so that the next request checks again. A data change is
+		 * a participant storing its number where none was (after which the check sets the watch
+		 * again). One object per entry, so that repeated checks leave one watch.
+		 */
+		private final Watcher permitsWatcher = this::permitsChanged;
+
+		/** How many times ZooKeeper told of a change of the znode holding the number of permits. */
+		private final AtomicLong permitsEpoch = new AtomicLong();
+
+		/** The {@link #permitsEpoch} in which the number matched, -1 if never. */
+		private volatile long permitsCheckedEpoch = -1;
 
 		Entry(Key key, String lockPath) {
 			this.key = key;
@@ -297,6 +312,12 @@ final class RecipeCache {
 			return this.lockPath;
 		}
 
+		private void permitsChanged(WatchedEvent event) {
+			if (event.getType() != Watcher.Event.EventType.NodeDataChanged) {
+				this.permitsEpoch.incrementAndGet();
+			}
+		}
+
 	}
 
 	/**
@@ -319,6 +340,13 @@ final class RecipeCache {
 
 		/** What the owner waits for now, if it waits; for the operators' view. */
 		private volatile LockSnapshots.@Nullable WaitingLock waiting;
+
+		/**
+		 * The owner's first grant through this slot that is not released yet, which the owner's
+		 * later grants of the key are nested in; only for thread-bound kinds (leases are each a
+		 * znode of their own).
+		 */
+		private volatile @Nullable CuratorLockHandle outermost;
 
 		Slot(Entry entry, LockRecipe recipe) {
 			this.entry = entry;
@@ -350,14 +378,34 @@ final class RecipeCache {
 			return this.entry.permits();
 		}
 
-		/** Whether the key's stored number of permits was already checked for this entry. */
+		/**
+		 * Whether the key's stored number of permits was checked for this entry and ZooKeeper told of
+		 * no change of its znode since.
+		 */
 		boolean permitsChecked() {
-			return this.entry.permitsChecked;
+			return this.entry.permitsCheckedEpoch == this.entry.permitsEpoch.get();
 		}
 
-		/** Record that the key's stored number of permits matches this entry's. */
-		void permitsChecked(boolean checked) {
-			this.entry.permitsChecked = checked;
+		/**
+		 * Start a check of the key's stored number of permits.
+		 * @return the epoch to pass to {@link #permitsChecked(long)} when the number matched
+		 */
+		long permitsCheckStarting() {
+			return this.entry.permitsEpoch.get();
+		}
+
+		/** The watcher to leave on the znode holding the number while checking it. */
+		Watcher permitsWatcher() {
+			return this.entry.permitsWatcher;
+		}
+
+		/**
+		 * Record that the key's stored number of permits matched this entry's. A change told since
+		 * the check started leaves the entry unchecked.
+		 * @param epoch what {@link #permitsCheckStarting()} returned
+		 */
+		void permitsChecked(long epoch) {
+			this.entry.permitsCheckedEpoch = epoch;
 		}
 
 		/** The znode path of the lock. */
@@ -367,6 +415,25 @@ final class RecipeCache {
 
 		void waiting(LockSnapshots.@Nullable WaitingLock waiting) {
 			this.waiting = waiting;
+		}
+
+		/** The owner's enclosing grant of the key, or {@code null} if it holds none (or for leases). */
+		@Nullable CuratorLockHandle outermost() {
+			return this.outermost;
+		}
+
+		/** Record a new grant that no other grant of the owner encloses. */
+		void outermost(CuratorLockHandle handle) {
+			if (kind().threadBound()) {
+				this.outermost = handle;
+			}
+		}
+
+		/** A grant through this slot was released. */
+		void released(CuratorLockHandle handle) {
+			if (this.outermost == handle) {
+				this.outermost = null;
+			}
 		}
 
 	}

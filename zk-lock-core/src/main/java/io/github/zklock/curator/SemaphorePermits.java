@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.data.Stat;
 
 import io.github.zklock.LockException;
@@ -22,10 +23,13 @@ import io.github.zklock.PermitsMismatchException;
  * to create the znode, or to find it without a number (created by an older client or by raw
  * Curator), stores its number; every other participant compares.
  *
- * <p>Requests: one {@code create} when the znode is new (its parents created as containers if
- * missing); else one {@code create} refused plus one {@code getData}, and a {@code setData} when
- * no number was stored yet. The registry checks once per key, number of permits and cache entry,
- * not per lease.
+ * <p>Requests: one {@code create} and one {@code exists} when the znode is new (its parents
+ * created as containers if missing); else one {@code create} refused plus one {@code getData}, and
+ * a {@code setData} and an {@code exists} when no number was stored yet. Each check leaves a watch
+ * on the znode (the {@code exists} or the {@code getData}): the registry checks once per key,
+ * number of permits and cache entry, not per lease, and again once the znode was deleted (reaped)
+ * or the session ended, so that a number stored anew after the znode was reaped is compared as
+ * well.
  */
 final class SemaphorePermits {
 
@@ -42,16 +46,28 @@ final class SemaphorePermits {
 	 * @param client the Curator client
 	 * @param lockPath the semaphore's znode path
 	 * @param permits the number of permits the caller names
+	 * @param watcher left on the znode (a one-shot ZooKeeper watch), told when it is deleted or
+	 * its data changes; the same object for one key, so that repeated checks leave one watch
 	 * @throws PermitsMismatchException if another number is stored
 	 * @throws LockException if the znode holds data that is not a number of permits
 	 * @throws Exception what Curator throws for ZooKeeper failures
 	 */
-	static void check(CuratorFramework client, String lockPath, int permits) throws Exception {
+	static void check(CuratorFramework client, String lockPath, int permits, Watcher watcher) throws Exception {
 		byte[] data = (PREFIX + permits).getBytes(StandardCharsets.UTF_8);
 		for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
 			try {
-				client.create().creatingParentContainersIfNeeded().withMode(CreateMode.CONTAINER).forPath(lockPath, data);
-				return;
+				Stat created = new Stat();
+				client.create()
+					.storingStatIn(created)
+					.creatingParentContainersIfNeeded()
+					.withMode(CreateMode.CONTAINER)
+					.forPath(lockPath, data);
+				Stat watched = client.checkExists().usingWatcher(watcher).forPath(lockPath);
+				if (watched != null && watched.getCzxid() == created.getCzxid()) {
+					return;
+				}
+				// Reaped already (and maybe created again by another participant): check again.
+				continue;
 			}
 			catch (KeeperException.NodeExistsException ex) {
 				// Read below.
@@ -59,21 +75,28 @@ final class SemaphorePermits {
 			Stat stat = new Stat();
 			byte[] stored;
 			try {
-				stored = client.getData().storingStatIn(stat).forPath(lockPath);
+				stored = client.getData().storingStatIn(stat).usingWatcher(watcher).forPath(lockPath);
 			}
 			catch (KeeperException.NoNodeException ex) {
 				// Reaped since: create it again.
 				continue;
 			}
 			if (stored == null || stored.length == 0) {
+				Stat written;
 				try {
-					client.setData().withVersion(stat.getVersion()).forPath(lockPath, data);
-					return;
+					written = client.setData().withVersion(stat.getVersion()).forPath(lockPath, data);
 				}
 				catch (KeeperException.BadVersionException | KeeperException.NoNodeException ex) {
 					// Another participant stored its number first, or the znode was reaped: read again.
 					continue;
 				}
+				// The write fired the watch set by the read (a data change, which the watcher ignores):
+				// set it again.
+				Stat watched = client.checkExists().usingWatcher(watcher).forPath(lockPath);
+				if (watched != null && watched.getCzxid() == written.getCzxid()) {
+					return;
+				}
+				continue;
 			}
 			int storedPermits = parse(stored);
 			if (storedPermits < 1) {

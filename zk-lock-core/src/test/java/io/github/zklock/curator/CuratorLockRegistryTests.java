@@ -18,12 +18,16 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import io.github.zklock.LockAcquisitionException;
 import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
+import io.github.zklock.LockLostException;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockRequest;
+import io.github.zklock.LockState;
 import io.github.zklock.LockUpgradeException;
 import io.github.zklock.test.ZooKeeperExtension;
 
@@ -88,6 +92,31 @@ class CuratorLockRegistryTests {
 
 		outer.release();
 		acquire(this.processB, LockMode.EXCLUSIVE, Duration.ZERO).release();
+	}
+
+	@ParameterizedTest
+	@CsvSource({ "EXCLUSIVE, EXCLUSIVE", "WRITE, WRITE", "WRITE, READ", "READ, READ" })
+	void grantNestedInAGrantLostWithItsSessionFailsUntilTheLostGrantIsReleased(LockMode outerMode,
+			LockMode innerMode) throws Exception {
+		LockHandle outer = acquire(this.processA, outerMode, Duration.ZERO);
+		zooKeeper.expireSession(this.clientA);
+		await().atMost(LONG).until(() -> outer.state() == LockState.LOST);
+		// Curator would re-enter (or take READ under WRITE) locally, on a znode that is gone.
+		assertThatExceptionOfType(LockLostException.class)
+			.isThrownBy(() -> this.processA.tryAcquire(request(innerMode, true, Duration.ZERO)))
+			.withMessageContaining("enclosing grant")
+			.withMessageContaining("/locks" + this.path);
+		assertThat(this.processA.heldLockCount()).isEqualTo(1);
+		// Another client holds the key meanwhile.
+		LockHandle other = acquire(this.processB, (outerMode == LockMode.EXCLUSIVE) ? LockMode.EXCLUSIVE : LockMode.WRITE,
+				Duration.ZERO);
+		other.release();
+
+		outer.release();
+		LockHandle again = acquire(this.processA, innerMode, LONG);
+		assertThat(again.isHeld()).isTrue();
+		assertThat(children()).hasSize(1);
+		again.release();
 	}
 
 	@Test
