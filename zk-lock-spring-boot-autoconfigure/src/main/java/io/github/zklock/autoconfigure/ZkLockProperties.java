@@ -89,6 +89,11 @@ public class ZkLockProperties implements Validator {
 	 */
 	private final Auth auth = new Auth();
 
+	/**
+	 * Spring Integration's LockRegistry on zk-lock (with zk-lock-spring-integration).
+	 */
+	private final Integration integration = new Integration();
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
@@ -175,6 +180,10 @@ public class ZkLockProperties implements Validator {
 
 	public Auth getAuth() {
 		return this.auth;
+	}
+
+	public Integration getIntegration() {
+		return this.integration;
 	}
 
 	/**
@@ -295,6 +304,29 @@ public class ZkLockProperties implements Validator {
 		@Override
 		public String toString() {
 			return "Auth[scheme=" + this.scheme + ", credentials=" + (hasCredentials() ? "******" : "none") + "]";
+		}
+
+	}
+
+	/**
+	 * Spring Integration's {@code LockRegistry} on zk-lock, auto-configured when
+	 * zk-lock-spring-integration is on the class path: the locks that Spring Integration's
+	 * components obtain by key (leader initiators, lock advices, aggregators).
+	 */
+	public static class Integration {
+
+		/**
+		 * Key below the root path under which Spring Integration's lock keys live, each as one
+		 * encoded path segment; empty for keys directly below the root path.
+		 */
+		private String keyPrefix = "/spring-integration";
+
+		public String getKeyPrefix() {
+			return this.keyPrefix;
+		}
+
+		public void setKeyPrefix(String keyPrefix) {
+			this.keyPrefix = keyPrefix;
 		}
 
 	}

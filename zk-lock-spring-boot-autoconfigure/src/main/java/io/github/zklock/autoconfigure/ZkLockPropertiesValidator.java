@@ -52,6 +52,7 @@ final class ZkLockPropertiesValidator {
 					"zk.lock.cache-capacity must be positive, was " + properties.getCacheCapacity());
 		}
 		validateRootPath(properties.getRootPath(), errors);
+		validateKeyPrefix(properties.getIntegration().getKeyPrefix(), errors);
 		validateAuth(properties.getAuth(), errors);
 	}
 
@@ -75,6 +76,26 @@ final class ZkLockPropertiesValidator {
 		errors.rejectValue("rootPath", INVALID, "zk.lock.root-path '" + rootPath + "' is not a legal ZooKeeper path ("
 				+ problem + "): use an absolute path such as /locks or /my-app/locks, without a trailing '/', "
 				+ "empty, '.' or '..' segments");
+	}
+
+	private static void validateKeyPrefix(@Nullable String keyPrefix, Errors errors) {
+		if (keyPrefix != null && keyPrefix.isEmpty()) {
+			return;
+		}
+		String problem;
+		try {
+			PathUtils.validatePath(keyPrefix);
+			if (!"/".equals(keyPrefix)) {
+				return;
+			}
+			problem = "'/' names no key; leave it empty for keys directly below the root path";
+		}
+		catch (IllegalArgumentException ex) {
+			problem = ex.getMessage();
+		}
+		errors.rejectValue("integration.keyPrefix", INVALID, "zk.lock.integration.key-prefix '" + keyPrefix
+				+ "' is not a legal lock key (" + problem + "): use a key such as /spring-integration, or leave it "
+				+ "empty");
 	}
 
 	/**
