@@ -1,7 +1,6 @@
 package io.github.zklock;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -15,9 +14,6 @@ import java.util.function.Supplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.TestingServer;
-import org.apache.curator.utils.ZKPaths;
-import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -472,29 +468,7 @@ class LockViewTests {
 
 	/** The ephemeral znodes below the test's key, at any depth: every grant and waiter. */
 	private List<String> lockZnodes() throws Exception {
-		List<String> found = new ArrayList<>();
-		collectEphemerals(ROOT + this.key, found);
-		return found;
-	}
-
-	private void collectEphemerals(String path, List<String> found) throws Exception {
-		List<String> children;
-		try {
-			children = this.observer.getChildren().forPath(path);
-		}
-		catch (KeeperException.NoNodeException ex) {
-			return;
-		}
-		for (String child : children.stream().sorted().toList()) {
-			String childPath = ZKPaths.makePath(path, child);
-			Stat stat = this.observer.checkExists().forPath(childPath);
-			if (stat != null && stat.getEphemeralOwner() != 0) {
-				found.add(childPath);
-			}
-			else if (stat != null) {
-				collectEphemerals(childPath, found);
-			}
-		}
+		return ZooKeeperExtension.ephemeralZnodes(this.observer, ROOT + this.key);
 	}
 
 	/** Run a blocking task in a new daemon thread, as another caller would. */

@@ -19,7 +19,6 @@ import io.micrometer.observation.Observation;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.utils.ZKPaths;
-import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.AfterEach;
@@ -636,29 +635,7 @@ class MultiLockTests {
 	}
 
 	private List<String> lockZnodes(String key) throws Exception {
-		List<String> found = new ArrayList<>();
-		collectEphemerals(ROOT + key, found);
-		return found;
-	}
-
-	private void collectEphemerals(String path, List<String> found) throws Exception {
-		List<String> children;
-		try {
-			children = this.observer.getChildren().forPath(path);
-		}
-		catch (KeeperException.NoNodeException ex) {
-			return;
-		}
-		for (String child : children.stream().sorted().toList()) {
-			String childPath = ZKPaths.makePath(path, child);
-			Stat stat = this.observer.checkExists().forPath(childPath);
-			if (stat != null && stat.getEphemeralOwner() != 0) {
-				found.add(childPath);
-			}
-			else if (stat != null) {
-				collectEphemerals(childPath, found);
-			}
-		}
+		return ZooKeeperExtension.ephemeralZnodes(this.observer, ROOT + key);
 	}
 
 	/** Run a blocking task in a new daemon thread, as another caller would. */

@@ -16,8 +16,11 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingServer;
+import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.data.Stat;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.AfterEachCallback;
@@ -313,6 +316,43 @@ public class ZooKeeperExtension implements BeforeAllCallback, AfterAllCallback, 
 		}
 		throw new IllegalStateException("Session 0x" + Long.toHexString(sessionId) + " did not expire within "
 				+ CONNECT_TIMEOUT.toMillis() + " ms");
+	}
+
+	/**
+	 * Return the ephemeral znodes below a path, at any depth, in path order: the grants and
+	 * waiters of every client, whatever the lock recipe (Curator's lock znodes sit directly below
+	 * the lock path, a semaphore's below its {@code leases} and {@code locks} children). Reads with
+	 * one {@code getChildren} per persistent or container znode and one {@code exists} per child.
+	 * @param client a connected client
+	 * @param path the znode to look below
+	 * @return the full paths of the ephemeral znodes, empty if the path does not exist
+	 * @throws Exception if ZooKeeper fails
+	 */
+	public static List<String> ephemeralZnodes(CuratorFramework client, String path) throws Exception {
+		List<String> found = new ArrayList<>();
+		collectEphemeralZnodes(client, path, found);
+		return found;
+	}
+
+	private static void collectEphemeralZnodes(CuratorFramework client, String path, List<String> found)
+			throws Exception {
+		List<String> children;
+		try {
+			children = client.getChildren().forPath(path);
+		}
+		catch (KeeperException.NoNodeException ex) {
+			return;
+		}
+		for (String child : children.stream().sorted().toList()) {
+			String childPath = ZKPaths.makePath(path, child);
+			Stat stat = client.checkExists().forPath(childPath);
+			if (stat != null && stat.getEphemeralOwner() != 0) {
+				found.add(childPath);
+			}
+			else if (stat != null) {
+				collectEphemeralZnodes(client, childPath, found);
+			}
+		}
 	}
 
 	private void start() throws Exception {
