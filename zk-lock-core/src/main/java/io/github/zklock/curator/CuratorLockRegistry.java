@@ -253,8 +253,9 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 	/**
 	 * Describe the lock znodes of a key across the ensemble, of any client and any lock kind, in
 	 * queue order: the first EXCLUSIVE or WRITE participant holds the lock, READ participants
-	 * before the first WRITE hold it together. Reads ZooKeeper (one getChildren, then one getData
-	 * per participant).
+	 * before the first WRITE hold it together, permits of a semaphore (kind {@code PERMIT (of N)})
+	 * hold up to N at once. Reads ZooKeeper (one getChildren, then one getData per participant;
+	 * for leases one more getChildren and a getData of the lock path).
 	 * @param key the key below the root path
 	 * @return the participants, empty if nobody holds or waits for the lock
 	 * @throws InvalidLockPathException if the key is not a legal lock key

@@ -42,8 +42,9 @@ final class LockParticipants {
 		List<LockSnapshots.Participant> participants = new ArrayList<>();
 		for (String child : childrenOrEmpty(client, lockPath)) {
 			if (child.equals(LockRecipe.Leases.LEASES)) {
+				String kind = leaseKind(client, lockPath);
 				for (String lease : childrenOrEmpty(client, ZKPaths.makePath(lockPath, child))) {
-					add(client, participants, ZKPaths.makePath(lockPath, child, lease), "EXCLUSIVE (reentrant = false)");
+					add(client, participants, ZKPaths.makePath(lockPath, child, lease), kind);
 				}
 			}
 			else if (!child.equals(LockRecipe.Leases.LOCKS)) {
@@ -77,6 +78,22 @@ final class LockParticipants {
 		participants.add(new LockSnapshots.Participant(ZKPaths.getNodeFromPath(node), kind, stat.getCzxid(),
 				Instant.ofEpochMilli(stat.getCtime()), Long.toHexString(stat.getEphemeralOwner()),
 				(data != null) ? new String(data, StandardCharsets.UTF_8) : ""));
+	}
+
+	/**
+	 * What the leases of a lock path are: permits of a semaphore when the lock path holds its
+	 * number of permits (see {@link SemaphorePermits}), else grants of a non-reentrant lock.
+	 */
+	private static String leaseKind(CuratorFramework client, String lockPath) throws Exception {
+		byte[] data;
+		try {
+			data = client.getData().forPath(lockPath);
+		}
+		catch (KeeperException.NoNodeException ex) {
+			data = null;
+		}
+		int permits = (data != null) ? SemaphorePermits.parse(data) : -1;
+		return (permits > 0) ? "PERMIT (of " + permits + ")" : "EXCLUSIVE (reentrant = false)";
 	}
 
 	private static String kind(String node) {

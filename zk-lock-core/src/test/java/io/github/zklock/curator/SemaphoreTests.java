@@ -197,6 +197,8 @@ class SemaphoreTests {
 		// The operators' view lists the two leases, of any application.
 		assertThat(registry(2).describeParticipants(this.key)).extracting(LockSnapshots.Participant::fencingToken)
 			.containsExactly(first.fencingToken(), second.fencingToken());
+		assertThat(registry(2).describeParticipants(this.key)).extracting(LockSnapshots.Participant::kind)
+			.containsOnly("PERMIT (of 2)");
 
 		second.release();
 		LockHandle third = template(2).acquirePermit(this.key, 2, Duration.ZERO);

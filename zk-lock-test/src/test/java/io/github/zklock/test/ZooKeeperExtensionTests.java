@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.time.Duration;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -11,8 +13,10 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.TestingServer;
+import org.apache.zookeeper.CreateMode;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -70,6 +74,41 @@ class ZooKeeperExtensionTests {
 		assertThat(second.getChildren().forPath("/shared")).as("the first client's lock znode went with its session")
 			.hasSize(1);
 		secondMutex.release();
+	}
+
+	@Test
+	void expireSessionEndsTheClientsSessionWithItsEphemeralZnodes() throws Exception {
+		CuratorFramework client = zooKeeper.newClient();
+		BlockingQueue<ConnectionState> states = new LinkedBlockingQueue<>();
+		client.getConnectionStateListenable().addListener((c, state) -> states.add(state));
+		long sessionId = client.getZookeeperClient().getZooKeeper().getSessionId();
+		client.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath("/expiring/node");
+
+		zooKeeper.expireSession(client);
+
+		assertThat(classClient.checkExists().forPath("/expiring/node")).as("deleted with the session").isNull();
+		await().atMost(Duration.ofSeconds(20)).until(() -> states.contains(ConnectionState.LOST));
+		assertThat(client.blockUntilConnected(10, TimeUnit.SECONDS)).isTrue();
+		assertThat(client.getZookeeperClient().getZooKeeper().getSessionId()).as("a new session")
+			.isNotEqualTo(sessionId);
+	}
+
+	@Test
+	void ephemeralZnodesFindsEveryEphemeralBelowAPathAtAnyDepth() throws Exception {
+		CuratorFramework client = zooKeeper.newClient();
+		client.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath("/walk/lock/b-1");
+		client.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath("/walk/lock/a-0");
+		client.create()
+			.creatingParentContainersIfNeeded()
+			.withMode(CreateMode.EPHEMERAL)
+			.forPath("/walk/lock/leases/lease-0");
+		client.create().creatingParentsIfNeeded().forPath("/walk/lock/persistent/child");
+
+		assertThat(ZooKeeperExtension.ephemeralZnodes(classClient, "/walk")).containsExactly("/walk/lock/a-0",
+				"/walk/lock/b-1", "/walk/lock/leases/lease-0");
+		assertThat(ZooKeeperExtension.ephemeralZnodes(classClient, "/walk/lock/leases"))
+			.containsExactly("/walk/lock/leases/lease-0");
+		assertThat(ZooKeeperExtension.ephemeralZnodes(classClient, "/no/such/path")).isEmpty();
 	}
 
 	@Test
