@@ -69,11 +69,20 @@ public class ZooKeeperExtension implements BeforeAllCallback, AfterAllCallback, 
 	/** How long {@link #newClient()} waits for the client's first connection. */
 	public static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
 
+	/** The system property ZooKeeper reads its container reaper's interval from, in ms. */
+	public static final String CONTAINER_CHECK_INTERVAL = "znode.container.checkIntervalMs";
+
 	private final int port;
 
 	private int tickTimeMs = -1;
 
 	private final Map<String, Object> serverProperties = new LinkedHashMap<>();
+
+	/** The container reaper's interval in ms, or -1 for ZooKeeper's default (one minute). */
+	private long containerCheckIntervalMs = -1;
+
+	/** The system property's value before {@link #start()} set it, to restore on {@link #stop()}. */
+	private @Nullable String previousContainerCheckInterval;
 
 	private volatile @Nullable TestingServer server;
 
@@ -137,6 +146,24 @@ public class ZooKeeperExtension implements BeforeAllCallback, AfterAllCallback, 
 	public ZooKeeperExtension withServerProperty(String name, Object value) {
 		// The embedded server reads its configuration as strings only.
 		this.serverProperties.put(name, String.valueOf(value));
+		return this;
+	}
+
+	/**
+	 * Make the server look for empty container znodes to delete (reap) at this interval instead of
+	 * once a minute, for tests of what happens when a lock's parent znode is reaped. ZooKeeper reads
+	 * it from the system property {@value #CONTAINER_CHECK_INTERVAL} when the server starts: the
+	 * extension sets it while its server runs and restores it afterwards, so test classes using
+	 * this must not run in parallel with others. Call before the server starts.
+	 * @param interval the interval, at least 1 ms
+	 * @return this extension
+	 * @throws IllegalArgumentException if the interval is shorter than 1 ms
+	 */
+	public ZooKeeperExtension withContainerCheckInterval(Duration interval) {
+		if (interval.toMillis() < 1) {
+			throw new IllegalArgumentException("The container check interval must be at least 1 ms, was " + interval);
+		}
+		this.containerCheckIntervalMs = interval.toMillis();
 		return this;
 	}
 
@@ -356,6 +383,10 @@ public class ZooKeeperExtension implements BeforeAllCallback, AfterAllCallback, 
 	}
 
 	private void start() throws Exception {
+		if (this.containerCheckIntervalMs > 0) {
+			this.previousContainerCheckInterval = System.setProperty(CONTAINER_CHECK_INTERVAL,
+					Long.toString(this.containerCheckIntervalMs));
+		}
 		InstanceSpec spec = new InstanceSpec(null, this.port, -1, -1, true, -1, this.tickTimeMs, -1,
 				new LinkedHashMap<>(this.serverProperties));
 		this.server = new TestingServer(spec, true);
@@ -364,8 +395,20 @@ public class ZooKeeperExtension implements BeforeAllCallback, AfterAllCallback, 
 	private void stop() throws IOException {
 		TestingServer server = this.server;
 		this.server = null;
-		if (server != null) {
-			server.close();
+		try {
+			if (server != null) {
+				server.close();
+			}
+		}
+		finally {
+			if (this.containerCheckIntervalMs > 0) {
+				if (this.previousContainerCheckInterval == null) {
+					System.clearProperty(CONTAINER_CHECK_INTERVAL);
+				}
+				else {
+					System.setProperty(CONTAINER_CHECK_INTERVAL, this.previousContainerCheckInterval);
+				}
+			}
 		}
 	}
 

@@ -177,6 +177,27 @@ class ZooKeeperExtensionTests {
 	}
 
 	@Test
+	void containerCheckIntervalReapsEmptyContainersQuicklyWhileItsServerRuns() throws Exception {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new ZooKeeperExtension().withContainerCheckInterval(Duration.ZERO));
+		String before = System.getProperty(ZooKeeperExtension.CONTAINER_CHECK_INTERVAL);
+		ZooKeeperExtension extension = new ZooKeeperExtension().withContainerCheckInterval(Duration.ofMillis(100));
+		extension.beforeEach(null);
+		try {
+			assertThat(System.getProperty(ZooKeeperExtension.CONTAINER_CHECK_INTERVAL)).isEqualTo("100");
+			CuratorFramework client = extension.newClient();
+			client.create().creatingParentContainersIfNeeded().withMode(CreateMode.EPHEMERAL).forPath("/box/node");
+			client.delete().forPath("/box/node");
+			// A container that had a child and has none left: the default interval is one minute.
+			await().atMost(Duration.ofSeconds(10)).until(() -> client.checkExists().forPath("/box") == null);
+		}
+		finally {
+			extension.afterEach(null);
+		}
+		assertThat(System.getProperty(ZooKeeperExtension.CONTAINER_CHECK_INTERVAL)).as("restored").isEqualTo(before);
+	}
+
+	@Test
 	void keepsItsPortAcrossARestart() throws Exception {
 		int port = zooKeeper.getPort();
 		zooKeeper.getServer().restart();
