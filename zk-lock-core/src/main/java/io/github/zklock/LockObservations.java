@@ -75,6 +75,10 @@ final class LockObservations {
 	 * @return what closes the scopes, innermost first, or {@code null} if the grant is not observed
 	 */
 	@Nullable Runnable openScope(LockHandle handle) {
+		if (handle instanceof ObservedLockHandle observed) {
+			// One key: the common case, without the list.
+			return observed.observation().openScope()::close;
+		}
 		List<Observation.Scope> scopes = new ArrayList<>(1);
 		for (LockHandle part : handle.parts()) {
 			if (part instanceof ObservedLockHandle observed) {

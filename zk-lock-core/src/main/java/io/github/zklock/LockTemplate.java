@@ -405,9 +405,6 @@ public class LockTemplate {
 			}
 			byLockPath.putIfAbsent(this.registry.lockPath(resolved.path()), resolved);
 		}
-		if (byLockPath.size() == 1 && !skipOnBusy) {
-			return acquireResolved(first);
-		}
 		boolean timed = !waitTime.isNegative() && !waitTime.isZero();
 		long deadline = System.nanoTime() + (timed ? waitTime.toNanos() : 0);
 		List<LockHandle> acquired = new ArrayList<>(byLockPath.size());
@@ -419,8 +416,9 @@ public class LockTemplate {
 				}
 				Optional<LockHandle> handle = tryAcquireResolved(request, skipOnBusy);
 				if (handle.isEmpty()) {
-					String reason = "held by another owner; the multi-lock's keys acquired before it ("
-							+ acquired.size() + " of " + byLockPath.size() + ") were released";
+					String reason = (byLockPath.size() == 1) ? "held by another owner"
+							: "held by another owner; the multi-lock's keys acquired before it (" + acquired.size()
+									+ " of " + byLockPath.size() + ") were released";
 					throw skipOnBusy ? new BusyException(entry.getKey(), first.mode(), waitTime, reason)
 							: new LockAcquisitionException(entry.getKey(), first.mode(), waitTime, reason);
 				}
@@ -541,7 +539,7 @@ public class LockTemplate {
 		return (request.waitTime() != null) ? request : request.withWaitTime(this.defaultWaitTime);
 	}
 
-	static void releaseQuietly(LockHandle handle) {
+	private static void releaseQuietly(LockHandle handle) {
 		try {
 			handle.release();
 		}

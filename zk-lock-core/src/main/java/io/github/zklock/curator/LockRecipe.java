@@ -2,7 +2,6 @@ package io.github.zklock.curator;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.curator.framework.CuratorFramework;
@@ -196,7 +195,7 @@ abstract sealed class LockRecipe {
 			}
 			this.held.incrementAndGet();
 			String nodePath = ZKPaths.makePath(this.leasesPath, lease.getNodeName());
-			AtomicBoolean returned = new AtomicBoolean();
+			// Released once: the handle's state guards it.
 			return new Grant() {
 
 				@Override
@@ -206,10 +205,8 @@ abstract sealed class LockRecipe {
 
 				@Override
 				public void release() throws Exception {
-					if (returned.compareAndSet(false, true)) {
-						Leases.this.held.decrementAndGet();
-						lease.close();
-					}
+					Leases.this.held.decrementAndGet();
+					lease.close();
 				}
 
 			};

@@ -329,24 +329,11 @@ class SemaphorePermitsTests {
 	}
 
 	private List<String> leaseZnodes() throws Exception {
-		return children(ZKPaths.makePath(this.lockPath, LockRecipe.Leases.LEASES));
+		return ZooKeeperExtension.ephemeralZnodes(this.observer, ZKPaths.makePath(this.lockPath, LockRecipe.Leases.LEASES));
 	}
 
 	private List<String> internalLockZnodes() throws Exception {
-		return children(ZKPaths.makePath(this.lockPath, LockRecipe.Leases.LOCKS));
-	}
-
-	private List<String> children(String path) throws Exception {
-		try {
-			return this.observer.getChildren()
-				.forPath(path)
-				.stream()
-				.map((child) -> ZKPaths.makePath(path, child))
-				.toList();
-		}
-		catch (KeeperException.NoNodeException ex) {
-			return List.of();
-		}
+		return ZooKeeperExtension.ephemeralZnodes(this.observer, ZKPaths.makePath(this.lockPath, LockRecipe.Leases.LOCKS));
 	}
 
 }

@@ -16,7 +16,6 @@ import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.framework.recipes.locks.LockInternals;
 import org.apache.curator.utils.ZKPaths;
-import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.AfterEach;
@@ -506,25 +505,12 @@ class SemaphoreTests {
 
 	/** The lease znodes of the test's semaphore, held or waiting, of every client. */
 	private List<String> leaseZnodes() throws Exception {
-		return children(leasesPath());
+		return ZooKeeperExtension.ephemeralZnodes(this.observer, leasesPath());
 	}
 
 	/** The znodes of the semaphore's internal lock (Curator's {@code locks} child). */
 	private List<String> internalLockZnodes() throws Exception {
-		return children(ZKPaths.makePath(this.lockPath, LockRecipe.Leases.LOCKS));
-	}
-
-	private List<String> children(String path) throws Exception {
-		try {
-			return this.observer.getChildren()
-				.forPath(path)
-				.stream()
-				.map((child) -> ZKPaths.makePath(path, child))
-				.toList();
-		}
-		catch (KeeperException.NoNodeException ex) {
-			return List.of();
-		}
+		return ZooKeeperExtension.ephemeralZnodes(this.observer, ZKPaths.makePath(this.lockPath, LockRecipe.Leases.LOCKS));
 	}
 
 	private CuratorFramework client(int index) {

@@ -85,7 +85,7 @@ class DistributedSemaphoreTests {
 					});
 				}
 			}
-			runConcurrently(callers);
+			LockApplications.runConcurrently(Duration.ofSeconds(60), callers.toArray(Callable<?>[]::new));
 		}
 		assertThat(this.gate.calls()).isEqualTo(2 * threadsPerApplication * callsPerThread);
 		assertThat(this.gate.maxInside()).isEqualTo(2);
@@ -207,27 +207,6 @@ class DistributedSemaphoreTests {
 	private AnnotationConfigApplicationContext start(Class<?> service) throws InterruptedException {
 		return LockApplications.start(zooKeeper, (context) -> context.registerBean(Gate.class, () -> this.gate),
 				service);
-	}
-
-	private static void runConcurrently(List<Callable<?>> tasks) throws Exception {
-		ExecutorService pool = Executors.newFixedThreadPool(tasks.size());
-		try {
-			CountDownLatch start = new CountDownLatch(1);
-			List<Future<?>> running = new ArrayList<>();
-			for (Callable<?> task : tasks) {
-				running.add(pool.submit(() -> {
-					start.await(10, TimeUnit.SECONDS);
-					return task.call();
-				}));
-			}
-			start.countDown();
-			for (Future<?> task : running) {
-				task.get(60, TimeUnit.SECONDS);
-			}
-		}
-		finally {
-			pool.shutdownNow();
-		}
 	}
 
 	/** Counts the callers inside, shared by the applications of a test. */

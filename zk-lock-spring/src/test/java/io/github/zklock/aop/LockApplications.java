@@ -1,6 +1,16 @@
 package io.github.zklock.aop;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
 import org.apache.curator.framework.CuratorFramework;
@@ -59,6 +69,35 @@ final class LockApplications {
 			return new LockTemplate(lockRegistry, Duration.ofSeconds(10));
 		}
 
+	}
+
+	/**
+	 * Run the tasks together, released at once by a latch, and wait for all of them within a bound:
+	 * a deadlock between them fails the test by the bound rather than hanging it.
+	 * @param bound how long to wait for each task
+	 * @param tasks the tasks, one thread each
+	 * @throws Exception what a task threw (wrapped in an {@link ExecutionException}), or a
+	 * {@link TimeoutException} past the bound
+	 */
+	static void runConcurrently(Duration bound, Callable<?>... tasks) throws Exception {
+		ExecutorService pool = Executors.newFixedThreadPool(tasks.length);
+		try {
+			CountDownLatch start = new CountDownLatch(1);
+			List<Future<?>> running = new ArrayList<>();
+			for (Callable<?> task : tasks) {
+				running.add(pool.submit(() -> {
+					start.await(10, TimeUnit.SECONDS);
+					return task.call();
+				}));
+			}
+			start.countDown();
+			for (Future<?> task : running) {
+				task.get(bound.toMillis(), TimeUnit.MILLISECONDS);
+			}
+		}
+		finally {
+			pool.shutdownNow();
+		}
 	}
 
 }

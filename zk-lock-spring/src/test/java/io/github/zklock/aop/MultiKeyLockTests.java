@@ -1,16 +1,10 @@
 package io.github.zklock.aop;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -72,7 +66,8 @@ class MultiKeyLockTests {
 	void oppositeOrdersFromTwoThreadsNeitherDeadlockNorOverlap() throws Exception {
 		try (AnnotationConfigApplicationContext application = start()) {
 			Accounts accounts = application.getBean(Accounts.class);
-			runConcurrently(() -> transfers(accounts, "a", "b"), () -> transfers(accounts, "b", "a"));
+			LockApplications.runConcurrently(Duration.ofSeconds(90), () -> transfers(accounts, "a", "b"),
+					() -> transfers(accounts, "b", "a"));
 			assertThat(application.getBean(CuratorLockRegistry.class).heldLockCount()).isZero();
 		}
 		assertNoOverlap("a", "b");
@@ -83,7 +78,8 @@ class MultiKeyLockTests {
 		try (AnnotationConfigApplicationContext first = start(); AnnotationConfigApplicationContext second = start()) {
 			Accounts firstAccounts = first.getBean(Accounts.class);
 			Accounts secondAccounts = second.getBean(Accounts.class);
-			runConcurrently(() -> transfers(firstAccounts, "c", "d"), () -> transfers(secondAccounts, "d", "c"));
+			LockApplications.runConcurrently(Duration.ofSeconds(90), () -> transfers(firstAccounts, "c", "d"),
+					() -> transfers(secondAccounts, "d", "c"));
 		}
 		assertNoOverlap("c", "d");
 	}
@@ -193,31 +189,6 @@ class MultiKeyLockTests {
 			accounts.transfer(from, to);
 		}
 		return null;
-	}
-
-	/**
-	 * Run the tasks together and wait for them within a bound: a deadlock shows as a
-	 * {@link LockAcquisitionException} after the transfer's wait time, or as a timeout here.
-	 */
-	private static void runConcurrently(Callable<?>... tasks) throws Exception {
-		ExecutorService pool = Executors.newFixedThreadPool(tasks.length);
-		try {
-			CountDownLatch start = new CountDownLatch(1);
-			List<Future<?>> running = new ArrayList<>();
-			for (Callable<?> task : tasks) {
-				running.add(pool.submit(() -> {
-					start.await(10, TimeUnit.SECONDS);
-					return task.call();
-				}));
-			}
-			start.countDown();
-			for (Future<?> task : running) {
-				task.get(90, TimeUnit.SECONDS);
-			}
-		}
-		finally {
-			pool.shutdownNow();
-		}
 	}
 
 	private void assertNoOverlap(String first, String second) {
