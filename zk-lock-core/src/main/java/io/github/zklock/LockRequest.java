@@ -29,9 +29,12 @@ import org.jspecify.annotations.Nullable;
  * @param permits {@code 0} for a lock; a positive number for a permit (lease) of a semaphore
  * that lets at most this many holders in at once (see {@link #withPermits(int)}), which must be
  * the same in every participant
+ * @param lockAtLeastFor how long after it was granted the grant is kept at least, even when
+ * released earlier ({@link Duration#ZERO}: released when asked; see
+ * {@link #withLockAtLeastFor(Duration)})
  */
 public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullable Duration waitTime, String name,
-		int permits) {
+		int permits, Duration lockAtLeastFor) {
 
 	/**
 	 * The wait time that waits until the lock is granted, without limit: {@code -1 ms}, the same
@@ -48,11 +51,13 @@ public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullab
 	 * @param waitTime the wait time or {@code null} for the default
 	 * @param name the name in metrics, {@code null} for the key
 	 * @param permits {@code 0} for a lock, else the semaphore's number of permits
+	 * @param lockAtLeastFor the least time a grant is kept after it was granted, zero for none
 	 * @throws InvalidLockPathException if the key is {@code null} or empty
 	 * @throws IllegalArgumentException if the wait time is negative but not {@link #WAIT_FOREVER},
-	 * if {@code permits} is negative, or if a semaphore request ({@code permits > 0}) is not a
-	 * non-reentrant EXCLUSIVE one
-	 * @throws NullPointerException if the mode is {@code null}
+	 * if {@code permits} is negative, if a semaphore request ({@code permits > 0}) is not a
+	 * non-reentrant EXCLUSIVE one, or if {@code lockAtLeastFor} is negative, or positive on a
+	 * request whose grant is bound to a thread (reentrant EXCLUSIVE, READ, WRITE)
+	 * @throws NullPointerException if the mode or {@code lockAtLeastFor} is {@code null}
 	 */
 	public LockRequest {
 		if (path == null || path.isEmpty()) {
@@ -71,9 +76,39 @@ public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullab
 					+ permits + " permits) as a " + (reentrant ? "reentrant " : "") + mode
 					+ " lock: a permit is a non-reentrant EXCLUSIVE request (use withPermits)");
 		}
+		Objects.requireNonNull(lockAtLeastFor, "lockAtLeastFor must not be null");
+		if (lockAtLeastFor.isNegative()) {
+			throw new IllegalArgumentException("lockAtLeastFor of the request for '" + path + "' is " + lockAtLeastFor
+					+ ": use zero to release when asked, or a positive duration");
+		}
+		if (!lockAtLeastFor.isZero() && (mode != LockMode.EXCLUSIVE || reentrant)) {
+			throw new IllegalArgumentException("The request for '" + path + "' keeps its grant for at least "
+					+ lockAtLeastFor + " as a " + (reentrant && mode == LockMode.EXCLUSIVE ? "reentrant " : "") + mode
+					+ " lock, whose grant is bound to the acquiring thread; a grant released later by another thread "
+					+ "must be a non-reentrant EXCLUSIVE lock (withReentrant(false)) or a permit");
+		}
 		if (name == null) {
 			name = path;
 		}
+	}
+
+	/**
+	 * Create a request whose grant is released when asked.
+	 * @param path the key
+	 * @param mode the lock mode
+	 * @param reentrant whether an EXCLUSIVE lock is reentrant
+	 * @param waitTime the wait time or {@code null} for the default
+	 * @param name the name in metrics, {@code null} for the key
+	 * @param permits {@code 0} for a lock, else the semaphore's number of permits
+	 * @throws InvalidLockPathException if the key is {@code null} or empty
+	 * @throws IllegalArgumentException if the wait time is negative but not {@link #WAIT_FOREVER},
+	 * if {@code permits} is negative, or if a semaphore request ({@code permits > 0}) is not a
+	 * non-reentrant EXCLUSIVE one
+	 * @throws NullPointerException if the mode is {@code null}
+	 */
+	public LockRequest(String path, LockMode mode, boolean reentrant, @Nullable Duration waitTime,
+			@Nullable String name, int permits) {
+		this(path, mode, reentrant, waitTime, name, permits, Duration.ZERO);
 	}
 
 	/**
@@ -120,7 +155,8 @@ public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullab
 	 * @return the new request
 	 */
 	public LockRequest withMode(LockMode mode) {
-		return new LockRequest(this.path, mode, this.reentrant, this.waitTime, this.name, this.permits);
+		return new LockRequest(this.path, mode, this.reentrant, this.waitTime, this.name, this.permits,
+				this.lockAtLeastFor);
 	}
 
 	/**
@@ -130,7 +166,8 @@ public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullab
 	 * @throws IllegalArgumentException if the wait time is negative but not {@link #WAIT_FOREVER}
 	 */
 	public LockRequest withWaitTime(@Nullable Duration waitTime) {
-		return new LockRequest(this.path, this.mode, this.reentrant, waitTime, this.name, this.permits);
+		return new LockRequest(this.path, this.mode, this.reentrant, waitTime, this.name, this.permits,
+				this.lockAtLeastFor);
 	}
 
 	/**
@@ -139,7 +176,8 @@ public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullab
 	 * @return the new request
 	 */
 	public LockRequest withReentrant(boolean reentrant) {
-		return new LockRequest(this.path, this.mode, reentrant, this.waitTime, this.name, this.permits);
+		return new LockRequest(this.path, this.mode, reentrant, this.waitTime, this.name, this.permits,
+				this.lockAtLeastFor);
 	}
 
 	/**
@@ -149,7 +187,7 @@ public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullab
 	 */
 	public LockRequest withName(String name) {
 		return new LockRequest(this.path, this.mode, this.reentrant, this.waitTime,
-				Objects.requireNonNull(name, "name must not be null"), this.permits);
+				Objects.requireNonNull(name, "name must not be null"), this.permits, this.lockAtLeastFor);
 	}
 
 	/**
@@ -168,7 +206,28 @@ public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullab
 			throw new IllegalArgumentException("A semaphore needs at least one permit, was " + permits
 					+ " for '" + this.path + "'");
 		}
-		return new LockRequest(this.path, LockMode.EXCLUSIVE, false, this.waitTime, this.name, permits);
+		return new LockRequest(this.path, LockMode.EXCLUSIVE, false, this.waitTime, this.name, permits,
+				this.lockAtLeastFor);
+	}
+
+	/**
+	 * Return a copy whose grant is kept for at least the given time after it was granted: a
+	 * release asked for earlier (by the caller, or by {@link LockTemplate#execute(LockRequest,
+	 * LockCallback)} when the action returns) is carried out by a scheduler thread once that time
+	 * has passed since the grant, so that no other owner gets the key before then (ShedLock's
+	 * {@code lockAtLeastFor}: a job that finishes quickly is not run again by another application
+	 * whose clock or schedule is a little late). The grant must not be bound to a thread: a
+	 * non-reentrant EXCLUSIVE lock or a permit. If the application dies meanwhile, the key is
+	 * freed with its ZooKeeper session (after the session timeout), not at the end of
+	 * {@code lockAtLeastFor}.
+	 * @param lockAtLeastFor the least time to keep a grant, zero to release when asked
+	 * @return the new request
+	 * @throws IllegalArgumentException if the duration is negative, or positive while the request
+	 * is a reentrant EXCLUSIVE, READ or WRITE one
+	 */
+	public LockRequest withLockAtLeastFor(Duration lockAtLeastFor) {
+		return new LockRequest(this.path, this.mode, this.reentrant, this.waitTime, this.name, this.permits,
+				lockAtLeastFor);
 	}
 
 	/**

@@ -131,7 +131,9 @@ public class LockTemplate {
 	 * Run {@code action} under the requested lock. The lock is released in a {@code finally}
 	 * block on the calling thread; a failed release is logged, never thrown over the action's
 	 * result or exception. While the action runs, {@link LockContext#current()} returns its
-	 * handle.
+	 * handle. A request with {@link LockRequest#withLockAtLeastFor(Duration) lockAtLeastFor} keeps
+	 * the grant after a quick action until that time has passed since the grant (released then by
+	 * a scheduler thread; the calling thread returns at once).
 	 * @param <T> the result type
 	 * @param request what to lock
 	 * @param action the code to run while the lock is held
@@ -399,11 +401,14 @@ public class LockTemplate {
 		for (LockRequest request : requests) {
 			LockRequest resolved = withWaitTime(request);
 			if (resolved.mode() != first.mode() || resolved.reentrant() != first.reentrant()
-					|| !waitTime.equals(resolved.waitTime()) || resolved.isPermit()) {
-				throw new IllegalArgumentException("The keys of a multi-lock share one mode, reentrancy and wait time "
-						+ "and are no permits: " + first + " and " + resolved + " differ");
+					|| !waitTime.equals(resolved.waitTime()) || resolved.isPermit()
+					|| !resolved.lockAtLeastFor().equals(first.lockAtLeastFor())) {
+				throw new IllegalArgumentException("The keys of a multi-lock share one mode, reentrancy, wait time "
+						+ "and lockAtLeastFor and are no permits: " + first + " and " + resolved + " differ");
 			}
-			byLockPath.putIfAbsent(this.registry.lockPath(resolved.path()), resolved);
+			// Kept at least that long as a whole: a part given up on the way is released at once.
+			byLockPath.putIfAbsent(this.registry.lockPath(resolved.path()),
+					resolved.withLockAtLeastFor(Duration.ZERO));
 		}
 		boolean timed = !waitTime.isNegative() && !waitTime.isZero();
 		long deadline = System.nanoTime() + (timed ? waitTime.toNanos() : 0);
@@ -431,7 +436,8 @@ public class LockTemplate {
 			}
 			throw ex;
 		}
-		return (acquired.size() == 1) ? acquired.get(0) : new MultiLockHandle(acquired, first.mode());
+		return lingering((acquired.size() == 1) ? acquired.get(0) : new MultiLockHandle(acquired, first.mode()),
+				first.lockAtLeastFor());
 	}
 
 	/**
@@ -531,8 +537,13 @@ public class LockTemplate {
 
 	private Optional<LockHandle> tryAcquireResolved(LockRequest request, boolean skipOnBusy) {
 		LockObservations observations = this.observations;
-		return (observations != null) ? observations.tryAcquire(this.registry, request, skipOnBusy)
-				: this.registry.tryAcquire(request);
+		Optional<LockHandle> handle = (observations != null)
+				? observations.tryAcquire(this.registry, request, skipOnBusy) : this.registry.tryAcquire(request);
+		return handle.map((granted) -> lingering(granted, request.lockAtLeastFor()));
+	}
+
+	private static LockHandle lingering(LockHandle handle, Duration lockAtLeastFor) {
+		return lockAtLeastFor.isZero() ? handle : new LingeringLockHandle(handle, System.nanoTime(), lockAtLeastFor);
 	}
 
 	private LockRequest withWaitTime(LockRequest request) {

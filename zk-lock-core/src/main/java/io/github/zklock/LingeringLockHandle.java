@@ -1,0 +1,135 @@
+package io.github.zklock;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+/**
+ * A grant of a request with {@link LockRequest#lockAtLeastFor()}: a release asked for before that
+ * time has passed since the grant is carried out later by a scheduler thread, so the key stays
+ * taken in ZooKeeper until then. Only grants that are not bound to a thread are wrapped (the
+ * request checks it), since the release runs on another thread.
+ *
+ * <p>The one scheduler thread is a daemon shared by every template: the delayed release sends the
+ * same requests as an immediate one, and a JVM that exits meanwhile frees the key with its session.
+ */
+final class LingeringLockHandle implements LockHandle {
+
+	private static final Log logger = LogFactory.getLog(LingeringLockHandle.class);
+
+	private final LockHandle delegate;
+
+	private final long releasableAt;
+
+	private final Duration lockAtLeastFor;
+
+	private final AtomicBoolean releaseAsked = new AtomicBoolean();
+
+	/**
+	 * Wrap a grant.
+	 * @param delegate the grant, not bound to a thread
+	 * @param grantedAt the {@link System#nanoTime()} of the grant
+	 * @param lockAtLeastFor how long after the grant a release is carried out at the earliest
+	 */
+	LingeringLockHandle(LockHandle delegate, long grantedAt, Duration lockAtLeastFor) {
+		this.delegate = delegate;
+		this.releasableAt = grantedAt + lockAtLeastFor.toNanos();
+		this.lockAtLeastFor = lockAtLeastFor;
+	}
+
+	@Override
+	public String path() {
+		return this.delegate.path();
+	}
+
+	@Override
+	public LockMode mode() {
+		return this.delegate.mode();
+	}
+
+	@Override
+	public boolean isHeld() {
+		return this.delegate.isHeld();
+	}
+
+	@Override
+	public LockState state() {
+		return this.delegate.state();
+	}
+
+	@Override
+	public void checkHeld() {
+		this.delegate.checkHeld();
+	}
+
+	@Override
+	public long fencingToken() {
+		return this.delegate.fencingToken();
+	}
+
+	@Override
+	public List<LockHandle> parts() {
+		return this.delegate.parts();
+	}
+
+	/**
+	 * Release the grant now if {@code lockAtLeastFor} has passed since it was granted (or it is no
+	 * longer held), else schedule the release for when it has. Only the first call counts.
+	 */
+	@Override
+	public void release() {
+		if (!this.releaseAsked.compareAndSet(false, true)) {
+			return;
+		}
+		long delay = this.releasableAt - System.nanoTime();
+		if (delay <= 0 || this.delegate.state() == LockState.LOST) {
+			this.delegate.release();
+			return;
+		}
+		if (logger.isDebugEnabled()) {
+			logger.debug("Keeping " + mode() + " lock '" + path() + "' for " + Duration.ofNanos(delay)
+					+ " more (lockAtLeastFor " + this.lockAtLeastFor + ")");
+		}
+		Scheduler.INSTANCE.schedule(this::releaseLater, delay, TimeUnit.NANOSECONDS);
+	}
+
+	private void releaseLater() {
+		try {
+			this.delegate.release();
+		}
+		catch (RuntimeException ex) {
+			// Nobody to throw to: the znode dies with the session if the delete did not go through.
+			logger.warn("Failed to release " + mode() + " lock '" + path() + "' after lockAtLeastFor "
+					+ this.lockAtLeastFor, ex);
+		}
+	}
+
+	@Override
+	public String toString() {
+		return this.delegate + " (kept at least " + this.lockAtLeastFor + ")";
+	}
+
+	/** Holder of the scheduler, created on the first delayed release. */
+	private static final class Scheduler {
+
+		static final ScheduledExecutorService INSTANCE = create();
+
+		private static ScheduledExecutorService create() {
+			ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, (task) -> {
+				Thread thread = new Thread(task, "zk-lock-release");
+				thread.setDaemon(true);
+				return thread;
+			});
+			executor.setRemoveOnCancelPolicy(true);
+			return executor;
+		}
+
+	}
+
+}

@@ -1,0 +1,222 @@
+package io.github.zklock;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.test.ZooKeeperExtension;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Tests for {@link LockRequest#withLockAtLeastFor(Duration)} on a real ZooKeeper server: a grant
+ * released before its time stays taken in ZooKeeper (its znode kept, another application busy or
+ * skipped) until that time has passed since the grant, while the releasing thread returns at once;
+ * a grant held longer is released when asked; the same for a multi-lock as a whole, whose parts
+ * taken before a busy key are released at once; a grant lost with its session is not released
+ * later with an error; the requests that cannot be kept after their call (thread-bound ones) and
+ * negative durations are refused. "Two applications" are two clients of one server.
+ */
+class LockAtLeastForTests {
+
+	@RegisterExtension
+	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
+
+	private static final String ROOT = "/locks";
+
+	private static final Duration AT_LEAST = Duration.ofMillis(1500);
+
+	/** How early a timed event may be seen: Curator and ZooKeeper time by the wall clock. */
+	private static final Duration CLOCK_GRANULARITY = Duration.ofMillis(20);
+
+	private CuratorFramework observer;
+
+	private CuratorLockRegistry registry;
+
+	private LockTemplate template;
+
+	private CuratorLockRegistry otherRegistry;
+
+	private LockTemplate other;
+
+	private String key;
+
+	@BeforeEach
+	void connect(TestInfo testInfo) throws Exception {
+		this.observer = zooKeeper.newClient();
+		this.registry = new CuratorLockRegistry(zooKeeper.newClient(), ROOT, 100);
+		this.template = new LockTemplate(this.registry, Duration.ofSeconds(10));
+		this.otherRegistry = new CuratorLockRegistry(zooKeeper.newClient(), ROOT, 100);
+		this.other = new LockTemplate(this.otherRegistry, Duration.ofSeconds(10));
+		this.key = "/" + testInfo.getTestMethod().orElseThrow().getName();
+	}
+
+	@AfterEach
+	void close() {
+		this.registry.close();
+		this.otherRegistry.close();
+	}
+
+	private LockRequest kept(String key) {
+		return new LockRequest(key, LockMode.EXCLUSIVE, false, Duration.ZERO).withLockAtLeastFor(AT_LEAST);
+	}
+
+	@Test
+	void quickActionKeepsTheKeyUntilLockAtLeastForHasPassedSinceTheGrant() throws Exception {
+		AtomicLong grantedAt = new AtomicLong();
+		LockHandle handle = this.template.execute(kept(this.key), (granted) -> {
+			grantedAt.set(System.nanoTime());
+			return granted;
+		});
+
+		// The calling thread is back while the grant is still held: the release is not a blocked thread.
+		assertThat(handle.state()).isEqualTo(LockState.HELD);
+		assertThat(znodes(this.key)).hasSize(1);
+		assertThat(this.other.tryAcquire(kept(this.key))).isEmpty();
+		String result = this.other.executeOrSkip(kept(this.key), (granted) -> "ran", () -> "skipped");
+		assertThat(result).isEqualTo("skipped");
+
+		LockHandle next = await().atMost(AT_LEAST.plusSeconds(5))
+			.pollInterval(Duration.ofMillis(20))
+			.until(() -> this.other.tryAcquire(kept(this.key)).orElse(null), (granted) -> granted != null);
+		long heldFor = System.nanoTime() - grantedAt.get();
+		assertThat(Duration.ofNanos(heldFor)).isGreaterThanOrEqualTo(AT_LEAST.minus(CLOCK_GRANULARITY));
+		assertThat(handle.state()).isEqualTo(LockState.RELEASED);
+		next.release();
+	}
+
+	@Test
+	void actionLongerThanLockAtLeastForReleasesWhenItReturns() {
+		LockRequest request = new LockRequest(this.key, LockMode.EXCLUSIVE, false, Duration.ZERO)
+			.withLockAtLeastFor(Duration.ofMillis(50));
+		LockHandle handle = this.template.execute(request, (granted) -> {
+			await().pollDelay(Duration.ofMillis(100)).atMost(Duration.ofSeconds(1)).until(() -> true);
+			return granted;
+		});
+
+		assertThat(handle.state()).isEqualTo(LockState.RELEASED);
+		Optional<LockHandle> next = this.other.tryAcquire(kept(this.key));
+		assertThat(next).isPresent();
+		next.get().release();
+	}
+
+	@Test
+	void acquiredGrantReleasedEarlyIsKeptAndASecondReleaseChangesNothing() throws Exception {
+		LockHandle handle = this.template.acquire(kept(this.key));
+		handle.release();
+		handle.release();
+
+		assertThat(handle.state()).isEqualTo(LockState.HELD);
+		assertThat(this.other.tryAcquire(kept(this.key))).isEmpty();
+		await().atMost(AT_LEAST.plusSeconds(5)).until(() -> handle.state() == LockState.RELEASED);
+		assertThat(znodes(this.key)).isEmpty();
+	}
+
+	@Test
+	void permitIsKeptToo() throws Exception {
+		LockRequest permit = LockRequest.of(this.key).withWaitTime(Duration.ZERO).withPermits(1)
+			.withLockAtLeastFor(AT_LEAST);
+		LockHandle handle = this.template.acquire(permit);
+		handle.release();
+
+		assertThat(this.other.tryAcquire(permit)).isEmpty();
+		await().atMost(AT_LEAST.plusSeconds(5)).until(() -> handle.state() == LockState.RELEASED);
+		Optional<LockHandle> next = this.other.tryAcquire(permit);
+		assertThat(next).isPresent();
+		next.get().release();
+	}
+
+	@Test
+	void multiLockIsKeptAsAWhole() throws Exception {
+		List<LockRequest> requests = List.of(kept(this.key + "/a"), kept(this.key + "/b"));
+		LockHandle multi = this.template.executeAll(requests, (granted) -> granted);
+
+		assertThat(multi.state()).isEqualTo(LockState.HELD);
+		assertThat(this.other.tryAcquire(kept(this.key + "/a"))).isEmpty();
+		assertThat(this.other.tryAcquire(kept(this.key + "/b"))).isEmpty();
+		await().atMost(AT_LEAST.plusSeconds(5)).until(() -> multi.state() == LockState.RELEASED);
+		assertThat(znodes(this.key + "/a")).isEmpty();
+		assertThat(znodes(this.key + "/b")).isEmpty();
+	}
+
+	@Test
+	void partsOfAMultiLockGivenUpOnABusyKeyAreReleasedAtOnce() throws Exception {
+		LockHandle busy = this.other.acquire(kept(this.key + "/b"));
+		List<LockRequest> requests = List.of(kept(this.key + "/a"), kept(this.key + "/b"));
+
+		String result = this.template.executeAllOrSkip(requests, (granted) -> "ran", () -> "skipped");
+
+		assertThat(result).isEqualTo("skipped");
+		// Key a was taken first, then given up: not kept for lockAtLeastFor.
+		assertThat(znodes(this.key + "/a")).isEmpty();
+		Optional<LockHandle> a = this.other.tryAcquire(kept(this.key + "/a"));
+		assertThat(a).isPresent();
+		a.get().release();
+		busy.release();
+	}
+
+	@Test
+	void grantLostWithItsSessionIsNotReleasedLaterWithAnError() throws Exception {
+		CuratorFramework client = zooKeeper.newClient();
+		CuratorLockRegistry registry = new CuratorLockRegistry(client, ROOT, 100);
+		try {
+			// Longer than the expiry takes to be noticed (about 1.5 s here).
+			Duration atLeast = Duration.ofSeconds(5);
+			LockHandle handle = new LockTemplate(registry, Duration.ZERO)
+				.acquire(kept(this.key).withLockAtLeastFor(atLeast));
+			handle.release();
+			zooKeeper.expireSession(client);
+			await().atMost(Duration.ofSeconds(10)).until(() -> handle.state() == LockState.LOST);
+
+			// The session took the znode: another application gets the key before lockAtLeastFor ends.
+			LockHandle next = await().atMost(Duration.ofSeconds(10))
+				.until(() -> this.other.tryAcquire(kept(this.key)).orElse(null), (granted) -> granted != null);
+			next.release();
+			await().atMost(atLeast.plusSeconds(5)).until(() -> handle.state() == LockState.RELEASED);
+		}
+		finally {
+			registry.close();
+		}
+	}
+
+	@Test
+	void threadBoundRequestsAndNegativeDurationsAreRefused() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> LockRequest.of(this.key).withLockAtLeastFor(AT_LEAST))
+			.withMessageContaining("reentrant EXCLUSIVE")
+			.withMessageContaining("withReentrant(false)");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> LockRequest.of(this.key).withMode(LockMode.READ).withLockAtLeastFor(AT_LEAST))
+			.withMessageContaining("READ");
+		assertThatIllegalArgumentException().isThrownBy(() -> kept(this.key).withReentrant(true));
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> kept(this.key).withLockAtLeastFor(Duration.ofMillis(-1)))
+			.withMessageContaining("PT-0.001S");
+		assertThat(kept(this.key).withLockAtLeastFor(Duration.ZERO).lockAtLeastFor()).isZero();
+		assertThat(LockRequest.of(this.key).lockAtLeastFor()).isZero();
+	}
+
+	@Test
+	void multiLockKeysMustShareLockAtLeastFor() {
+		List<LockRequest> requests = List.of(kept(this.key + "/a"),
+				kept(this.key + "/b").withLockAtLeastFor(Duration.ofSeconds(5)));
+		assertThatIllegalArgumentException().isThrownBy(() -> this.template.acquireAll(requests))
+			.withMessageContaining("lockAtLeastFor");
+	}
+
+	private List<String> znodes(String key) throws Exception {
+		return ZooKeeperExtension.ephemeralZnodes(this.observer, ROOT + key);
+	}
+
+}
