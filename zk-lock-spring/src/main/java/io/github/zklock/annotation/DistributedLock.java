@@ -125,4 +125,35 @@ public @interface DistributedLock {
 	 */
 	OnBusy onBusy() default OnBusy.FAIL;
 
+	/**
+	 * How long the lock is kept at least, counted from its grant: when the method returns
+	 * earlier, the lock is released once this time has passed since it was granted, by a
+	 * scheduler thread (the calling thread returns at once). For a scheduled job on several
+	 * instances, with {@link #onBusy()} {@code SKIP} and {@code waitTime = 0}: an instance whose
+	 * schedule fires a little later than the one that ran the tick finds the key still taken and
+	 * skips, instead of running the same tick again.
+	 * <pre class="code">
+	 * &#64;Scheduled(cron = "0 0/5 * * * *")
+	 * &#64;DistributedLock(path = "/jobs/report", waitTime = 0, onBusy = OnBusy.SKIP, lockAtLeastFor = "PT1M")
+	 * public void report() { ... }
+	 * </pre>
+	 * <p>A duration string as {@code @Scheduled(fixedDelayString)} takes: ISO-8601
+	 * ({@code PT30S}), the simple style ({@code 30s}, {@code 500ms}, {@code 1m}), or a plain number
+	 * in {@link #timeUnit()}; {@code ${...}} placeholders are resolved at start-up. Empty (the
+	 * default) or zero: the lock is released when the method returns. A negative or malformed
+	 * value is rejected at start-up, naming the method.
+	 * <p>A lock kept after its method must not be bound to the calling thread, so a lock with
+	 * {@code lockAtLeastFor} is a non-reentrant one whatever {@link #reentrant()} says (a nested
+	 * call on the same key fails after its wait); it is allowed for {@link LockMode#EXCLUSIVE}
+	 * only (READ and WRITE locks are bound to their thread; rejected at start-up). For a
+	 * multi-lock, all keys are kept together.
+	 * <p>If the application dies while the lock is kept, the key is freed with its ZooKeeper
+	 * session (after {@code zk.lock.session-timeout}), not at the end of {@code lockAtLeastFor}:
+	 * unlike ShedLock, whose timestamp record survives a crash, nothing persists here. There is no
+	 * {@code lockAtMostFor}: a holder that dies frees the key with its session; a live holder keeps
+	 * it until its method returns.
+	 * @return the least time the lock is held, empty for none
+	 */
+	String lockAtLeastFor() default "";
+
 }

@@ -15,6 +15,7 @@ import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotationMetadata;
 import org.springframework.util.function.SingletonSupplier;
 
+import io.github.zklock.Leadership;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.annotation.EnableDistributedLocks;
 import io.github.zklock.expression.LockPathExpressionEvaluator;
@@ -24,10 +25,12 @@ import io.github.zklock.expression.LockPathExpressionEvaluator;
  * {@link EnableDistributedLocks @EnableDistributedLocks}: the operation source (per-method cache
  * of parsed declarations, with a SpEL evaluator that resolves {@code @bean} references; an
  * application's own {@link LockOperationSource} bean takes its place), the start-up validator and
- * the advisor.
+ * the advisor; and the same for {@code @LeaderOnly}, with the lifecycle that joins its groups
+ * through the application's {@link Leadership} bean.
  *
  * <p>The advisor's order is {@code zk.lock.aspect-order} when the environment sets it, else the
- * annotation's {@link EnableDistributedLocks#order() order}. The {@link LockTemplate} is looked up
+ * annotation's {@link EnableDistributedLocks#order() order}; the {@code @LeaderOnly} advisor is
+ * ordered one before it (outside). The {@link LockTemplate} and {@link Leadership} are looked up
  * on the first locked call, so that creating the advisor early (auto-proxy creators collect
  * advisors while post-processors are created) does not pull the ZooKeeper client in with it.
  */
@@ -82,6 +85,41 @@ public class DistributedLockConfiguration implements ImportAware, EnvironmentAwa
 		DistributedLockInterceptor interceptor = new DistributedLockInterceptor(operationSource.getObject(),
 				SingletonSupplier.of(lockTemplate::getObject));
 		return new DistributedLockAdvisor(interceptor, advisorOrder());
+	}
+
+	/**
+	 * The default {@code @LeaderOnly} source, a fallback like the lock operation source.
+	 * @return the source
+	 */
+	@Bean
+	@Fallback
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	static LeaderOnlyOperationSource zkLeaderOnlyOperationSource() {
+		return new LeaderOnlyOperationSource();
+	}
+
+	@Bean
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	static LeaderOnlyMethodValidator zkLeaderOnlyMethodValidator(
+			ObjectProvider<LeaderOnlyOperationSource> operationSource) {
+		return new LeaderOnlyMethodValidator(operationSource.getObject());
+	}
+
+	@Bean
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	LeaderOnlyAdvisor zkLeaderOnlyAdvisor(ObjectProvider<LeaderOnlyOperationSource> operationSource,
+			ObjectProvider<Leadership> leadership) {
+		LeaderOnlyInterceptor interceptor = new LeaderOnlyInterceptor(operationSource.getObject(),
+				SingletonSupplier.of(leadership::getObject));
+		int order = advisorOrder();
+		return new LeaderOnlyAdvisor(interceptor, (order == Integer.MIN_VALUE) ? order : order - 1);
+	}
+
+	@Bean
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	LeaderGroupsLifecycle zkLeaderGroupsLifecycle(ObjectProvider<LeaderOnlyOperationSource> operationSource,
+			ObjectProvider<Leadership> leadership) {
+		return new LeaderGroupsLifecycle(operationSource.getObject(), leadership);
 	}
 
 	private int advisorOrder() {

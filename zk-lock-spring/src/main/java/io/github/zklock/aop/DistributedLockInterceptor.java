@@ -23,7 +23,8 @@ import io.github.zklock.expression.LockPathTemplate;
  * {@link LockTemplate#execute(LockRequest, LockCallback)}, several keys through
  * {@link LockTemplate#executeAll(List, LockCallback)} (their {@code OrSkip} variants for
  * {@link OnBusy#SKIP}). Every key is resolved before any ZooKeeper request, the lock is released
- * on the calling thread after the method returns or throws, and the method's own exception,
+ * on the calling thread after the method returns or throws (with {@code lockAtLeastFor}: by a
+ * scheduler thread once that time has passed since the grant), and the method's own exception,
  * checked or not, propagates unchanged.
  */
 public class DistributedLockInterceptor implements MethodInterceptor {
@@ -93,7 +94,7 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 		String key = this.operationSource.resolvePath(operation, path, args, target);
 		// Named after the template: resolved values would make a metric per key.
 		return new LockRequest(key, operation.mode(), operation.reentrant(), operation.waitTime(), path.getSource(),
-				operation.permits());
+				operation.permits(), operation.lockAtLeastFor());
 	}
 
 	private static Supplier<@Nullable Object> skipped(LockOperation operation) {

@@ -15,10 +15,15 @@ import java.util.concurrent.TimeUnit;
 
 import org.jspecify.annotations.Nullable;
 import org.springframework.aop.support.AopUtils;
+import org.springframework.context.EmbeddedValueResolverAware;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.format.annotation.DurationFormat;
+import org.springframework.format.datetime.standard.DurationFormatterUtils;
 import org.springframework.util.ClassUtils;
+import org.springframework.util.StringUtils;
+import org.springframework.util.StringValueResolver;
 
 import io.github.zklock.InvalidLockPathException;
 import io.github.zklock.LockMode;
@@ -33,11 +38,13 @@ import io.github.zklock.expression.LockPathTemplate;
  * Finds and validates {@link DistributedLock @DistributedLock} and
  * {@link DistributedSemaphore @DistributedSemaphore} on methods, building one
  * {@link LockOperation} per method and target class and caching it (the key templates are parsed
- * there, once).
+ * there, once). {@code ${...}} placeholders in {@code lockAtLeastFor} are resolved with the
+ * container's embedded value resolver (set by the container; without one they are taken as
+ * written).
  *
  * <p>Thread-safe.
  */
-public class LockOperationSource {
+public class LockOperationSource implements EmbeddedValueResolverAware {
 
 	private static final String LOCK = "@DistributedLock";
 
@@ -49,12 +56,19 @@ public class LockOperationSource {
 
 	private final LockPathExpressionEvaluator evaluator;
 
+	private @Nullable StringValueResolver valueResolver;
+
 	/**
 	 * Create a source.
 	 * @param evaluator parses and resolves key templates
 	 */
 	public LockOperationSource(LockPathExpressionEvaluator evaluator) {
 		this.evaluator = evaluator;
+	}
+
+	@Override
+	public void setEmbeddedValueResolver(StringValueResolver resolver) {
+		this.valueResolver = resolver;
 	}
 
 	/**
@@ -67,7 +81,8 @@ public class LockOperationSource {
 	 * @throws IllegalStateException if the declaration is otherwise invalid: both annotations on
 	 * one method, an asynchronous or reactive return type, a negative wait time other than
 	 * {@code WAIT_FOREVER}, {@code reentrant = false} on READ or WRITE, fewer than one permit,
-	 * {@code onBusy = SKIP} with a primitive return type other than {@code void}, or a key template
+	 * {@code onBusy = SKIP} with a primitive return type other than {@code void}, a negative or
+	 * malformed {@code lockAtLeastFor} or one on READ or WRITE, or a key template
 	 * already used by another method with a kind that would not exclude this one (EXCLUSIVE vs
 	 * READ/WRITE vs semaphore, reentrant vs not, semaphores with different permits)
 	 */
@@ -138,8 +153,41 @@ public class LockOperationSource {
 		for (String template : annotation.path()) {
 			paths.add(parse(template, LOCK, where));
 		}
-		return new LockOperation(method, paths, annotation.mode(), annotation.reentrant(),
-				waitTime(annotation.waitTime(), annotation.timeUnit(), LOCK, where), 0, annotation.onBusy());
+		Duration lockAtLeastFor = lockAtLeastFor(annotation, where);
+		// A lock kept after the call is released by another thread: it cannot be thread-bound.
+		boolean reentrant = annotation.reentrant() && lockAtLeastFor.isZero();
+		return new LockOperation(method, paths, annotation.mode(), reentrant,
+				waitTime(annotation.waitTime(), annotation.timeUnit(), LOCK, where), 0, annotation.onBusy(),
+				lockAtLeastFor);
+	}
+
+	private Duration lockAtLeastFor(DistributedLock annotation, String where) {
+		String value = annotation.lockAtLeastFor();
+		if (this.valueResolver != null && StringUtils.hasText(value)) {
+			value = this.valueResolver.resolveStringValue(value);
+		}
+		if (!StringUtils.hasText(value)) {
+			return Duration.ZERO;
+		}
+		Duration duration;
+		try {
+			duration = DurationFormatterUtils.detectAndParse(value.trim(),
+					DurationFormat.Unit.fromChronoUnit(annotation.timeUnit().toChronoUnit()));
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalStateException(LOCK + " on " + where + ": lockAtLeastFor '" + value + "' is not a "
+					+ "duration; use ISO-8601 (PT30S), the simple style (30s, 500ms) or a number in timeUnit", ex);
+		}
+		if (duration.isNegative()) {
+			throw new IllegalStateException(LOCK + " on " + where + ": lockAtLeastFor " + value
+					+ " is negative; use a positive duration, or leave it out to release when the method returns");
+		}
+		if (!duration.isZero() && annotation.mode() != LockMode.EXCLUSIVE) {
+			throw new IllegalStateException(LOCK + " on " + where + ": lockAtLeastFor applies to "
+					+ LockMode.EXCLUSIVE + " only; a " + annotation.mode() + " lock is bound to the calling thread "
+					+ "and cannot be kept after the method returns");
+		}
+		return duration;
 	}
 
 	private LockOperation semaphoreOperation(DistributedSemaphore annotation, Method method, String where) {
@@ -173,7 +221,7 @@ public class LockOperationSource {
 	private void rejectConflictingKind(LockOperation operation, String where) {
 		for (LockPathTemplate path : operation.paths()) {
 			LockOperation first = this.operationsByPath.putIfAbsent(path.getSource(), operation);
-			if (first == null || recipeKind(first).equals(recipeKind(operation))) {
+			if (first == null || recipeKey(first).equals(recipeKey(operation))) {
 				continue;
 			}
 			String conflict = annotationName(operation) + " on " + where + " uses '" + path + "' as "
@@ -188,7 +236,14 @@ public class LockOperationSource {
 		}
 	}
 
+	private static String recipeKey(LockOperation operation) {
+		return recipeKind(operation.withoutLockAtLeastFor());
+	}
+
 	private static String recipeKind(LockOperation operation) {
+		if (!operation.lockAtLeastFor().isZero()) {
+			return "EXCLUSIVE (reentrant = false, as lockAtLeastFor makes it)";
+		}
 		if (operation.isSemaphore()) {
 			return "SEMAPHORE (" + operation.permits() + " permits)";
 		}

@@ -1,0 +1,111 @@
+package io.github.zklock.aop;
+
+import java.lang.reflect.Method;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.apache.curator.utils.PathUtils;
+import org.jspecify.annotations.Nullable;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.context.EmbeddedValueResolverAware;
+import org.springframework.core.MethodClassKey;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.StringUtils;
+import org.springframework.util.StringValueResolver;
+
+import io.github.zklock.annotation.LeaderOnly;
+
+/**
+ * Finds and validates {@link LeaderOnly @LeaderOnly} on methods, caching the resolved group per
+ * method and target class, and keeps every group seen, so that they can be joined at start-up.
+ *
+ * <p>Thread-safe.
+ */
+public class LeaderOnlyOperationSource implements EmbeddedValueResolverAware {
+
+	private final Map<MethodClassKey, Optional<String>> groups = new ConcurrentHashMap<>(16);
+
+	private final Set<String> knownGroups = ConcurrentHashMap.newKeySet();
+
+	private @Nullable StringValueResolver valueResolver;
+
+	@Override
+	public void setEmbeddedValueResolver(StringValueResolver resolver) {
+		this.valueResolver = resolver;
+	}
+
+	/**
+	 * Return the leadership group of a method, or {@code null} if it is not annotated.
+	 * @param method the invoked method (may be an interface method)
+	 * @param targetClass the target class, or {@code null} if unknown
+	 * @return the group, or {@code null}
+	 * @throws IllegalStateException if the group is empty or not one legal ZooKeeper path
+	 * segment, or the method returns a primitive other than {@code void}
+	 */
+	public @Nullable String getGroup(Method method, @Nullable Class<?> targetClass) {
+		MethodClassKey key = new MethodClassKey(method, targetClass);
+		Optional<String> group = this.groups.get(key);
+		if (group == null) {
+			group = Optional.ofNullable(findGroup(method, targetClass));
+			group.ifPresent(this.knownGroups::add);
+			this.groups.put(key, group);
+		}
+		return group.orElse(null);
+	}
+
+	/**
+	 * Return every group found so far on validated or called methods.
+	 * @return a snapshot of the groups
+	 */
+	public Set<String> getKnownGroups() {
+		return Set.copyOf(this.knownGroups);
+	}
+
+	private @Nullable String findGroup(Method method, @Nullable Class<?> targetClass) {
+		Method specificMethod = AopUtils.getMostSpecificMethod(method, targetClass);
+		LeaderOnly annotation = AnnotatedElementUtils.findMergedAnnotation(specificMethod, LeaderOnly.class);
+		if (annotation == null && specificMethod != method) {
+			annotation = AnnotatedElementUtils.findMergedAnnotation(method, LeaderOnly.class);
+		}
+		if (annotation == null) {
+			return null;
+		}
+		String where = ClassUtils.getQualifiedMethodName(specificMethod, targetClass);
+		Class<?> returnType = specificMethod.getReturnType();
+		if (returnType.isPrimitive() && returnType != void.class) {
+			throw new IllegalStateException("@LeaderOnly on " + where + ": the call is skipped with null on an "
+					+ "instance that does not lead, which the return type " + returnType.getName() + " cannot hold. "
+					+ "Return a wrapper type, Optional or void");
+		}
+		String group = annotation.group();
+		if (this.valueResolver != null && StringUtils.hasText(group)) {
+			group = this.valueResolver.resolveStringValue(group);
+		}
+		return checkGroup(group, where);
+	}
+
+	private static String checkGroup(@Nullable String group, String where) {
+		if (!StringUtils.hasText(group)) {
+			throw new IllegalStateException("@LeaderOnly on " + where + ": no group given; name the leadership "
+					+ "group, such as group = \"billing\"");
+		}
+		boolean legal = !group.contains("/") && !group.equals(".") && !group.equals("..");
+		if (legal) {
+			try {
+				PathUtils.validatePath("/" + group);
+			}
+			catch (IllegalArgumentException ex) {
+				legal = false;
+			}
+		}
+		if (!legal) {
+			throw new IllegalStateException("@LeaderOnly on " + where + ": group '" + group + "' is not one "
+					+ "ZooKeeper path segment (no '/', '.', '..' or control characters)");
+		}
+		return group;
+	}
+
+}
