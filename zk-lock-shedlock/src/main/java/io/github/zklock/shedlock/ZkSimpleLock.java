@@ -1,0 +1,162 @@
+package io.github.zklock.shedlock;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import net.javacrumbs.shedlock.core.LockConfiguration;
+import net.javacrumbs.shedlock.core.SimpleLock;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockState;
+
+/**
+ * A ShedLock lock on one zk-lock grant: {@link #unlock()} releases the grant (kept until
+ * {@code lockAtLeastFor} has passed, see {@link ZkLockProvider}), {@link #extend} hands the grant
+ * on to a new lock. Each lock is used once: after {@code unlock} or {@code extend}, both throw
+ * {@link IllegalStateException}, as ShedLock's contract says.
+ *
+ * <p>Thread-safe; the grant is not bound to a thread.
+ */
+final class ZkSimpleLock implements SimpleLock {
+
+	private static final Log logger = LogFactory.getLog(ZkSimpleLock.class);
+
+	private final LockHandle handle;
+
+	private final String name;
+
+	/**
+	 * The {@link System#nanoTime()} before which an unlock is delayed here, set by an extension's
+	 * {@code lockAtLeastFor} (the creation time of a lock never extended: no delay). The grant's
+	 * own {@code lockAtLeastFor} is kept by the handle.
+	 */
+	private final long keepUntil;
+
+	private final AtomicBoolean used = new AtomicBoolean();
+
+	/**
+	 * Create the lock of a new grant.
+	 * @param handle the grant, not bound to a thread
+	 * @param name the ShedLock lock name
+	 */
+	ZkSimpleLock(LockHandle handle, String name) {
+		this(handle, name, System.nanoTime());
+	}
+
+	private ZkSimpleLock(LockHandle handle, String name, long keepUntil) {
+		this.handle = handle;
+		this.name = name;
+		this.keepUntil = keepUntil;
+	}
+
+	/**
+	 * Release the grant: now, or once the {@code lockAtLeastFor} of the lock and of its
+	 * extensions has passed (then by a scheduler thread; this call returns at once). A failure to
+	 * reach ZooKeeper is logged, not thrown: the ephemeral znode ends with the session.
+	 * @throws IllegalStateException if this lock was already unlocked or extended
+	 */
+	@Override
+	public void unlock() {
+		markUsed();
+		long delay = this.keepUntil - System.nanoTime();
+		if (delay <= 0 || this.handle.state() == LockState.LOST) {
+			this.handle.release();
+			return;
+		}
+		if (logger.isDebugEnabled()) {
+			logger.debug("Keeping ShedLock lock '" + this.name + "' (" + this.handle.path() + ") for "
+					+ Duration.ofNanos(delay) + " more, as its last extension asked");
+		}
+		Scheduler.INSTANCE.schedule(this::releaseLater, delay, TimeUnit.NANOSECONDS);
+	}
+
+	/**
+	 * Hand the grant on to a new lock if it is still held. {@code lockAtMostFor} changes nothing
+	 * (the grant lasts until unlocked or until its session ends); {@code lockAtLeastFor}, counted
+	 * from now, is added to what the grant already keeps: the new lock's unlock releases it once
+	 * both have passed. Sends no request.
+	 * @param lockAtMostFor checked as ShedLock checks it (not negative, not shorter than
+	 * {@code lockAtLeastFor}), otherwise ignored
+	 * @param lockAtLeastFor how long from now the grant is kept at least, even when unlocked
+	 * earlier
+	 * @return the new lock; empty when the grant is no longer held (lost with its ZooKeeper
+	 * session, or in doubt while the connection is suspended), in which case the grant is released
+	 * and this lock is used up, like one that was extended
+	 * @throws IllegalStateException if this lock was already unlocked or extended
+	 * @throws IllegalArgumentException if the durations are refused by ShedLock's
+	 * {@link LockConfiguration}
+	 */
+	@Override
+	public Optional<SimpleLock> extend(Duration lockAtMostFor, Duration lockAtLeastFor) {
+		if (this.used.get()) {
+			throw alreadyUsed();
+		}
+		// ShedLock's own checks of the two durations, before the lock is used up.
+		new LockConfiguration(Instant.now(), this.name, lockAtMostFor, lockAtLeastFor);
+		markUsed();
+		if (!this.handle.isHeld()) {
+			if (logger.isDebugEnabled()) {
+				logger.debug("Cannot extend ShedLock lock '" + this.name + "' (" + this.handle.path() + "): it is "
+						+ this.handle.state());
+			}
+			this.handle.release();
+			return Optional.empty();
+		}
+		long until = System.nanoTime() + lockAtLeastFor.toNanos();
+		if (this.keepUntil - until > 0) {
+			until = this.keepUntil;
+		}
+		return Optional.of(new ZkSimpleLock(this.handle, this.name, until));
+	}
+
+	private void markUsed() {
+		if (!this.used.compareAndSet(false, true)) {
+			throw alreadyUsed();
+		}
+	}
+
+	private IllegalStateException alreadyUsed() {
+		return new IllegalStateException("ShedLock lock '" + this.name + "' (" + this.handle.path()
+				+ ") was already unlocked or extended");
+	}
+
+	private void releaseLater() {
+		try {
+			this.handle.release();
+		}
+		catch (RuntimeException ex) {
+			// Nobody to throw to: the znode dies with the session if the delete did not go through.
+			logger.warn("Failed to release ShedLock lock '" + this.name + "' (" + this.handle.path() + ")", ex);
+		}
+	}
+
+	@Override
+	public String toString() {
+		return "ZkSimpleLock[" + this.name + ", " + this.handle + "]";
+	}
+
+	/** Holder of the scheduler of delayed unlocks after an extension, created on first use. */
+	private static final class Scheduler {
+
+		static final ScheduledExecutorService INSTANCE = create();
+
+		private static ScheduledExecutorService create() {
+			ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, (task) -> {
+				Thread thread = new Thread(task, "zk-lock-shedlock-release");
+				thread.setDaemon(true);
+				return thread;
+			});
+			executor.setRemoveOnCancelPolicy(true);
+			return executor;
+		}
+
+	}
+
+}

@@ -1,0 +1,506 @@
+package io.github.zklock.shedlock;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import io.micrometer.observation.tck.TestObservationRegistry;
+import net.javacrumbs.shedlock.core.LockConfiguration;
+import net.javacrumbs.shedlock.core.SimpleLock;
+import org.apache.curator.framework.CuratorFramework;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.github.zklock.InvalidLockPathException;
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockMode;
+import io.github.zklock.LockRequest;
+import io.github.zklock.LockState;
+import io.github.zklock.LockStateEvent;
+import io.github.zklock.LockTemplate;
+import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.test.ZooKeeperExtension;
+
+import static io.micrometer.observation.tck.TestObservationRegistryAssert.assertThat;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * {@link ZkLockProvider} against a real ZooKeeper, with two "applications" (two clients, each with
+ * its own zk-lock registry, template and provider).
+ *
+ * <p>Covers the scenarios of ShedLock's {@code AbstractLockProviderIntegrationTest} (7.10.1),
+ * written anew from what each checks, where "locked" means the lock's ephemeral znode exists and
+ * the other application cannot lock the name, "unlocked" that no ephemeral znode is left:
+ * <ul>
+ * <li>{@code shouldCreateLock}: {@link #locksANameUntilItIsUnlocked};</li>
+ * <li>{@code shouldNotReturnSecondLock}:
+ * {@link #refusesASecondLockOfALockedNameInThisApplicationAndInAnother};</li>
+ * <li>{@code shouldCreateTwoIndependentLocks}: {@link #locksOfDifferentNamesAreIndependent};</li>
+ * <li>{@code shouldLockTwiceInARow}: {@link #locksANameAgainAfterItWasUnlocked};</li>
+ * <li>{@code shouldBeAbleToLockRightAfterUnlock}: {@link #locksANameRightAfterEachUnlock};</li>
+ * <li>{@code shouldLockAtLeastFor}: {@link #keepsTheLockForLockAtLeastForAfterAQuickUnlock};</li>
+ * <li>{@code shouldTimeout} (the lock frees itself once {@code lockAtMostFor} has passed): proves
+ * the opposite, as documented, in
+ * {@link #holdsTheLockPastLockAtMostForWhileTheHolderLivesAndFreesItWhenItsSessionEnds};</li>
+ * <li>{@code fuzzTestShouldPass}: {@link ZkLockProviderFuzzTests}.</li>
+ * </ul>
+ * and of its {@code AbstractExtensibleLockProviderIntegrationTest}, as the provider is an
+ * {@code ExtensibleLockProvider}:
+ * <ul>
+ * <li>{@code shouldBeAbleToExtendLock}, {@code shouldBeAbleToExtendMultipleTimes}:
+ * {@link #extendsAHeldLockOnceOrSeveralTimesPastItsLockAtMostFor};</li>
+ * <li>{@code shouldBeAbleToExtendAtLeast}:
+ * {@link #extensionKeepsTheLockForItsLockAtLeastForCountedFromTheExtension};</li>
+ * <li>{@code shouldNotBeAbleToExtendUnlockedLock}, {@code lockCanNotBeExtendedTwice},
+ * {@code lockCanNotBeUnlockedAfterExtending}: {@link #aLockIsUsedOnceByUnlockOrExtend};</li>
+ * <li>{@code shouldNotBeAbleToExtendExpiredLock} (past {@code lockAtMostFor}): here a lock past
+ * its {@code lockAtMostFor} is still held and extends
+ * ({@link #extendsAHeldLockOnceOrSeveralTimesPastItsLockAtMostFor}); what cannot be extended is a
+ * grant lost with its session
+ * ({@link #aGrantLostWhileTheJobRunsIsReportedUnlocksQuietlyAndIsNotExtended}).</li>
+ * </ul>
+ * Not applicable: ShedLock's {@code AbstractStorageBasedLockProviderIntegrationTest} (a lock
+ * record in a store, the "locked until" column, a record left by an older version): there is no
+ * record here, only the ephemeral znode.
+ *
+ * <p>Also: {@code lockAtLeastFor} does not outlive the holder's session; a grant lost while the
+ * job runs is reported (handle state, lock-state listener) and its unlock does not fail; lock
+ * names as one encoded path segment; the key prefix; the exclusion with a zk-lock request on the
+ * same key; the name in metrics. ZooKeeper down: {@link ZkLockProviderOutageTests}.
+ */
+class ZkLockProviderTests {
+
+	@RegisterExtension
+	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
+
+	private static final Duration LOCK_AT_MOST_FOR = Duration.ofMinutes(5);
+
+	private static final Duration AT_LEAST = Duration.ofSeconds(1);
+
+	/** How early a timed event may be seen: the release is scheduled by the wall clock's nanos. */
+	private static final Duration CLOCK_GRANULARITY = Duration.ofMillis(20);
+
+	private Application first;
+
+	private Application second;
+
+	/** Looks at the tree from outside the applications; one for the class (a client takes 0.1 s to close). */
+	private static CuratorFramework observer;
+
+	private String name;
+
+	@BeforeAll
+	static void connectObserver() throws InterruptedException {
+		observer = zooKeeper.newClient();
+	}
+
+	@BeforeEach
+	void start(TestInfo testInfo) throws InterruptedException {
+		this.first = Application.start(zooKeeper);
+		this.second = Application.start(zooKeeper);
+		this.name = testInfo.getTestMethod().orElseThrow().getName();
+	}
+
+	@AfterEach
+	void stop() {
+		this.first.registry().close();
+		this.second.registry().close();
+	}
+
+	@Test
+	void locksANameUntilItIsUnlocked() throws Exception {
+		Optional<SimpleLock> lock = this.first.provider().lock(config(this.name));
+
+		assertThat(lock).isPresent();
+		assertLocked(this.name);
+		assertThat(znodes(this.name)).as("one lease of the non-reentrant lock").hasSize(1);
+		lock.get().unlock();
+		assertUnlocked(this.name);
+		assertThat(this.first.registry().heldLockCount()).isZero();
+	}
+
+	@Test
+	void refusesASecondLockOfALockedNameInThisApplicationAndInAnother() throws Exception {
+		SimpleLock lock = this.first.provider().lock(config(this.name)).orElseThrow();
+
+		assertThat(this.first.provider().lock(config(this.name))).as("same provider, same thread").isEmpty();
+		assertThat(this.second.provider().lock(config(this.name))).as("another application").isEmpty();
+		assertThat(znodes(this.name)).as("the refused attempts leave nothing behind").hasSize(1);
+		lock.unlock();
+		assertUnlocked(this.name);
+	}
+
+	@Test
+	void locksOfDifferentNamesAreIndependent() throws Exception {
+		SimpleLock one = this.first.provider().lock(config(this.name + "-1")).orElseThrow();
+		SimpleLock two = this.first.provider().lock(config(this.name + "-2")).orElseThrow();
+
+		assertLocked(this.name + "-1");
+		assertLocked(this.name + "-2");
+		one.unlock();
+		assertUnlocked(this.name + "-1");
+		assertLocked(this.name + "-2");
+		two.unlock();
+		assertUnlocked(this.name + "-2");
+	}
+
+	@Test
+	void locksANameAgainAfterItWasUnlocked() throws Exception {
+		this.first.provider().lock(config(this.name)).orElseThrow().unlock();
+
+		Optional<SimpleLock> again = this.first.provider().lock(config(this.name));
+		assertThat(again).isPresent();
+		again.get().unlock();
+		assertUnlocked(this.name);
+	}
+
+	@Test
+	void locksANameRightAfterEachUnlock() throws Exception {
+		for (int i = 0; i < 10; i++) {
+			Application holder = (i % 2 == 0) ? this.first : this.second;
+			Application other = (i % 2 == 0) ? this.second : this.first;
+			Optional<SimpleLock> lock = holder.provider().lock(config(this.name));
+			assertThat(lock).as("round " + i).isPresent();
+			assertThat(holder.provider().lock(config(this.name))).as("round " + i).isEmpty();
+			assertThat(other.provider().lock(config(this.name))).as("round " + i).isEmpty();
+			lock.get().unlock();
+		}
+		assertUnlocked(this.name);
+	}
+
+	@Test
+	void keepsTheLockForLockAtLeastForAfterAQuickUnlock() throws Exception {
+		long grantedAt = System.nanoTime();
+		SimpleLock lock = this.first.provider()
+			.lock(config(this.name, AT_LEAST.multipliedBy(2), AT_LEAST))
+			.orElseThrow();
+		lock.unlock();
+
+		// The unlocking thread is back at once; the key stays taken in ZooKeeper.
+		assertThat(znodes(this.name)).hasSize(1);
+		assertThat(this.first.provider().lock(config(this.name))).isEmpty();
+		assertThat(this.second.provider().lock(config(this.name))).isEmpty();
+
+		SimpleLock next = await().atMost(AT_LEAST.plusSeconds(5))
+			.pollInterval(Duration.ofMillis(20))
+			.until(() -> this.second.provider().lock(config(this.name)).orElse(null), (granted) -> granted != null);
+		assertThat(Duration.ofNanos(System.nanoTime() - grantedAt))
+			.isGreaterThanOrEqualTo(AT_LEAST.minus(CLOCK_GRANULARITY));
+		next.unlock();
+		assertUnlocked(this.name);
+	}
+
+	@Test
+	void unlockAfterLockAtLeastForHasPassedReleasesAtOnce() throws Exception {
+		SimpleLock lock = this.first.provider()
+			.lock(config(this.name, LOCK_AT_MOST_FOR, Duration.ofMillis(50)))
+			.orElseThrow();
+		// The job runs longer than lockAtLeastFor.
+		await().pollDelay(Duration.ofMillis(100)).atMost(Duration.ofSeconds(1)).until(() -> true);
+
+		lock.unlock();
+		assertUnlocked(this.name);
+		SimpleLock next = this.second.provider().lock(config(this.name)).orElseThrow();
+		next.unlock();
+	}
+
+	@Test
+	void holdsTheLockPastLockAtMostForWhileTheHolderLivesAndFreesItWhenItsSessionEnds() throws Exception {
+		Duration atMost = Duration.ofMillis(50);
+		SimpleLock lock = this.first.provider().lock(config(this.name, atMost, Duration.ZERO)).orElseThrow();
+
+		// Six times lockAtMostFor (ShedLock's own test waits twice that and expects the lock free).
+		await().during(atMost.multipliedBy(6))
+			.atMost(Duration.ofSeconds(5))
+			.until(() -> znodes(this.name).size() == 1);
+		assertThat(this.second.provider().lock(config(this.name, atMost, Duration.ZERO))).isEmpty();
+
+		// The holder dies as far as ZooKeeper can tell: its session ends, and the znode with it.
+		zooKeeper.expireSession(this.first.client());
+		SimpleLock next = await().atMost(Duration.ofSeconds(10))
+			.until(() -> this.second.provider().lock(config(this.name)).orElse(null), (granted) -> granted != null);
+		next.unlock();
+		lock.unlock();
+		assertUnlocked(this.name);
+	}
+
+	@Test
+	void lockAtLeastForDoesNotOutliveTheHoldersSession() throws Exception {
+		// Longer than the expiry takes to be noticed (about 1.5 s here).
+		Duration atLeast = Duration.ofSeconds(3);
+		long unlockedAt = System.nanoTime();
+		this.first.provider().lock(config(this.name, atLeast, atLeast)).orElseThrow().unlock();
+		LockHandle handle = this.first.registry().heldLocks().get(0);
+		assertThat(this.second.provider().lock(config(this.name))).isEmpty();
+
+		zooKeeper.expireSession(this.first.client());
+		SimpleLock next = await().atMost(Duration.ofSeconds(10))
+			.until(() -> this.second.provider().lock(config(this.name)).orElse(null), (granted) -> granted != null);
+		assertThat(Duration.ofNanos(System.nanoTime() - unlockedAt)).isLessThan(atLeast);
+		next.unlock();
+		// The delayed release of the lost grant still comes, without an error, before the client closes.
+		await().atMost(atLeast.plusSeconds(5)).until(() -> handle.state() == LockState.RELEASED);
+	}
+
+	@Test
+	void aGrantLostWhileTheJobRunsIsReportedUnlocksQuietlyAndIsNotExtended() throws Exception {
+		List<LockStateEvent> events = new CopyOnWriteArrayList<>();
+		this.first.registry().addLockStateListener(events::add);
+		SimpleLock unlocked = this.first.provider().lock(config(this.name + "-unlocked")).orElseThrow();
+		SimpleLock extended = this.first.provider().lock(config(this.name + "-extended")).orElseThrow();
+		List<LockHandle> handles = this.first.registry().heldLocks();
+		assertThat(handles).hasSize(2);
+
+		zooKeeper.expireSession(this.first.client());
+		await().atMost(Duration.ofSeconds(10))
+			.until(() -> handles.stream().allMatch((handle) -> handle.state() == LockState.LOST));
+		assertThat(events).filteredOn((event) -> event.state() == LockState.LOST)
+			.extracting(LockStateEvent::path)
+			.containsExactlyInAnyOrder(Application.lockPath(this.name + "-unlocked"),
+					Application.lockPath(this.name + "-extended"));
+		SimpleLock taken = this.second.provider().lock(config(this.name + "-unlocked")).orElseThrow();
+
+		// The job ends and ShedLock unlocks: no error, the lost grant is let go.
+		unlocked.unlock();
+		// A job extending its lock learns that it is gone; the grant is let go, the lock used up.
+		assertThat(extended.extend(Duration.ofSeconds(10), Duration.ZERO)).isEmpty();
+		assertThatIllegalStateException().isThrownBy(extended::unlock);
+		assertThat(handles).allSatisfy((handle) -> assertThat(handle.state()).isEqualTo(LockState.RELEASED));
+		assertThat(this.first.registry().heldLockCount()).isZero();
+		assertLocked(this.name + "-unlocked");
+		taken.unlock();
+		SimpleLock next = this.second.provider().lock(config(this.name + "-extended")).orElseThrow();
+		next.unlock();
+	}
+
+	@Test
+	void extendsAHeldLockOnceOrSeveralTimesPastItsLockAtMostFor() throws Exception {
+		Duration atMost = Duration.ofMillis(100);
+		SimpleLock once = this.first.provider().lock(config(this.name + "-once", atMost, Duration.ZERO))
+			.orElseThrow();
+		SimpleLock thrice = this.first.provider().lock(config(this.name + "-thrice", atMost, Duration.ZERO))
+			.orElseThrow();
+		// Past lockAtMostFor: ShedLock's providers would refuse the extension; here the grant holds.
+		await().pollDelay(atMost.multipliedBy(2)).atMost(Duration.ofSeconds(1)).until(() -> true);
+
+		SimpleLock extended = once.extend(atMost, Duration.ZERO).orElseThrow();
+		SimpleLock extendedThrice = thrice.extend(atMost, Duration.ZERO)
+			.orElseThrow()
+			.extend(atMost, Duration.ZERO)
+			.orElseThrow()
+			.extend(atMost, Duration.ZERO)
+			.orElseThrow();
+		await().pollDelay(atMost.multipliedBy(2)).atMost(Duration.ofSeconds(1)).until(() -> true);
+
+		assertLocked(this.name + "-once");
+		assertLocked(this.name + "-thrice");
+		extended.unlock();
+		extendedThrice.unlock();
+		assertUnlocked(this.name + "-once");
+		assertUnlocked(this.name + "-thrice");
+	}
+
+	@Test
+	void extensionKeepsTheLockForItsLockAtLeastForCountedFromTheExtension() throws Exception {
+		SimpleLock lock = this.first.provider().lock(config(this.name, Duration.ofSeconds(10), Duration.ZERO))
+			.orElseThrow();
+		long extendedAt = System.nanoTime();
+		SimpleLock extended = lock.extend(Duration.ofSeconds(10), AT_LEAST).orElseThrow();
+
+		extended.unlock();
+		assertLocked(this.name);
+		SimpleLock next = await().atMost(AT_LEAST.plusSeconds(5))
+			.pollInterval(Duration.ofMillis(20))
+			.until(() -> this.second.provider().lock(config(this.name)).orElse(null), (granted) -> granted != null);
+		assertThat(Duration.ofNanos(System.nanoTime() - extendedAt))
+			.isGreaterThanOrEqualTo(AT_LEAST.minus(CLOCK_GRANULARITY));
+		next.unlock();
+	}
+
+	@Test
+	void extensionKeepsTheLockAtLeastAsLongAsTheGrantsOwnLockAtLeastFor() throws Exception {
+		long grantedAt = System.nanoTime();
+		SimpleLock lock = this.first.provider().lock(config(this.name, Duration.ofSeconds(10), AT_LEAST))
+			.orElseThrow();
+		SimpleLock extended = lock.extend(Duration.ofSeconds(10), Duration.ZERO).orElseThrow();
+
+		extended.unlock();
+		assertLocked(this.name);
+		SimpleLock next = await().atMost(AT_LEAST.plusSeconds(5))
+			.pollInterval(Duration.ofMillis(20))
+			.until(() -> this.second.provider().lock(config(this.name)).orElse(null), (granted) -> granted != null);
+		assertThat(Duration.ofNanos(System.nanoTime() - grantedAt))
+			.isGreaterThanOrEqualTo(AT_LEAST.minus(CLOCK_GRANULARITY));
+		next.unlock();
+	}
+
+	@Test
+	void aLockIsUsedOnceByUnlockOrExtend() throws Exception {
+		SimpleLock unlocked = this.first.provider().lock(config(this.name + "-unlocked")).orElseThrow();
+		unlocked.unlock();
+		assertUnlocked(this.name + "-unlocked");
+		assertThatIllegalStateException().isThrownBy(unlocked::unlock).withMessageContaining("already unlocked");
+		assertThatIllegalStateException().isThrownBy(() -> unlocked.extend(Duration.ofSeconds(10), Duration.ZERO));
+
+		SimpleLock lock = this.first.provider().lock(config(this.name)).orElseThrow();
+		SimpleLock extended = lock.extend(Duration.ofSeconds(10), AT_LEAST).orElseThrow();
+		assertThatIllegalStateException().isThrownBy(() -> lock.extend(Duration.ofSeconds(10), AT_LEAST));
+		assertThatIllegalStateException().isThrownBy(lock::unlock);
+		assertLocked(this.name);
+
+		// Durations ShedLock refuses are refused before the lock is used up.
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> extended.extend(Duration.ofSeconds(1), Duration.ofSeconds(2)));
+		assertThatIllegalArgumentException().isThrownBy(() -> extended.extend(Duration.ofSeconds(-1), Duration.ZERO));
+		SimpleLock last = extended.extend(Duration.ofSeconds(10), Duration.ZERO).orElseThrow();
+		last.unlock();
+		// The first extension's lockAtLeastFor still keeps the grant, then it goes.
+		assertLocked(this.name);
+		await().atMost(AT_LEAST.plusSeconds(5)).until(() -> znodes(this.name).isEmpty());
+	}
+
+	@Test
+	void mapsANameToOneEncodedSegmentBelowTheKeyPrefix() throws Exception {
+		ZkLockProvider provider = this.first.provider();
+		assertThat(provider.getKeyPrefix()).isEqualTo("/shedlock");
+		assertThat(provider.keyFor("report")).isEqualTo("/shedlock/report");
+		assertThat(provider.keyFor("a/b")).isEqualTo("/shedlock/a%2Fb");
+		assertThat(provider.keyFor("a%2Fb")).isEqualTo("/shedlock/a%252Fb");
+		assertThat(provider.keyFor("..")).isEqualTo("/shedlock/%2E%2E");
+		assertThat(provider.keyFor(".")).isEqualTo("/shedlock/%2E");
+		assertThat(provider.keyFor("北京-report")).isEqualTo("/shedlock/北京-report");
+		assertThat(provider.keyFor("night\tjob")).isEqualTo("/shedlock/night%09job");
+		assertThat(provider.keyFor("\uD83D\uDD52")).isEqualTo("/shedlock/%F0%9F%95%92");
+
+		List<String> names = List.of("a/b", "a%2Fb", "..", ".", "北京-report", "night\tjob", "\uD83D\uDD52");
+		List<SimpleLock> locks = names.stream()
+			.map((each) -> provider.lock(config(each)).orElseThrow())
+			.toList();
+		try {
+			// Each name is its own lock, one segment below the prefix, climbing nowhere.
+			assertThat(observer.getChildren().forPath("/locks/shedlock")).contains("a%2Fb", "a%252Fb",
+					"%2E%2E", "%2E", "北京-report", "night%09job", "%F0%9F%95%92");
+			assertThat(observer.checkExists().forPath("/locks/shedlock/a")).isNull();
+			for (String each : names) {
+				assertThat(this.second.provider().lock(config(each))).as(each).isEmpty();
+				assertThat(ZooKeeperExtension.ephemeralZnodes(observer,
+						Application.ROOT + provider.keyFor(each))).as(each).hasSize(1);
+			}
+		}
+		finally {
+			locks.forEach(SimpleLock::unlock);
+		}
+	}
+
+	@Test
+	void placesTheLocksBelowAGivenKeyPrefix() throws Exception {
+		ZkLockProvider jobs = new ZkLockProvider(this.first.template(), "/jobs/shedlock");
+		ZkLockProvider topLevel = new ZkLockProvider(this.first.template(), "");
+		assertThat(jobs.keyFor(this.name)).isEqualTo("/jobs/shedlock/" + this.name);
+		assertThat(topLevel.keyFor(this.name)).isEqualTo("/" + this.name);
+
+		SimpleLock lock = jobs.lock(config(this.name)).orElseThrow();
+		try {
+			assertThat(ZooKeeperExtension.ephemeralZnodes(observer, "/locks/jobs/shedlock/" + this.name)).hasSize(1);
+			SimpleLock other = this.first.provider().lock(config(this.name)).orElseThrow();
+			other.unlock();
+			SimpleLock top = topLevel.lock(config(this.name)).orElseThrow();
+			top.unlock();
+		}
+		finally {
+			lock.unlock();
+		}
+	}
+
+	@Test
+	void excludesANonReentrantZkLockRequestOnTheSameKey() throws Exception {
+		LockRequest request = new LockRequest(this.first.provider().keyFor(this.name), LockMode.EXCLUSIVE, false,
+				Duration.ZERO);
+		SimpleLock lock = this.first.provider().lock(config(this.name)).orElseThrow();
+		assertThat(this.second.template().tryAcquire(request)).isEmpty();
+		lock.unlock();
+
+		LockHandle handle = this.second.template().acquire(request);
+		assertThat(this.first.provider().lock(config(this.name))).isEmpty();
+		handle.release();
+	}
+
+	@Test
+	void reportsItsGrantsUnderTheLockNameInObservations() {
+		TestObservationRegistry observations = TestObservationRegistry.create();
+		LockTemplate observed = new LockTemplate(this.first.registry(), Duration.ZERO);
+		observed.setObservationRegistry(observations);
+		ZkLockProvider provider = new ZkLockProvider(observed);
+
+		SimpleLock lock = provider.lock(config("report/daily")).orElseThrow();
+		assertThat(provider.lock(config("report/daily"))).isEmpty();
+		lock.unlock();
+
+		assertThat(observations).hasNumberOfObservationsWithNameEqualTo("zk.lock.acquire", 2);
+		assertThat(observations).hasAnObservation((observation) -> observation
+			.hasNameEqualTo("zk.lock.acquire")
+			.hasLowCardinalityKeyValue("name", "shedlock:report/daily")
+			.hasLowCardinalityKeyValue("outcome", "acquired")
+			.hasHighCardinalityKeyValue("path", "/shedlock/report%2Fdaily"));
+		// Busy: the attempt with a zero wait timed out.
+		assertThat(observations).hasAnObservation((observation) -> observation
+			.hasNameEqualTo("zk.lock.acquire")
+			.hasLowCardinalityKeyValue("name", "shedlock:report/daily")
+			.hasLowCardinalityKeyValue("outcome", "timeout"));
+		assertThat(observations).hasObservationWithNameEqualTo("zk.lock.held")
+			.that()
+			.hasLowCardinalityKeyValue("name", "shedlock:report/daily");
+	}
+
+	@Test
+	void rejectsAKeyPrefixThatIsNotALegalKeyAndNamesThatCannotBeKeys() {
+		LockTemplate template = this.first.template();
+		assertThatExceptionOfType(InvalidLockPathException.class)
+			.isThrownBy(() -> new ZkLockProvider(template, "no-leading-slash"));
+		assertThatExceptionOfType(InvalidLockPathException.class)
+			.isThrownBy(() -> new ZkLockProvider(template, "/trailing/"));
+		assertThatExceptionOfType(InvalidLockPathException.class).isThrownBy(() -> new ZkLockProvider(template, "/"));
+		assertThatExceptionOfType(InvalidLockPathException.class).isThrownBy(() -> this.first.provider().keyFor(""));
+
+		String longName = "k".repeat(CuratorLockRegistry.MAX_PATH_LENGTH);
+		assertThatExceptionOfType(InvalidLockPathException.class)
+			.isThrownBy(() -> this.first.provider().lock(config(longName)))
+			.withMessageContaining("longer than the limit");
+	}
+
+	private static LockConfiguration config(String name) {
+		return config(name, LOCK_AT_MOST_FOR, Duration.ZERO);
+	}
+
+	private static LockConfiguration config(String name, Duration lockAtMostFor, Duration lockAtLeastFor) {
+		return new LockConfiguration(Instant.now(), name, lockAtMostFor, lockAtLeastFor);
+	}
+
+	/** Locked: its znode is there and the other application cannot lock the name. */
+	private void assertLocked(String lockName) throws Exception {
+		assertThat(znodes(lockName)).as("ephemeral znodes of " + lockName).isNotEmpty();
+		Optional<SimpleLock> other = this.second.provider().lock(config(lockName));
+		other.ifPresent(SimpleLock::unlock);
+		assertThat(other).as("another application's attempt at " + lockName).isEmpty();
+	}
+
+	/** Unlocked: no ephemeral znode left below the lock's znode. */
+	private void assertUnlocked(String lockName) throws Exception {
+		assertThat(znodes(lockName)).as("ephemeral znodes of " + lockName).isEmpty();
+	}
+
+	private List<String> znodes(String lockName) throws Exception {
+		return ZooKeeperExtension.ephemeralZnodes(observer, Application.lockPath(lockName));
+	}
+
+}
