@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.zookeeper.data.Stat;
 import org.jspecify.annotations.Nullable;
@@ -326,7 +327,15 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 			}
 			// Curator retries the delete in the background (guaranteed delete); if the session
 			// ends first, ZooKeeper removes the ephemeral znode with it.
-			logger.warn("Failed to release " + handle + "; ZooKeeper removes its znode when the session ends", ex);
+			if (this.client.getState() == CuratorFrameworkState.STOPPED) {
+				// Closing the client closed the session: the znode is already gone (a release
+				// delayed by lockAtLeastFor past the application's shutdown, say).
+				logger.debug("Released " + handle + " with its session: the client is closed");
+			}
+			else {
+				logger.warn("Failed to release " + handle + "; ZooKeeper removes its znode when the session ends",
+						ex);
+			}
 		}
 		finally {
 			this.heldLocks.remove(handle);

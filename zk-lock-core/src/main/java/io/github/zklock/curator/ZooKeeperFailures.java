@@ -30,7 +30,18 @@ final class ZooKeeperFailures {
 	 */
 	static LockException translate(Exception ex, String action, String lockPath, LockMode mode,
 			CuratorFramework client) {
-		String what = "Could not " + action + " " + mode + " lock '" + lockPath + "': ";
+		return translate(ex, "Could not " + action + " " + mode + " lock '" + lockPath + "': ", client);
+	}
+
+	/**
+	 * Translate a failure of something other than a lock request. Restores the thread's interrupt
+	 * flag when the cause is an interruption.
+	 * @param ex what Curator threw
+	 * @param what the start of the message, saying what failed and ending with {@code ": "}
+	 * @param client the client, for its connect string and state
+	 * @return the exception to throw
+	 */
+	static LockException translate(Exception ex, String what, CuratorFramework client) {
 		if (ex instanceof InterruptedException || Thread.currentThread().isInterrupted()) {
 			Thread.currentThread().interrupt();
 			return new LockException(what + "interrupted while waiting", ex);
