@@ -1,6 +1,9 @@
 package io.github.zklock.actuate;
 
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -8,9 +11,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.zookeeper.KeeperException;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 
+import io.github.zklock.Leadership;
 import io.github.zklock.curator.CuratorLockRegistry;
 
 /**
@@ -18,7 +23,8 @@ import io.github.zklock.curator.CuratorLockRegistry;
  * connected and the server answers a read within the probe timeout; DOWN when the connection is
  * suspended, the session was lost, or the server does not answer. Details: the connection state,
  * the connect string (as configured, it holds no credentials), the session id, the lock root path
- * and how many locks this application holds.
+ * and how many locks this application holds; with a {@link Leadership}, the leader of each group
+ * the application takes part in.
  *
  * <p>The probe is one asynchronous {@code exists} of the root znode, waited for at most the probe
  * timeout, so a hung server cannot hang the health endpoint.
@@ -31,6 +37,8 @@ public class ZkLockHealthIndicator extends AbstractHealthIndicator {
 
 	private final Duration probeTimeout;
 
+	private final @Nullable Leadership leadership;
+
 	/**
 	 * Create an indicator. It registers nothing with the client: the connection state it reports
 	 * is the one the registry follows for its grants.
@@ -40,10 +48,26 @@ public class ZkLockHealthIndicator extends AbstractHealthIndicator {
 	 * @param probeTimeout how long to wait for the server's answer
 	 */
 	public ZkLockHealthIndicator(CuratorFramework client, CuratorLockRegistry registry, Duration probeTimeout) {
+		this(client, registry, probeTimeout, null);
+	}
+
+	/**
+	 * Create an indicator that also shows, while connected, the leader of each group the
+	 * application takes part in (detail {@code leadership}: group to {@code leader}, the
+	 * participant id or {@code null}, and {@code self}, whether this instance leads; one
+	 * getChildren and one getData per group).
+	 * @param client the client the locks use
+	 * @param registry the lock registry
+	 * @param probeTimeout how long to wait for the server's answer
+	 * @param leadership the application's leadership, or {@code null} for none
+	 */
+	public ZkLockHealthIndicator(CuratorFramework client, CuratorLockRegistry registry, Duration probeTimeout,
+			@Nullable Leadership leadership) {
 		super("ZooKeeper health check failed");
 		this.client = client;
 		this.registry = registry;
 		this.probeTimeout = probeTimeout;
+		this.leadership = leadership;
 	}
 
 	@Override
@@ -63,6 +87,9 @@ public class ZkLockHealthIndicator extends AbstractHealthIndicator {
 		KeeperException.Code answer = probe();
 		if (answer == KeeperException.Code.OK) {
 			builder.up();
+			if (this.leadership != null && !this.leadership.getGroups().isEmpty()) {
+				builder.withDetail("leadership", leaders(this.leadership));
+			}
 		}
 		else {
 			builder.down().withDetail("probe", (answer != null) ? answer.name() : "no answer within " + this.probeTimeout.toMillis() + " ms");
@@ -90,6 +117,17 @@ public class ZkLockHealthIndicator extends AbstractHealthIndicator {
 			return null;
 		}
 		return KeeperException.Code.get(code.get());
+	}
+
+	private static Map<String, Map<String, @Nullable Object>> leaders(Leadership leadership) {
+		Map<String, Map<String, @Nullable Object>> leaders = new TreeMap<>();
+		for (String group : leadership.getGroups()) {
+			Map<String, @Nullable Object> leader = new LinkedHashMap<>();
+			leader.put("leader", leadership.getLeader(group).orElse(null));
+			leader.put("self", leadership.isLeader(group));
+			leaders.put(group, leader);
+		}
+		return leaders;
 	}
 
 }

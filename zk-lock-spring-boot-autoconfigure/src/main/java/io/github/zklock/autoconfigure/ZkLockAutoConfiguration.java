@@ -8,13 +8,16 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Import;
 
 /**
- * Auto-configuration for zk-lock, in two parts:
+ * Auto-configuration for zk-lock, in three parts:
  * <ul>
  * <li>{@link ZkLockClientConfiguration}: a started {@link CuratorFramework} built from
  * {@code zk.lock.*}, unless the application defines one;</li>
  * <li>{@link ZkLockTemplateConfiguration}: the {@link io.github.zklock.curator.CuratorLockRegistry},
  * the {@link io.github.zklock.LockTemplate} and the {@code @DistributedLock} advice
- * ({@link io.github.zklock.annotation.EnableDistributedLocks @EnableDistributedLocks}).</li>
+ * ({@link io.github.zklock.annotation.EnableDistributedLocks @EnableDistributedLocks}, which
+ * also brings the {@code @LeaderOnly} advice);</li>
+ * <li>{@link ZkLockLeadershipConfiguration}: the {@link io.github.zklock.Leadership} bean that
+ * {@code @LeaderOnly} methods ask.</li>
  * </ul>
  * {@code zk.lock.enabled=false} switches it all off.
  */
@@ -22,7 +25,7 @@ import org.springframework.context.annotation.Import;
 @ConditionalOnClass(CuratorFramework.class)
 @ConditionalOnBooleanProperty(name = "zk.lock.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(ZkLockProperties.class)
-@Import({ ZkLockClientConfiguration.class, ZkLockTemplateConfiguration.class })
+@Import({ ZkLockClientConfiguration.class, ZkLockTemplateConfiguration.class, ZkLockLeadershipConfiguration.class })
 public class ZkLockAutoConfiguration {
 
 }

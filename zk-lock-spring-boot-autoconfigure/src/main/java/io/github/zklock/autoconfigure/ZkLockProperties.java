@@ -94,6 +94,16 @@ public class ZkLockProperties implements Validator {
 	 */
 	private final Integration integration = new Integration();
 
+	/**
+	 * Leader election of {@code @LeaderOnly} methods and the {@code Leadership} bean.
+	 */
+	private final Leadership leadership = new Leadership();
+
+	/**
+	 * ShedLock's LockProvider on zk-lock (with zk-lock-shedlock).
+	 */
+	private final Shedlock shedlock = new Shedlock();
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
@@ -184,6 +194,14 @@ public class ZkLockProperties implements Validator {
 
 	public Integration getIntegration() {
 		return this.integration;
+	}
+
+	public Leadership getLeadership() {
+		return this.leadership;
+	}
+
+	public Shedlock getShedlock() {
+		return this.shedlock;
 	}
 
 	/**
@@ -320,6 +338,64 @@ public class ZkLockProperties implements Validator {
 		 * encoded path segment; empty for keys directly below the root path.
 		 */
 		private String keyPrefix = "/spring-integration";
+
+		public String getKeyPrefix() {
+			return this.keyPrefix;
+		}
+
+		public void setKeyPrefix(String keyPrefix) {
+			this.keyPrefix = keyPrefix;
+		}
+
+	}
+
+	/**
+	 * Leader election: one Curator {@code LeaderLatch} per group, below the root path, for
+	 * {@code @LeaderOnly} methods and the {@code Leadership} bean.
+	 */
+	public static class Leadership {
+
+		/**
+		 * Key below the root path under which each group's election znodes live, in a child
+		 * named after the group; empty for groups directly below the root path.
+		 */
+		private String keyPrefix = "/leadership";
+
+		/**
+		 * Id of this instance among the participants of an election, shown as the leader in the
+		 * health details and the zklocks endpoint; the host name and process id when not set.
+		 */
+		private @Nullable String participantId;
+
+		public String getKeyPrefix() {
+			return this.keyPrefix;
+		}
+
+		public void setKeyPrefix(String keyPrefix) {
+			this.keyPrefix = keyPrefix;
+		}
+
+		public @Nullable String getParticipantId() {
+			return this.participantId;
+		}
+
+		public void setParticipantId(@Nullable String participantId) {
+			this.participantId = participantId;
+		}
+
+	}
+
+	/**
+	 * ShedLock's {@code LockProvider} on zk-lock, auto-configured when zk-lock-shedlock is on the
+	 * class path: the locks of {@code @SchedulerLock} methods, as ephemeral znodes.
+	 */
+	public static class Shedlock {
+
+		/**
+		 * Key below the root path under which ShedLock's lock names live, each as one encoded path
+		 * segment; empty for names directly below the root path.
+		 */
+		private String keyPrefix = "/shedlock";
 
 		public String getKeyPrefix() {
 			return this.keyPrefix;

@@ -52,7 +52,17 @@ final class ZkLockPropertiesValidator {
 					"zk.lock.cache-capacity must be positive, was " + properties.getCacheCapacity());
 		}
 		validateRootPath(properties.getRootPath(), errors);
-		validateKeyPrefix(properties.getIntegration().getKeyPrefix(), errors);
+		validateKeyPrefix("integration.keyPrefix", "zk.lock.integration.key-prefix", "/spring-integration",
+				properties.getIntegration().getKeyPrefix(), errors);
+		validateKeyPrefix("shedlock.keyPrefix", "zk.lock.shedlock.key-prefix", "/shedlock",
+				properties.getShedlock().getKeyPrefix(), errors);
+		validateKeyPrefix("leadership.keyPrefix", "zk.lock.leadership.key-prefix", "/leadership",
+				properties.getLeadership().getKeyPrefix(), errors);
+		String participantId = properties.getLeadership().getParticipantId();
+		if (participantId != null && participantId.isBlank()) {
+			errors.rejectValue("leadership.participantId", INVALID, "zk.lock.leadership.participant-id must not be "
+					+ "blank; leave it out for the host name and process id");
+		}
 		validateAuth(properties.getAuth(), errors);
 	}
 
@@ -78,7 +88,8 @@ final class ZkLockPropertiesValidator {
 				+ "empty, '.' or '..' segments");
 	}
 
-	private static void validateKeyPrefix(@Nullable String keyPrefix, Errors errors) {
+	private static void validateKeyPrefix(String field, String property, String example, @Nullable String keyPrefix,
+			Errors errors) {
 		if (keyPrefix != null && keyPrefix.isEmpty()) {
 			return;
 		}
@@ -93,9 +104,8 @@ final class ZkLockPropertiesValidator {
 		catch (IllegalArgumentException ex) {
 			problem = ex.getMessage();
 		}
-		errors.rejectValue("integration.keyPrefix", INVALID, "zk.lock.integration.key-prefix '" + keyPrefix
-				+ "' is not a legal lock key (" + problem + "): use a key such as /spring-integration, or leave it "
-				+ "empty");
+		errors.rejectValue(field, INVALID, property + " '" + keyPrefix + "' is not a legal lock key (" + problem
+				+ "): use a key such as " + example + ", or leave it empty");
 	}
 
 	/**

@@ -3,6 +3,7 @@ package io.github.zklock.autoconfigure.actuate;
 import java.time.Duration;
 
 import org.apache.curator.framework.CuratorFramework;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -11,6 +12,7 @@ import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEn
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 
+import io.github.zklock.Leadership;
 import io.github.zklock.actuate.ZkLockHealthIndicator;
 import io.github.zklock.autoconfigure.ZkLockAutoConfiguration;
 import io.github.zklock.curator.CuratorLockRegistry;
@@ -30,8 +32,9 @@ public class ZkLockHealthContributorAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(name = "zkLockHealthIndicator")
-	ZkLockHealthIndicator zkLockHealthIndicator(CuratorFramework client, CuratorLockRegistry registry) {
-		return new ZkLockHealthIndicator(client, registry, PROBE_TIMEOUT);
+	ZkLockHealthIndicator zkLockHealthIndicator(CuratorFramework client, CuratorLockRegistry registry,
+			ObjectProvider<Leadership> leadership) {
+		return new ZkLockHealthIndicator(client, registry, PROBE_TIMEOUT, leadership.getIfUnique());
 	}
 
 }

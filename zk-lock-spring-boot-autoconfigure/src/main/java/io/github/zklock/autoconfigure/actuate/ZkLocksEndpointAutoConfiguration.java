@@ -1,5 +1,6 @@
 package io.github.zklock.autoconfigure.actuate;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -8,6 +9,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 
+import io.github.zklock.Leadership;
 import io.github.zklock.actuate.ZkLocksEndpoint;
 import io.github.zklock.autoconfigure.ZkLockAutoConfiguration;
 import io.github.zklock.curator.CuratorLockRegistry;
@@ -24,8 +26,8 @@ public class ZkLocksEndpointAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	ZkLocksEndpoint zkLocksEndpoint(CuratorLockRegistry registry) {
-		return new ZkLocksEndpoint(registry);
+	ZkLocksEndpoint zkLocksEndpoint(CuratorLockRegistry registry, ObjectProvider<Leadership> leadership) {
+		return new ZkLocksEndpoint(registry, leadership.getIfUnique());
 	}
 
 }
