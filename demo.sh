@@ -2,13 +2,15 @@
 # Flash-sale demo of zk-lock: several instances of the sample app, each its own JVM, share one
 # ZooKeeper server and one H2 database. The same load is sent twice, once to the locked purchase
 # and once to the unlocked one, and the database is audited after each run; one RESULT line each.
+# Meanwhile every instance fires a scheduled stock report every 2 s; one SCHEDULED line per job says
+# how many ticks ran and how many ran on more than one instance.
 #
 # Usage: ./demo.sh [--instances N] [--requests N] [--concurrency N] [--stock N] [--think-time MS]
 #
-# Exit status: 0 when the locked run neither oversold nor lost an update and no request failed
-# (other than sold out or lock busy); non-zero otherwise. Every process it starts is stopped on
-# exit, also on failure and on Ctrl-C. It writes only to target/ directories: the build's, and
-# zk-lock-sample-app/target/demo for the database, the ZooKeeper data and the logs.
+# Exit status: 0 when the locked run neither oversold nor lost an update, no request failed (other
+# than sold out or lock busy) and no scheduled tick ran twice; non-zero otherwise. Every process it
+# starts is stopped on exit, also on failure and on Ctrl-C. It writes only to target/ directories:
+# the build's, and zk-lock-sample-app/target/demo for the database, the ZooKeeper data and the logs.
 set -euo pipefail
 
 instances=3
@@ -18,7 +20,7 @@ stock=500
 think_time_ms=0
 
 usage() {
-	sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
 	cat <<'EOF'
 
 Options:
@@ -232,6 +234,14 @@ run_load locked || locked_status=$?
 unlocked_status=0
 run_load unlocked || unlocked_status=$?
 
+# The scheduled stock report ran on every instance's schedule during both runs: audit its ticks.
+echo
+echo "== scheduled stock report: every instance fires it every 2 s, one should run each tick"
+scheduled_status=0
+"$java" "${jvm_opts[@]}" -cp "$jar" -Dloader.main=io.github.zklock.sample.demo.ScheduledAudit "$launcher" \
+	"$db_url" >"$work/scheduled.log" 2>&1 || scheduled_status=$?
+cat "$work/scheduled.log"
+
 locked_result=$(grep '^RESULT ' "$work/load-locked.log" || true)
 unlocked_result=$(grep '^RESULT ' "$work/load-unlocked.log" || true)
 echo
@@ -240,6 +250,7 @@ echo "Demo took $((SECONDS - started_at))s after the build; logs in ${work#"$roo
 [[ -n $locked_result ]] || fail "the locked run printed no RESULT (exit $locked_status)"
 [[ $locked_result == *" oversold=0 lost_updates=0 "* ]] || fail "the locked run oversold or lost an update"
 ((locked_status == 0)) || fail "the locked run failed (exit $locked_status)"
+((scheduled_status == 0)) || fail "a scheduled job ran a tick on more than one instance, or never ran (exit $scheduled_status)"
 [[ -n $unlocked_result ]] || fail "the unlocked run printed no RESULT (exit $unlocked_status)"
 ((unlocked_status == 0)) || fail "the unlocked run failed (exit $unlocked_status)"
 if [[ $unlocked_result == *" oversold=0 lost_updates=0 "* ]]; then

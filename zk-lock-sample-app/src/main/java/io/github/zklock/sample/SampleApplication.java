@@ -3,6 +3,7 @@ package io.github.zklock.sample;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.scheduling.annotation.EnableScheduling;
 
 /**
  * Entry point of the zk-lock sample: a flash-sale stock REST service whose purchases are
@@ -12,6 +13,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
  * one H2 file database.
  */
 @SpringBootApplication
+@EnableScheduling
 @EnableConfigurationProperties(SampleProperties.class)
 public class SampleApplication {
 

@@ -28,9 +28,11 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import io.github.zklock.sample.demo.LoadGenerator;
 import io.github.zklock.sample.demo.LoadReport;
 import io.github.zklock.sample.demo.SalesAudit;
+import io.github.zklock.sample.demo.ScheduledAudit;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Two instances of the sample application, as in {@code ./demo.sh} but in one JVM: each has its
@@ -89,7 +91,8 @@ class MultiInstanceTests {
 				"--server.port=0", "--spring.jmx.enabled=false", "--zk.lock.embedded.enabled=false",
 				"--zk.lock.connect-string=" + zooKeeper.getConnectString(), "--zk.lock.default-wait-time=10s",
 				"--spring.datasource.url=" + jdbcUrl, "--sample.instance-id=" + instanceId,
-				"--sample.purchase-think-time=" + THINK_TIME_MS + "ms");
+				"--sample.purchase-think-time=" + THINK_TIME_MS + "ms", "--sample.report.cron=* * * * * *",
+				"--sample.report.lock-at-least-for=500ms");
 	}
 
 	@Test
@@ -196,6 +199,23 @@ class MultiInstanceTests {
 			assertThat(executor.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
 		}
 		return tally;
+	}
+
+	@Test
+	void scheduledReportRunsEachTickOnOneInstanceBothWays() throws Exception {
+		// Both instances fire the report every second (the test's cron); a tick must run once.
+		await().atMost(Duration.ofSeconds(30)).until(() -> scheduledJobs().size() == 2
+				&& scheduledJobs().stream().allMatch((job) -> job.ticks() >= 3));
+		List<ScheduledAudit.JobRuns> jobs = scheduledJobs();
+		assertThat(jobs).extracting(ScheduledAudit.JobRuns::job).containsExactly("leader-report", "stock-report");
+		assertThat(jobs).allSatisfy((job) -> assertThat(job.duplicates()).as(job.toLine()).isZero());
+		assertThat(jobs.get(0).runsByInstance()).as("one leader ran every leader-only tick").hasSize(1);
+	}
+
+	private static List<ScheduledAudit.JobRuns> scheduledJobs() throws Exception {
+		try (Connection connection = DriverManager.getConnection(jdbcUrl, "sa", "")) {
+			return ScheduledAudit.read(connection);
+		}
 	}
 
 	private static List<Order> orders(String sku) {
