@@ -19,11 +19,9 @@ import org.apache.commons.logging.LogFactory;
  * <p>The one scheduler thread is a daemon shared by every template: the delayed release sends the
  * same requests as an immediate one, and a JVM that exits meanwhile frees the key with its session.
  */
-final class LingeringLockHandle implements LockHandle {
+final class LingeringLockHandle extends ForwardingLockHandle {
 
 	private static final Log logger = LogFactory.getLog(LingeringLockHandle.class);
-
-	private final LockHandle delegate;
 
 	private final long releasableAt;
 
@@ -38,39 +36,9 @@ final class LingeringLockHandle implements LockHandle {
 	 * @param lockAtLeastFor how long after the grant a release is carried out at the earliest
 	 */
 	LingeringLockHandle(LockHandle delegate, long grantedAt, Duration lockAtLeastFor) {
-		this.delegate = delegate;
+		super(delegate);
 		this.releasableAt = grantedAt + lockAtLeastFor.toNanos();
 		this.lockAtLeastFor = lockAtLeastFor;
-	}
-
-	@Override
-	public String path() {
-		return this.delegate.path();
-	}
-
-	@Override
-	public LockMode mode() {
-		return this.delegate.mode();
-	}
-
-	@Override
-	public boolean isHeld() {
-		return this.delegate.isHeld();
-	}
-
-	@Override
-	public LockState state() {
-		return this.delegate.state();
-	}
-
-	@Override
-	public void checkHeld() {
-		this.delegate.checkHeld();
-	}
-
-	@Override
-	public long fencingToken() {
-		return this.delegate.fencingToken();
 	}
 
 	@Override
