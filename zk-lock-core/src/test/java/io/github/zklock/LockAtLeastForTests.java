@@ -3,6 +3,10 @@ package io.github.zklock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.curator.framework.CuratorFramework;
@@ -25,7 +29,7 @@ import static org.awaitility.Awaitility.await;
  * skipped) until that time has passed since the grant, while the releasing thread returns at once;
  * a grant held longer is released when asked; the same for a multi-lock as a whole, whose parts
  * taken before a busy key are released at once; a grant lost with its session is not released
- * later with an error; the requests that cannot be kept after their call (thread-bound ones) and
+ * later with an error, and its loss does not interrupt the thread that acquired it; the requests that cannot be kept after their call (thread-bound ones) and
  * negative durations are refused. "Two applications" are two clients of one server.
  */
 class LockAtLeastForTests {
@@ -186,6 +190,50 @@ class LockAtLeastForTests {
 			await().atMost(atLeast.plusSeconds(5)).until(() -> handle.state() == LockState.RELEASED);
 		}
 		finally {
+			registry.close();
+		}
+	}
+
+	@Test
+	void lossWhileKeptDoesNotInterruptTheThreadThatAcquiredTheGrant() throws Exception {
+		CuratorFramework client = zooKeeper.newClient();
+		CuratorLockRegistry registry = new CuratorLockRegistry(client, ROOT, 100);
+		registry.setInterruptOnLost(true);
+		LockTemplate template = new LockTemplate(registry, Duration.ZERO);
+		CountDownLatch lost = new CountDownLatch(1);
+		registry.addLockStateListener((event) -> {
+			if (event.state() == LockState.LOST) {
+				lost.countDown();
+			}
+		});
+		CompletableFuture<LockHandle> granted = new CompletableFuture<>();
+		CountDownLatch moveOn = new CountDownLatch(1);
+		AtomicBoolean interrupted = new AtomicBoolean();
+		// The job runs and returns on its thread, which then waits for other work; the grant is kept.
+		Thread scheduler = new Thread(() -> {
+			granted.complete(template.execute(kept(this.key).withLockAtLeastFor(Duration.ofSeconds(10)),
+					(handle) -> handle));
+			try {
+				moveOn.await(20, TimeUnit.SECONDS);
+			}
+			catch (InterruptedException ex) {
+				interrupted.set(true);
+			}
+		});
+		scheduler.start();
+		try {
+			LockHandle handle = granted.get(10, TimeUnit.SECONDS);
+			zooKeeper.expireSession(client);
+			// The interrupt, if any, comes before the listeners are told.
+			assertThat(lost.await(10, TimeUnit.SECONDS)).isTrue();
+			assertThat(handle.state()).isEqualTo(LockState.LOST);
+			moveOn.countDown();
+			scheduler.join(10_000);
+			assertThat(scheduler.isAlive()).isFalse();
+			assertThat(interrupted).as("the thread that acquired the kept grant was interrupted").isFalse();
+		}
+		finally {
+			moveOn.countDown();
 			registry.close();
 		}
 	}

@@ -80,6 +80,10 @@ final class CuratorLockHandle implements LockHandle {
 	}
 
 	/** The thread that acquired the grant. */
+	boolean isThreadBound() {
+		return this.threadBound;
+	}
+
 	Thread acquirer() {
 		return this.acquirer;
 	}

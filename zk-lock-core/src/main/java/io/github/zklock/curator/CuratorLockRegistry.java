@@ -211,7 +211,10 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 
 	/**
 	 * Set whether to interrupt the thread that acquired a lock when the lock is lost, so that
-	 * blocking work under the lock stops early. Off by default.
+	 * blocking work under the lock stops early. Off by default. Only grants bound to their thread
+	 * are concerned (reentrant EXCLUSIVE, READ, WRITE): a non-reentrant lock or a permit may be
+	 * used or kept (lockAtLeastFor) while the thread that acquired it does other work, so its loss
+	 * is reported to listeners and in its state only.
 	 * @param interruptOnLost whether to interrupt holders of lost locks
 	 */
 	public void setInterruptOnLost(boolean interruptOnLost) {

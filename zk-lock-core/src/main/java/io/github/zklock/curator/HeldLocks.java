@@ -25,8 +25,8 @@ import io.github.zklock.LockStateListener;
  * again, their ephemeral znodes survived; grants of an earlier session are lost;</li>
  * <li>LOST: every grant is lost for good.</li>
  * </ul>
- * Each change is reported to the {@link LockStateListener}; on loss the acquiring thread can be
- * interrupted. Curator's LOST timing is kept: by default it follows the session timeout after
+ * Each change is reported to the {@link LockStateListener}; on loss the acquiring thread of a
+ * thread-bound grant can be interrupted. Curator's LOST timing is kept: by default it follows the session timeout after
  * SUSPENDED, or the server's session expiry, whichever Curator sees first.
  */
 final class HeldLocks implements ConnectionStateListener {
@@ -101,7 +101,9 @@ final class HeldLocks implements ConnectionStateListener {
 		if (!handle.lose()) {
 			return false;
 		}
-		if (this.interruptOnLost) {
+		// A grant not bound to its thread may be used, or kept after use (lockAtLeastFor), while the
+		// thread that acquired it does other work: interrupting that thread would hit the wrong work.
+		if (this.interruptOnLost && handle.isThreadBound()) {
 			handle.acquirer().interrupt();
 		}
 		return true;

@@ -68,7 +68,8 @@ public class ZkLockProperties implements Validator {
 
 	/**
 	 * Whether to interrupt the thread that holds a lock when the ZooKeeper session is lost, so
-	 * that blocking work under a lost lock stops early.
+	 * that blocking work under a lost lock stops early. Concerns locks bound to their thread
+	 * (reentrant EXCLUSIVE, READ, WRITE), not reentrant = false, permits or lockAtLeastFor.
 	 */
 	private boolean interruptOnLost;
 
