@@ -32,12 +32,12 @@ public interface Leadership {
 	 * Return whether this instance leads the group now. Joins the group if it has not joined yet,
 	 * so the first call usually returns {@code false} (the election runs in the background; use
 	 * {@link #awaitLeadership(String, Duration)} to wait for it). Local state, no ZooKeeper
-	 * request; {@code false} while the connection is suspended or lost.
+	 * request; {@code false} while the connection is suspended or lost, and once the leadership
+	 * was closed (an instance shutting down leads nothing; it does not join then).
 	 * @param group the group name
 	 * @return whether this instance leads the group
 	 * @throws IllegalArgumentException if the group name is {@code null}, empty or not a single
 	 * legal ZooKeeper path segment
-	 * @throws IllegalStateException if the leadership was closed
 	 */
 	boolean isLeader(String group);
 

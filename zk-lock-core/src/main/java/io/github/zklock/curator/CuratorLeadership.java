@@ -141,6 +141,11 @@ public class CuratorLeadership implements Leadership, Closeable {
 
 	@Override
 	public boolean isLeader(String group) {
+		latchPath(group);
+		if (this.closed) {
+			// Shutting down: a scheduled @LeaderOnly call skips rather than fails.
+			return false;
+		}
 		return joined(group).isLeading();
 	}
 

@@ -1,6 +1,8 @@
 /**
  * The Curator-backed lock registry: one cached recipe instance per lock path and kind, grants
- * that follow the ZooKeeper connection state, and fencing tokens from znode creation ids.
+ * that follow the ZooKeeper connection state, and fencing tokens from znode creation ids; and
+ * leader election per group on Curator's {@code LeaderLatch}
+ * ({@link io.github.zklock.curator.CuratorLeadership}).
  */
 @NullMarked
 package io.github.zklock.curator;

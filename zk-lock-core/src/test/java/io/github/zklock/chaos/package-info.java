@@ -2,8 +2,10 @@
  * Chaos tests of the lock registry against real ZooKeeper servers (curator-test), some with
  * clients in child JVMs: server-side session expiry, a frozen network link (a loopback TCP
  * proxy), leader and follower crashes of a three-server ensemble, a holder killed with SIGKILL,
- * and a multi-JVM grant history checked for overlaps, token order and lost updates. Each test
- * prints its figures as {@code CHAOS ...} lines on stdout (also appended to
- * {@code target/chaos/report.txt}). The long soak runs only with {@code -Dzklock.soak=true}.
+ * a multi-JVM grant history checked for overlaps, token order and lost updates, and the hand-over
+ * of a group's leadership when its leader's link freezes or drops. Each lock test prints its
+ * figures as {@code CHAOS ...} lines on stdout (also appended to {@code target/chaos/report.txt}),
+ * the leadership test as {@code LEADERSHIP ...} lines on stdout. The long soak runs only with
+ * {@code -Dzklock.soak=true}.
  */
 package io.github.zklock.chaos;
