@@ -58,8 +58,8 @@ class ZkLockHealthIndicatorTests {
 				for (int i = 0; i < 3; i++) {
 					assertThat(indicator.health().getStatus()).isEqualTo(Status.UP);
 				}
-				// The registry's own, removed when it closes; the indicator adds none.
-				assertThat(connectionStateListeners(client)).isEqualTo(before + 1);
+				// The registry's and the leadership's own, removed when they close; the indicator adds none.
+				assertThat(connectionStateListeners(client)).isEqualTo(before + 2);
 			});
 		assertThat(connectionStateListeners(client)).as("after the context closed").isEqualTo(before);
 		assertThat(client.getZookeeperClient().isConnected()).as("the application's client outlives the context")

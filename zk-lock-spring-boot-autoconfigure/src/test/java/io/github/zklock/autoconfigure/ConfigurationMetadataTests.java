@@ -41,7 +41,8 @@ class ConfigurationMetadataTests {
 					"zk.lock.cache-capacity", "zk.lock.interrupt-on-lost", "zk.lock.fail-fast",
 					"zk.lock.retry.base-sleep", "zk.lock.retry.max-retries", "zk.lock.retry.max-sleep",
 					"zk.lock.embedded.enabled", "zk.lock.embedded.port", "zk.lock.auth.scheme",
-					"zk.lock.auth.credentials", "zk.lock.integration.key-prefix")
+					"zk.lock.auth.credentials", "zk.lock.integration.key-prefix",
+					"zk.lock.leadership.key-prefix", "zk.lock.leadership.participant-id", "zk.lock.shedlock.key-prefix")
 			.doesNotHaveDuplicates();
 		assertThat(properties).allSatisfy((property) -> assertThat((String) property.get("description"))
 			.as("description of %s", property.get("name"))

@@ -45,7 +45,48 @@ class ZkLockPropertiesTests {
 			assertThat(properties.getAuth().getScheme()).isEqualTo("digest");
 			assertThat(properties.getAuth().getCredentials()).isNull();
 			assertThat(properties.getAuth().hasCredentials()).isFalse();
+			assertThat(properties.getLeadership().getKeyPrefix()).isEqualTo("/leadership");
+			assertThat(properties.getLeadership().getParticipantId()).isNull();
+			assertThat(properties.getShedlock().getKeyPrefix()).isEqualTo("/shedlock");
 		});
+	}
+
+	@Test
+	void bindsTheLeadershipAndShedLockProperties() {
+		this.contextRunner
+			.withPropertyValues("zk.lock.leadership.key-prefix=/jobs/leaders",
+					"zk.lock.leadership.participant-id=billing-7", "zk.lock.shedlock.key-prefix=/jobs/shedlock")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				ZkLockProperties properties = context.getBean(ZkLockProperties.class);
+				assertThat(properties.getLeadership().getKeyPrefix()).isEqualTo("/jobs/leaders");
+				assertThat(properties.getLeadership().getParticipantId()).isEqualTo("billing-7");
+				assertThat(properties.getShedlock().getKeyPrefix()).isEqualTo("/jobs/shedlock");
+			});
+		this.contextRunner.withPropertyValues("zk.lock.leadership.key-prefix=", "zk.lock.shedlock.key-prefix=")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				ZkLockProperties properties = context.getBean(ZkLockProperties.class);
+				assertThat(properties.getLeadership().getKeyPrefix()).isEmpty();
+				assertThat(properties.getShedlock().getKeyPrefix()).isEmpty();
+			});
+	}
+
+	@Test
+	void reportsBadLeadershipAndShedLockValuesAtOnceNamingEachProperty() {
+		this.contextRunner
+			.withPropertyValues("zk.lock.leadership.key-prefix=leaders", "zk.lock.leadership.participant-id=",
+					"zk.lock.shedlock.key-prefix=/shedlock/")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(errorMessages(context.getStartupFailure())).hasSize(3)
+					.anySatisfy((message) -> assertThat(message)
+						.startsWith("zk.lock.leadership.key-prefix 'leaders' is not a legal lock key"))
+					.anySatisfy((message) -> assertThat(message)
+						.startsWith("zk.lock.leadership.participant-id must not be blank"))
+					.anySatisfy((message) -> assertThat(message)
+						.startsWith("zk.lock.shedlock.key-prefix '/shedlock/' is not a legal lock key"));
+			});
 	}
 
 	@Test

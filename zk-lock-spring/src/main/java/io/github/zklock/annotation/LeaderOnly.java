@@ -33,7 +33,9 @@ import java.lang.annotation.Target;
  * ZooKeeper path segment), a primitive return type other than {@code void}, and an application
  * without a {@link io.github.zklock.Leadership} bean (the Spring Boot starter defines one). The
  * group may hold {@code ${...}} placeholders, resolved at start-up. Combined with
- * {@link DistributedLock @DistributedLock} on the same method, leadership is checked first.
+ * {@link DistributedLock @DistributedLock} on the same method, leadership is checked first. With
+ * the starter switched off ({@code zk.lock.enabled=false}) no advice is applied and the method runs
+ * on every instance, as {@code @DistributedLock} methods then run unlocked.
  *
  * @see io.github.zklock.Leadership
  */
