@@ -539,7 +539,11 @@ public class LockTemplate {
 		LockObservations observations = this.observations;
 		Optional<LockHandle> handle = (observations != null)
 				? observations.tryAcquire(this.registry, request, skipOnBusy) : this.registry.tryAcquire(request);
-		return handle.map((granted) -> lingering(granted, request.lockAtLeastFor()));
+		if (handle.isEmpty() || request.lockAtLeastFor().isZero()) {
+			// The hot path: nothing more allocated per grant.
+			return handle;
+		}
+		return Optional.of(lingering(handle.get(), request.lockAtLeastFor()));
 	}
 
 	private static LockHandle lingering(LockHandle handle, Duration lockAtLeastFor) {
