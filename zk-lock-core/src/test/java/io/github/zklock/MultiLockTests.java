@@ -675,42 +675,10 @@ class MultiLockTests {
 			return this.delegate.lockPath(key);
 		}
 
-		private final class RecordedHandle implements LockHandle {
-
-			private final LockHandle delegate;
+		private final class RecordedHandle extends ForwardingLockHandle {
 
 			RecordedHandle(LockHandle delegate) {
-				this.delegate = delegate;
-			}
-
-			@Override
-			public String path() {
-				return this.delegate.path();
-			}
-
-			@Override
-			public LockMode mode() {
-				return this.delegate.mode();
-			}
-
-			@Override
-			public boolean isHeld() {
-				return this.delegate.isHeld();
-			}
-
-			@Override
-			public LockState state() {
-				return this.delegate.state();
-			}
-
-			@Override
-			public void checkHeld() {
-				this.delegate.checkHeld();
-			}
-
-			@Override
-			public long fencingToken() {
-				return this.delegate.fencingToken();
+				super(delegate);
 			}
 
 			@Override

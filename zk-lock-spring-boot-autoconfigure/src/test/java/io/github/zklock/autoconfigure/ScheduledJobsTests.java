@@ -158,6 +158,10 @@ class ScheduledJobsTests {
 			await().atMost(bound).until(() -> leader.getBean(Leadership.class).getGroups().contains(GROUP)
 					&& leaders(apps) == 1);
 			assertThat(leader.getBean(Leadership.class).isLeader(GROUP)).isFalse();
+			// The new leader runs the leader-only job, and no tick ran on two applications.
+			String nextId = next.getBean(Leadership.class).getParticipantId();
+			await().atMost(Duration.ofSeconds(5))
+				.until(() -> runs.stream().anyMatch((run) -> run.job().equals("leader") && run.app().equals(nextId)));
 			assertOneRunPerTick(List.copyOf(runs), "leader");
 		});
 	}
