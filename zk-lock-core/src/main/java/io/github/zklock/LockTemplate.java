@@ -436,7 +436,7 @@ public class LockTemplate {
 			}
 			throw ex;
 		}
-		return lingering((acquired.size() == 1) ? acquired.get(0) : new MultiLockHandle(acquired, first.mode()),
+		return keepAtLeast((acquired.size() == 1) ? acquired.get(0) : new MultiLockHandle(acquired, first.mode()),
 				first.lockAtLeastFor());
 	}
 
@@ -543,10 +543,27 @@ public class LockTemplate {
 			// The hot path: nothing more allocated per grant.
 			return handle;
 		}
-		return Optional.of(lingering(handle.get(), request.lockAtLeastFor()));
+		return Optional.of(keepAtLeast(handle.get(), request.lockAtLeastFor()));
 	}
 
-	private static LockHandle lingering(LockHandle handle, Duration lockAtLeastFor) {
+	/**
+	 * Return a view of a grant whose release, when asked for before {@code lockAtLeastFor} has
+	 * passed from now, is carried out then by a scheduler thread, as for a grant of a request with
+	 * {@link LockRequest#withLockAtLeastFor(Duration) lockAtLeastFor} (counted from its grant
+	 * there): for keeping a grant longer once it is held, such as when a job extends its lock.
+	 * Views compose: the grant is released once every view's time has passed. The grant must not be
+	 * bound to a thread (a non-reentrant EXCLUSIVE lock or a permit), since another thread
+	 * releases it. A grant that is lost is released at once.
+	 * @param handle the grant
+	 * @param lockAtLeastFor how long from now the grant is kept at least; zero returns the grant
+	 * @return the view, whose {@code release()} returns at once
+	 * @throws IllegalArgumentException if {@code lockAtLeastFor} is negative
+	 */
+	public static LockHandle keepAtLeast(LockHandle handle, Duration lockAtLeastFor) {
+		Objects.requireNonNull(handle, "handle must not be null");
+		if (lockAtLeastFor.isNegative()) {
+			throw new IllegalArgumentException("lockAtLeastFor must not be negative, was " + lockAtLeastFor);
+		}
 		return lockAtLeastFor.isZero() ? handle : new LingeringLockHandle(handle, System.nanoTime(), lockAtLeastFor);
 	}
 

@@ -128,6 +128,29 @@ class LockAtLeastForTests {
 	}
 
 	@Test
+	void keepAtLeastViewsComposeSoTheLaterTimeWins() throws Exception {
+		LockRequest quick = new LockRequest(this.key, LockMode.EXCLUSIVE, false, Duration.ZERO)
+			.withLockAtLeastFor(Duration.ofMillis(200));
+		LockHandle handle = this.template.acquire(quick);
+		long extendedAt = System.nanoTime();
+		LockHandle extended = LockTemplate.keepAtLeast(handle, AT_LEAST);
+		assertThat(LockTemplate.keepAtLeast(extended, Duration.ZERO)).isSameAs(extended);
+		assertThatIllegalArgumentException().isThrownBy(() -> LockTemplate.keepAtLeast(handle, Duration.ofMillis(-1)));
+
+		extended.release();
+		await().atMost(AT_LEAST.plusSeconds(5))
+			.pollInterval(Duration.ofMillis(20))
+			.until(() -> this.other.tryAcquire(kept(this.key)).map((next) -> {
+				next.release();
+				return true;
+			}).orElse(false));
+		// Not at the grant's own 200 ms: the extension's time counted.
+		assertThat(Duration.ofNanos(System.nanoTime() - extendedAt))
+			.isGreaterThanOrEqualTo(AT_LEAST.minus(CLOCK_GRANULARITY));
+		assertThat(handle.state()).isEqualTo(LockState.RELEASED);
+	}
+
+	@Test
 	void permitIsKeptToo() throws Exception {
 		LockRequest permit = LockRequest.of(this.key).withWaitTime(Duration.ZERO).withPermits(1)
 			.withLockAtLeastFor(AT_LEAST);

@@ -23,6 +23,7 @@ import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.curator.utils.PathUtils;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
+import org.jspecify.annotations.Nullable;
 
 import io.github.zklock.Leadership;
 import io.github.zklock.LeadershipListener;
@@ -271,7 +272,14 @@ public class CuratorLeadership implements Leadership, Closeable {
 	 * Check a group name and return its latch path.
 	 * @throws IllegalArgumentException if the name is not a single legal path segment
 	 */
-	private String latchPath(String group) {
+	/**
+	 * Check a group name: one legal ZooKeeper path segment (not empty, no {@code /}, not
+	 * {@code .} or {@code ..}, no character ZooKeeper refuses in a node name, no lone surrogate).
+	 * @param group the group name
+	 * @return the group name
+	 * @throws IllegalArgumentException if it is not a valid group name, saying why
+	 */
+	public static String checkGroup(@Nullable String group) {
 		if (group == null || group.isEmpty()) {
 			throw new IllegalArgumentException("A leadership group name must not be null or empty, was '" + group + "'");
 		}
@@ -286,13 +294,17 @@ public class CuratorLeadership implements Leadership, Closeable {
 						"Invalid leadership group name '" + group + "': surrogate character at index " + i);
 			}
 		}
-		String latchPath = ZKPaths.makePath(this.basePath, group);
 		try {
-			PathUtils.validatePath(latchPath);
+			PathUtils.validatePath("/" + group);
 		}
 		catch (IllegalArgumentException ex) {
 			throw new IllegalArgumentException("Invalid leadership group name '" + group + "': " + ex.getMessage(), ex);
 		}
+		return group;
+	}
+
+	private String latchPath(String group) {
+		String latchPath = ZKPaths.makePath(this.basePath, checkGroup(group));
 		if (latchPath.equals("/zookeeper")) {
 			throw new IllegalArgumentException(
 					"Invalid leadership group name '" + group + "': " + latchPath + " is reserved by ZooKeeper");

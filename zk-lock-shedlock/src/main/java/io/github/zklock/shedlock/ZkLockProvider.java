@@ -63,8 +63,9 @@ import io.github.zklock.expression.PathSegmentEncoder;
  * whose {@code lockAtMostFor} has passed). When the session is lost the grant's
  * {@link LockHandle#state()} becomes {@code LOST}, zk-lock's lost-lock listeners
  * ({@code CuratorLockRegistry.addLockStateListener}, the {@code LockStateEvent} application
- * event) are told, and with {@code zk.lock.interrupt-on-lost} the job's thread (the one that
- * took the lock) is interrupted.</li>
+ * event) are told. {@code zk.lock.interrupt-on-lost} does not interrupt the job's thread: the
+ * grant is not bound to it and may be kept after the job (lockAtLeastFor) while the thread runs
+ * other work.</li>
  * <li><b>ZooKeeper down is an exception, never "busy".</b> {@link #lock(LockConfiguration)}
  * throws {@link LockException} when ZooKeeper cannot serve the attempt; ShedLock's executors let
  * it propagate, so the run fails visibly instead of being skipped as if another instance held

@@ -3,9 +3,6 @@ package io.github.zklock.shedlock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import net.javacrumbs.shedlock.core.LockConfiguration;
@@ -14,7 +11,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 import io.github.zklock.LockHandle;
-import io.github.zklock.LockState;
+import io.github.zklock.LockTemplate;
 
 /**
  * A ShedLock lock on one zk-lock grant: {@link #unlock()} releases the grant (kept until
@@ -28,53 +25,35 @@ final class ZkSimpleLock implements SimpleLock {
 
 	private static final Log logger = LogFactory.getLog(ZkSimpleLock.class);
 
+	/**
+	 * The grant, kept for the {@code lockAtLeastFor} of the lock and of each extension
+	 * ({@link LockTemplate#keepAtLeast(LockHandle, Duration)} views).
+	 */
 	private final LockHandle handle;
 
 	private final String name;
 
-	/**
-	 * The {@link System#nanoTime()} before which an unlock is delayed here, set by an extension's
-	 * {@code lockAtLeastFor} (the creation time of a lock never extended: no delay). The grant's
-	 * own {@code lockAtLeastFor} is kept by the handle.
-	 */
-	private final long keepUntil;
-
 	private final AtomicBoolean used = new AtomicBoolean();
 
 	/**
-	 * Create the lock of a new grant.
+	 * Create a lock of a grant.
 	 * @param handle the grant, not bound to a thread
 	 * @param name the ShedLock lock name
 	 */
 	ZkSimpleLock(LockHandle handle, String name) {
-		this(handle, name, System.nanoTime());
-	}
-
-	private ZkSimpleLock(LockHandle handle, String name, long keepUntil) {
 		this.handle = handle;
 		this.name = name;
-		this.keepUntil = keepUntil;
 	}
 
 	/**
 	 * Release the grant: now, or once the {@code lockAtLeastFor} of the lock and of its
-	 * extensions has passed (then by a scheduler thread; this call returns at once). A failure to
-	 * reach ZooKeeper is logged, not thrown: the ephemeral znode ends with the session.
+	 * extensions has passed (then by a scheduler thread; this call returns at once).
 	 * @throws IllegalStateException if this lock was already unlocked or extended
 	 */
 	@Override
 	public void unlock() {
 		markUsed();
-		long delay = this.keepUntil - System.nanoTime();
-		if (delay <= 0 || this.handle.state() == LockState.LOST) {
-			this.handle.release();
-			return;
-		}
-		if (logger.isDebugEnabled()) {
-			logger.debug("Keeping ShedLock lock '" + this.name + "' (" + this.handle.path() + ") for "
-					+ Duration.ofNanos(delay) + " more, as its last extension asked");
-		}
-		Scheduler.INSTANCE.schedule(this::releaseLater, delay, TimeUnit.NANOSECONDS);
+		this.handle.release();
 	}
 
 	/**
@@ -109,11 +88,7 @@ final class ZkSimpleLock implements SimpleLock {
 			this.handle.release();
 			return Optional.empty();
 		}
-		long until = System.nanoTime() + lockAtLeastFor.toNanos();
-		if (this.keepUntil - until > 0) {
-			until = this.keepUntil;
-		}
-		return Optional.of(new ZkSimpleLock(this.handle, this.name, until));
+		return Optional.of(new ZkSimpleLock(LockTemplate.keepAtLeast(this.handle, lockAtLeastFor), this.name));
 	}
 
 	private void markUsed() {
@@ -127,36 +102,9 @@ final class ZkSimpleLock implements SimpleLock {
 				+ ") was already unlocked or extended");
 	}
 
-	private void releaseLater() {
-		try {
-			this.handle.release();
-		}
-		catch (RuntimeException ex) {
-			// Nobody to throw to: the znode dies with the session if the delete did not go through.
-			logger.warn("Failed to release ShedLock lock '" + this.name + "' (" + this.handle.path() + ")", ex);
-		}
-	}
-
 	@Override
 	public String toString() {
 		return "ZkSimpleLock[" + this.name + ", " + this.handle + "]";
-	}
-
-	/** Holder of the scheduler of delayed unlocks after an extension, created on first use. */
-	private static final class Scheduler {
-
-		static final ScheduledExecutorService INSTANCE = create();
-
-		private static ScheduledExecutorService create() {
-			ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, (task) -> {
-				Thread thread = new Thread(task, "zk-lock-shedlock-release");
-				thread.setDaemon(true);
-				return thread;
-			});
-			executor.setRemoveOnCancelPolicy(true);
-			return executor;
-		}
-
 	}
 
 }

@@ -35,7 +35,6 @@ import io.github.zklock.LeadershipListener;
 import io.github.zklock.LeadershipRevokedEvent;
 import io.github.zklock.annotation.EnableDistributedLocks;
 import io.github.zklock.annotation.LeaderOnly;
-import io.github.zklock.aop.LeaderOnlyAdvisor;
 import io.github.zklock.curator.CuratorLeadership;
 import io.github.zklock.test.ZooKeeperExtension;
 
@@ -234,7 +233,7 @@ class LeadershipAutoConfigurationTests {
 			.run((context) -> {
 				assertThat(context).hasNotFailed()
 					.doesNotHaveBean(Leadership.class)
-					.doesNotHaveBean(LeaderOnlyAdvisor.class);
+					.doesNotHaveBean("zkLeaderOnlyAdvisor");
 				Jobs jobs = context.getBean(Jobs.class);
 				assertThat(AopUtils.isAopProxy(jobs)).isFalse();
 				// Switched off entirely: the annotation is inert, as @DistributedLock is then.

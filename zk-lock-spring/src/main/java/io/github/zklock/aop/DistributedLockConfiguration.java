@@ -1,6 +1,8 @@
 package io.github.zklock.aop;
 
 import org.jspecify.annotations.Nullable;
+import org.springframework.aop.support.DefaultPointcutAdvisor;
+import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
@@ -18,6 +20,7 @@ import org.springframework.util.function.SingletonSupplier;
 import io.github.zklock.Leadership;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.annotation.EnableDistributedLocks;
+import io.github.zklock.annotation.LeaderOnly;
 import io.github.zklock.expression.LockPathExpressionEvaluator;
 
 /**
@@ -74,8 +77,9 @@ public class DistributedLockConfiguration implements ImportAware, EnvironmentAwa
 
 	@Bean
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-	static DistributedLockMethodValidator zkLockMethodValidator(ObjectProvider<LockOperationSource> operationSource) {
-		return new DistributedLockMethodValidator(operationSource.getObject());
+	static DistributedLockMethodValidator zkLockMethodValidator(ObjectProvider<LockOperationSource> operationSource,
+			ObjectProvider<LeaderOnlyOperationSource> leaderOnlySource) {
+		return new DistributedLockMethodValidator(operationSource.getObject(), leaderOnlySource.getObject());
 	}
 
 	@Bean
@@ -98,21 +102,24 @@ public class DistributedLockConfiguration implements ImportAware, EnvironmentAwa
 		return new LeaderOnlyOperationSource();
 	}
 
+	/**
+	 * The {@code @LeaderOnly} advice, ordered one before (outside) the lock advice so that an
+	 * instance that does not lead sends no lock request.
+	 * @param operationSource finds a method's group
+	 * @param leadership the application's leadership, looked up on the first call
+	 * @return the advisor
+	 */
 	@Bean
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-	static LeaderOnlyMethodValidator zkLeaderOnlyMethodValidator(
-			ObjectProvider<LeaderOnlyOperationSource> operationSource) {
-		return new LeaderOnlyMethodValidator(operationSource.getObject());
-	}
-
-	@Bean
-	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-	LeaderOnlyAdvisor zkLeaderOnlyAdvisor(ObjectProvider<LeaderOnlyOperationSource> operationSource,
+	DefaultPointcutAdvisor zkLeaderOnlyAdvisor(ObjectProvider<LeaderOnlyOperationSource> operationSource,
 			ObjectProvider<Leadership> leadership) {
 		LeaderOnlyInterceptor interceptor = new LeaderOnlyInterceptor(operationSource.getObject(),
 				SingletonSupplier.of(leadership::getObject));
+		DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(
+				new AnnotationMatchingPointcut(null, LeaderOnly.class, true), interceptor);
 		int order = advisorOrder();
-		return new LeaderOnlyAdvisor(interceptor, (order == Integer.MIN_VALUE) ? order : order - 1);
+		advisor.setOrder((order == Integer.MIN_VALUE) ? order : order - 1);
+		return advisor;
 	}
 
 	@Bean

@@ -1,6 +1,8 @@
 package io.github.zklock.aop;
 
+import java.lang.annotation.Annotation;
 import java.lang.reflect.Method;
+import java.util.List;
 import java.util.Map;
 
 import org.springframework.aop.support.AopUtils;
@@ -12,42 +14,53 @@ import org.springframework.core.annotation.AnnotationUtils;
 
 import io.github.zklock.annotation.DistributedLock;
 import io.github.zklock.annotation.DistributedSemaphore;
+import io.github.zklock.annotation.LeaderOnly;
 
 /**
- * Validates every {@link DistributedLock @DistributedLock} and
- * {@link DistributedSemaphore @DistributedSemaphore} method of each bean as the bean is created,
- * so that a malformed key template, an illegal static path, an asynchronous return type or any
+ * Validates every {@link DistributedLock @DistributedLock}, {@link DistributedSemaphore @DistributedSemaphore}
+ * and {@link LeaderOnly @LeaderOnly} method of each bean as the bean is created, so that a
+ * malformed key template, an illegal static path or group, an asynchronous return type or any
  * other invalid declaration fails the application start (naming the method) instead of the first
- * call.
+ * call; the groups found are then known to {@link LeaderGroupsLifecycle} before the context
+ * starts.
  */
 public class DistributedLockMethodValidator implements BeanPostProcessor {
 
+	private static final List<Class<? extends Annotation>> ANNOTATIONS = List.of(DistributedLock.class,
+			DistributedSemaphore.class, LeaderOnly.class);
+
 	private final LockOperationSource operationSource;
+
+	private final LeaderOnlyOperationSource leaderOnlySource;
 
 	/**
 	 * Create a validator.
-	 * @param operationSource builds and caches the operations it validates
+	 * @param operationSource builds and caches the lock operations it validates
+	 * @param leaderOnlySource validates and records the {@code @LeaderOnly} groups
 	 */
-	public DistributedLockMethodValidator(LockOperationSource operationSource) {
+	public DistributedLockMethodValidator(LockOperationSource operationSource,
+			LeaderOnlyOperationSource leaderOnlySource) {
 		this.operationSource = operationSource;
+		this.leaderOnlySource = leaderOnlySource;
 	}
 
 	@Override
 	public Object postProcessAfterInitialization(Object bean, String beanName) throws BeansException {
 		Class<?> targetClass = AopUtils.getTargetClass(bean);
-		if (!AnnotationUtils.isCandidateClass(targetClass, DistributedLock.class)
-				&& !AnnotationUtils.isCandidateClass(targetClass, DistributedSemaphore.class)) {
+		if (!AnnotationUtils.isCandidateClass(targetClass, ANNOTATIONS)) {
 			return bean;
 		}
 		Map<Method, Boolean> annotated = MethodIntrospector.selectMethods(targetClass,
 				(MethodIntrospector.MetadataLookup<Boolean>) (method) -> isAnnotated(method) ? Boolean.TRUE : null);
-		annotated.keySet().forEach((method) -> this.operationSource.getOperation(method, targetClass));
+		for (Method method : annotated.keySet()) {
+			this.operationSource.getOperation(method, targetClass);
+			this.leaderOnlySource.getGroup(method, targetClass);
+		}
 		return bean;
 	}
 
 	private static boolean isAnnotated(Method method) {
-		return AnnotatedElementUtils.hasAnnotation(method, DistributedLock.class)
-				|| AnnotatedElementUtils.hasAnnotation(method, DistributedSemaphore.class);
+		return ANNOTATIONS.stream().anyMatch((type) -> AnnotatedElementUtils.hasAnnotation(method, type));
 	}
 
 }

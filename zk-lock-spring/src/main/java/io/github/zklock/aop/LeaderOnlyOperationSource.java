@@ -5,18 +5,18 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
 
-import org.apache.curator.utils.PathUtils;
 import org.jspecify.annotations.Nullable;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.context.EmbeddedValueResolverAware;
 import org.springframework.core.MethodClassKey;
-import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.StringUtils;
 import org.springframework.util.StringValueResolver;
 
 import io.github.zklock.annotation.LeaderOnly;
+import io.github.zklock.curator.CuratorLeadership;
 
 /**
  * Finds and validates {@link LeaderOnly @LeaderOnly} on methods, caching the resolved group per
@@ -27,8 +27,6 @@ import io.github.zklock.annotation.LeaderOnly;
 public class LeaderOnlyOperationSource implements EmbeddedValueResolverAware {
 
 	private final Map<MethodClassKey, Optional<String>> groups = new ConcurrentHashMap<>(16);
-
-	private final Set<String> knownGroups = ConcurrentHashMap.newKeySet();
 
 	private @Nullable StringValueResolver valueResolver;
 
@@ -50,7 +48,6 @@ public class LeaderOnlyOperationSource implements EmbeddedValueResolverAware {
 		Optional<String> group = this.groups.get(key);
 		if (group == null) {
 			group = Optional.ofNullable(findGroup(method, targetClass));
-			group.ifPresent(this.knownGroups::add);
 			this.groups.put(key, group);
 		}
 		return group.orElse(null);
@@ -61,15 +58,12 @@ public class LeaderOnlyOperationSource implements EmbeddedValueResolverAware {
 	 * @return a snapshot of the groups
 	 */
 	public Set<String> getKnownGroups() {
-		return Set.copyOf(this.knownGroups);
+		return this.groups.values().stream().flatMap(Optional::stream).collect(Collectors.toUnmodifiableSet());
 	}
 
 	private @Nullable String findGroup(Method method, @Nullable Class<?> targetClass) {
 		Method specificMethod = AopUtils.getMostSpecificMethod(method, targetClass);
-		LeaderOnly annotation = AnnotatedElementUtils.findMergedAnnotation(specificMethod, LeaderOnly.class);
-		if (annotation == null && specificMethod != method) {
-			annotation = AnnotatedElementUtils.findMergedAnnotation(method, LeaderOnly.class);
-		}
+		LeaderOnly annotation = LockOperationSource.findAnnotation(specificMethod, method, LeaderOnly.class);
 		if (annotation == null) {
 			return null;
 		}
@@ -88,24 +82,13 @@ public class LeaderOnlyOperationSource implements EmbeddedValueResolverAware {
 	}
 
 	private static String checkGroup(@Nullable String group, String where) {
-		if (!StringUtils.hasText(group)) {
-			throw new IllegalStateException("@LeaderOnly on " + where + ": no group given; name the leadership "
-					+ "group, such as group = \"billing\"");
+		try {
+			return CuratorLeadership.checkGroup(group);
 		}
-		boolean legal = !group.contains("/") && !group.equals(".") && !group.equals("..");
-		if (legal) {
-			try {
-				PathUtils.validatePath("/" + group);
-			}
-			catch (IllegalArgumentException ex) {
-				legal = false;
-			}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalStateException("@LeaderOnly on " + where + ": " + ex.getMessage()
+					+ "; name the leadership group, such as group = \"billing\"", ex);
 		}
-		if (!legal) {
-			throw new IllegalStateException("@LeaderOnly on " + where + ": group '" + group + "' is not one "
-					+ "ZooKeeper path segment (no '/', '.', '..' or control characters)");
-		}
-		return group;
 	}
 
 }

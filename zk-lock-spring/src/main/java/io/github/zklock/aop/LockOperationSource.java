@@ -129,8 +129,11 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 		return operation;
 	}
 
-	private static <A extends Annotation> @Nullable A findAnnotation(Method specificMethod, Method method,
-			Class<A> type) {
+	/**
+	 * Find an annotation on the most specific method, else on the invoked one (an interface
+	 * method), merged from composed annotations.
+	 */
+	static <A extends Annotation> @Nullable A findAnnotation(Method specificMethod, Method method, Class<A> type) {
 		A annotation = AnnotatedElementUtils.findMergedAnnotation(specificMethod, type);
 		if (annotation == null && specificMethod != method) {
 			annotation = AnnotatedElementUtils.findMergedAnnotation(method, type);
