@@ -46,6 +46,11 @@ abstract class ForwardingLockHandle implements LockHandle {
 	}
 
 	@Override
+	public boolean isLocalHandoff() {
+		return this.delegate.isLocalHandoff();
+	}
+
+	@Override
 	public void release() {
 		this.delegate.release();
 	}

@@ -72,6 +72,18 @@ public interface LockHandle extends AutoCloseable {
 	long fencingToken();
 
 	/**
+	 * Return whether this grant was handed over locally: another thread of this application
+	 * released the lock to it without deleting the lock znode, and it rides that znode (no
+	 * ZooKeeper request; see {@code io.github.zklock.curator.LocalHandoff}). Its fencing token is
+	 * then the one of the grants before it on the same znode. {@code false} for a grant made
+	 * through ZooKeeper, a nested (reentrant) grant and a multi-lock. Local state.
+	 * @return whether the grant was handed over locally
+	 */
+	default boolean isLocalHandoff() {
+		return false;
+	}
+
+	/**
 	 * Return the grants this handle is made of: for a multi-lock ({@link LockTemplate#acquireAll}),
 	 * one per key in the order they were acquired (sorted by path), each with its own
 	 * {@link #path()} and {@link #fencingToken()}; for any other grant, this handle alone. Release

@@ -92,7 +92,7 @@ final class CuratorLockHandle implements LockHandle {
 	LockSnapshots.HeldLock snapshot() {
 		long token = this.fencingToken;
 		return new LockSnapshots.HeldLock(this.path, this.mode, this.state.get(), this.acquirer.getName(),
-				Instant.ofEpochMilli(this.grantedAt), this.grant.nodePath(), (token != 0) ? token : null);
+				Instant.ofEpochMilli(this.grantedAt), this.grant.nodePath(), (token != 0) ? token : null, 1);
 	}
 
 	/** The fencing token if it was read before, without asking ZooKeeper. */

@@ -68,6 +68,8 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 
 	private final HeldLocks heldLocks = new HeldLocks();
 
+	private volatile LocalHandoff localHandoff = LocalHandoff.DEFAULT;
+
 	/**
 	 * Create a registry and start tracking the client's connection state.
 	 * @param client a Curator client (started before the first lock request)
@@ -219,6 +221,24 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 	 */
 	public void setInterruptOnLost(boolean interruptOnLost) {
 		this.heldLocks.setInterruptOnLost(interruptOnLost);
+	}
+
+	/**
+	 * Set how a held exclusive lock is handed to the next waiting thread of this application (see
+	 * {@link LocalHandoff}). {@link LocalHandoff#DEFAULT} unless set. Applies to chains that
+	 * start after the call.
+	 * @param localHandoff the hand-off settings
+	 */
+	public void setLocalHandoff(LocalHandoff localHandoff) {
+		this.localHandoff = Objects.requireNonNull(localHandoff, "localHandoff must not be null");
+	}
+
+	/**
+	 * Return how a held exclusive lock is handed to the next waiting thread of this application.
+	 * @return the hand-off settings
+	 */
+	public LocalHandoff getLocalHandoff() {
+		return this.localHandoff;
 	}
 
 	/**

@@ -25,10 +25,13 @@ public final class LockSnapshots {
 	 * @param holder the name of the thread that acquired it
 	 * @param since when it was granted
 	 * @param node the grant's lock znode
-	 * @param fencingToken its fencing token if it was read before, else {@code null}
+	 * @param fencingToken its fencing token if it is known without a request, else {@code null}
+	 * @param chainLength how many grants its znode has served so far, this one included: 1 for a
+	 * grant made through ZooKeeper, more when the znode was handed over locally from grant to grant
+	 * (see {@link LocalHandoff})
 	 */
 	public record HeldLock(String path, LockMode mode, LockState state, String holder, Instant since, String node,
-			@Nullable Long fencingToken) {
+			@Nullable Long fencingToken, int chainLength) {
 	}
 
 	/**

@@ -105,6 +105,12 @@ public class ZkLockProperties implements Validator {
 	 */
 	private final Shedlock shedlock = new Shedlock();
 
+	/**
+	 * Hand-off of a held EXCLUSIVE or WRITE lock to the next waiting thread of this application,
+	 * without a ZooKeeper request.
+	 */
+	private final LocalHandoff localHandoff = new LocalHandoff();
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
@@ -203,6 +209,10 @@ public class ZkLockProperties implements Validator {
 
 	public Shedlock getShedlock() {
 		return this.shedlock;
+	}
+
+	public LocalHandoff getLocalHandoff() {
+		return this.localHandoff;
 	}
 
 	/**
@@ -404,6 +414,57 @@ public class ZkLockProperties implements Validator {
 
 		public void setKeyPrefix(String keyPrefix) {
 			this.keyPrefix = keyPrefix;
+		}
+
+	}
+
+	/**
+	 * Local hand-off: when a thread releases an EXCLUSIVE or WRITE lock while another thread of
+	 * this application waits for the same key, the lock znode stays and the waiting thread is
+	 * granted without a ZooKeeper request. The bounds apply while another participant (another
+	 * application) waits in ZooKeeper's queue; with nobody else waiting, a chain of local grants
+	 * may go on.
+	 */
+	public static class LocalHandoff {
+
+		/**
+		 * Whether to hand a held lock to the next local waiter; false creates and deletes a znode
+		 * per grant.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * Most grants on one znode while another participant waits.
+		 */
+		private int maxGrants = io.github.zklock.curator.LocalHandoff.DEFAULT_MAX_GRANTS;
+
+		/**
+		 * Longest time one znode is kept, from its grant, while another participant waits.
+		 */
+		private Duration maxTime = io.github.zklock.curator.LocalHandoff.DEFAULT_MAX_TIME;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public int getMaxGrants() {
+			return this.maxGrants;
+		}
+
+		public void setMaxGrants(int maxGrants) {
+			this.maxGrants = maxGrants;
+		}
+
+		public Duration getMaxTime() {
+			return this.maxTime;
+		}
+
+		public void setMaxTime(Duration maxTime) {
+			this.maxTime = maxTime;
 		}
 
 	}

@@ -63,6 +63,12 @@ final class ZkLockPropertiesValidator {
 			errors.rejectValue("leadership.participantId", INVALID, "zk.lock.leadership.participant-id must not be "
 					+ "blank; leave it out for the host name and process id");
 		}
+		positiveMillis(errors, "localHandoff.maxTime", "zk.lock.local-handoff.max-time",
+				properties.getLocalHandoff().getMaxTime());
+		if (properties.getLocalHandoff().getMaxGrants() < 1) {
+			errors.rejectValue("localHandoff.maxGrants", INVALID, "zk.lock.local-handoff.max-grants must be at least 1, "
+					+ "was " + properties.getLocalHandoff().getMaxGrants());
+		}
 		validateAuth(properties.getAuth(), errors);
 	}
 

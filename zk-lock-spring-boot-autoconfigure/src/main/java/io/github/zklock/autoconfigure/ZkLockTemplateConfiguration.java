@@ -14,6 +14,7 @@ import io.github.zklock.LockTemplate;
 import io.github.zklock.annotation.EnableDistributedLocks;
 import io.github.zklock.aop.DistributedLockConfiguration;
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.curator.LocalHandoff;
 
 /**
  * The lock part of {@link ZkLockAutoConfiguration}: a {@link CuratorLockRegistry} on the Curator
@@ -35,6 +36,8 @@ class ZkLockTemplateConfiguration {
 		registry.addLockStateListener(eventPublisher::publishEvent);
 		listeners.orderedStream().forEach(registry::addLockStateListener);
 		registry.setInterruptOnLost(properties.isInterruptOnLost());
+		ZkLockProperties.LocalHandoff handoff = properties.getLocalHandoff();
+		registry.setLocalHandoff(new LocalHandoff(handoff.isEnabled(), handoff.getMaxGrants(), handoff.getMaxTime()));
 		return registry;
 	}
 
