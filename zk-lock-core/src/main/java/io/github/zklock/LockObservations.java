@@ -14,7 +14,9 @@ import org.jspecify.annotations.Nullable;
  * <li>{@value #ACQUIRE}: the time spent waiting for a grant; low-cardinality keys {@code name}
  * (the key template, never a resolved value), {@code mode} and {@code outcome}
  * ({@code acquired}, {@code timeout}, {@code skipped} when the caller goes on without the lock
- * instead of failing, or {@code error});</li>
+ * instead of failing, or {@code error}) and {@code handoff} ({@code local} for a grant handed over
+ * by another thread of the application without a ZooKeeper request, see
+ * {@link LockHandle#isLocalHandoff()}; {@code none} otherwise);</li>
  * <li>{@value #HELD}: the time the grant is held; keys {@code name} and {@code mode}.</li>
  * </ul>
  * With Spring Boot's default meter handler they become the timers {@code zk.lock.acquire} and
@@ -30,6 +32,12 @@ final class LockObservations {
 	static final String ACQUIRE = "zk.lock.acquire";
 
 	static final String HELD = "zk.lock.held";
+
+	static final String HANDOFF = "handoff";
+
+	static final String HANDOFF_LOCAL = "local";
+
+	static final String HANDOFF_NONE = "none";
 
 	private final ObservationRegistry registry;
 
@@ -57,10 +65,13 @@ final class LockObservations {
 			Optional<LockHandle> handle = lockRegistry.tryAcquire(request);
 			observation.lowCardinalityKeyValue("outcome",
 					handle.isPresent() ? "acquired" : (skipOnBusy ? "skipped" : "timeout"));
+			observation.lowCardinalityKeyValue(HANDOFF,
+					(handle.isPresent() && handle.get().isLocalHandoff()) ? HANDOFF_LOCAL : HANDOFF_NONE);
 			return handle.map((granted) -> observeHold(granted, request));
 		}
 		catch (RuntimeException | Error ex) {
 			observation.lowCardinalityKeyValue("outcome", "error");
+			observation.lowCardinalityKeyValue(HANDOFF, HANDOFF_NONE);
 			observation.error(ex);
 			throw ex;
 		}

@@ -13,7 +13,8 @@ import io.github.zklock.LockMode;
 
 /**
  * A grant from {@link CuratorLockRegistry}. Its state follows the ZooKeeper connection (see
- * {@link HeldLocks}); the fencing token is read from the server on first request only.
+ * {@link HeldLocks}); the fencing token comes with the create (EXCLUSIVE), from the earlier grants
+ * of a hand-off chain, or is read from the server on first request only.
  */
 final class CuratorLockHandle implements LockHandle {
 
@@ -90,15 +91,26 @@ final class CuratorLockHandle implements LockHandle {
 
 	/** What an operator sees of this grant. */
 	LockSnapshots.HeldLock snapshot() {
-		long token = this.fencingToken;
+		long token = knownToken();
 		return new LockSnapshots.HeldLock(this.path, this.mode, this.state.get(), this.acquirer.getName(),
-				Instant.ofEpochMilli(this.grantedAt), this.grant.nodePath(), (token != 0) ? token : null, 1);
+				Instant.ofEpochMilli(this.grantedAt), this.grant.nodePath(), (token != 0) ? token : null,
+				(this.grant instanceof LocalChain.ChainGrant chained) ? chained.position() : 1);
 	}
 
 	/** The fencing token if it was read before, without asking ZooKeeper. */
 	OptionalLong knownFencingToken() {
-		long token = this.fencingToken;
+		long token = knownToken();
 		return (token != 0) ? OptionalLong.of(token) : OptionalLong.empty();
+	}
+
+	private long knownToken() {
+		long token = this.fencingToken;
+		return (token != 0) ? token : this.grant.czxid();
+	}
+
+	@Override
+	public boolean isLocalHandoff() {
+		return this.grant instanceof LocalChain.ChainGrant chained && chained.kind() == LocalChain.Kind.HANDED_OVER;
 	}
 
 	@Override
@@ -123,8 +135,9 @@ final class CuratorLockHandle implements LockHandle {
 	@Override
 	public long fencingToken() {
 		checkHeld();
-		long token = this.fencingToken;
+		long token = knownToken();
 		if (token != 0) {
+			this.fencingToken = token;
 			return token;
 		}
 		Stat stat;
@@ -141,6 +154,7 @@ final class CuratorLockHandle implements LockHandle {
 		}
 		token = stat.getCzxid();
 		this.fencingToken = token;
+		this.grant.czxid(token);
 		return token;
 	}
 

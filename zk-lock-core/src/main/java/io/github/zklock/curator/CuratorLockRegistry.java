@@ -120,12 +120,18 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 				throw new LockLostException(lockPath, mode, "this thread's enclosing grant of the lock was lost with "
 						+ "its ZooKeeper session; release it before locking again");
 			}
-			long admitStart = System.nanoTime();
+			LocalChain chain = chainFor(slot, mode);
 			LockRecipe.Grant grant = null;
-			if (slot.admit(mode, waitMs)) {
-				long remainingMs = (waitMs <= 0) ? waitMs
-						: Math.max(0, waitMs - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - admitStart));
-				grant = slot.recipe().acquire(mode, remainingMs);
+			if (chain != null) {
+				grant = chain.acquire(mode, waitMs, this.localHandoff);
+			}
+			else {
+				long admitStart = System.nanoTime();
+				if (slot.admit(mode, waitMs)) {
+					long remainingMs = (waitMs <= 0) ? waitMs
+							: Math.max(0, waitMs - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - admitStart));
+					grant = slot.recipe().acquire(mode, remainingMs);
+				}
 			}
 			if (grant == null) {
 				if (!this.client.getZookeeperClient().isConnected()) {
@@ -134,9 +140,23 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 				return Optional.empty();
 			}
 			// A grant nested in one of this thread's grants of the key (a re-entry, or READ under
-			// WRITE) stands on the enclosing grant's znode, so on its session.
-			CuratorLockHandle handle = new CuratorLockHandle(this, slot, grant, lockPath, mode,
-					(outer != null) ? outer.sessionInstance() : grantSession(grant, sessionInstance));
+			// WRITE) stands on the enclosing grant's znode, so on its session; a grant handed over
+			// on the znode of an earlier local grant, on that znode's session.
+			long grantSession;
+			if (outer != null) {
+				grantSession = outer.sessionInstance();
+			}
+			else if (grant instanceof LocalChain.ChainGrant chained
+					&& chained.kind() != LocalChain.Kind.ACQUIRED) {
+				grantSession = chained.link().sessionInstance;
+			}
+			else {
+				grantSession = grantSession(grant, sessionInstance);
+				if (grant instanceof LocalChain.ChainGrant chained) {
+					chained.link().sessionInstance = grantSession;
+				}
+			}
+			CuratorLockHandle handle = new CuratorLockHandle(this, slot, grant, lockPath, mode, grantSession);
 			this.heldLocks.add(handle, this.client);
 			granted = true;
 			if (handle.state() == LockState.LOST) {
@@ -161,6 +181,23 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 				this.recipes.unretain(slot);
 			}
 		}
+	}
+
+	/**
+	 * Return the key's local hand-off to acquire through: the one whose turn this thread has (its
+	 * nested requests ride its turn's znode whatever the mode), else, with hand-off on, the key's
+	 * for EXCLUSIVE (reentrant) and WRITE requests; {@code null} to acquire through the slot's
+	 * recipe.
+	 */
+	private @Nullable LocalChain chainFor(RecipeCache.Slot slot, LockMode mode) {
+		LocalChain existing = slot.existingChain();
+		if (existing != null && existing.heldByCurrentThread()) {
+			return existing;
+		}
+		if (mode == LockMode.READ || !this.localHandoff.enabled()) {
+			return null;
+		}
+		return slot.chain(this.client);
 	}
 
 	/**

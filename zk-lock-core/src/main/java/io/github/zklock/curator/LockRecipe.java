@@ -5,11 +5,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.ACLBackgroundPathAndBytesable;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.framework.recipes.locks.LockInternalsDriver;
+import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
 import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.data.Stat;
 import org.jspecify.annotations.Nullable;
 
 import io.github.zklock.LockAcquisitionException;
@@ -24,8 +29,8 @@ import io.github.zklock.LockMode;
  *
  * <p>Requests per uncontended cycle (parent znode present), as sent by the Curator recipes:
  * <ul>
- * <li>{@link Kind#MUTEX}, {@link Kind#READ_WRITE}: create (ephemeral sequential, protected name),
- * getChildren, delete;</li>
+ * <li>{@link Kind#MUTEX}, {@link Kind#READ_WRITE}: create (ephemeral sequential, protected name;
+ * for MUTEX a create2, which returns the znode's czxid), getChildren, delete;</li>
  * <li>{@link Kind#SINGLE_LEASE}, {@link Kind#SEMAPHORE}: the internal mutex's three, then create,
  * getChildren (with a watch) and delete of the lease znode, and the removeWatches Curator sends
  * for the watch left unused: seven.</li>
@@ -83,6 +88,15 @@ abstract sealed class LockRecipe {
 
 		void release() throws Exception;
 
+		/** The czxid of the znode (its fencing token) if known without a request, else 0. */
+		default long czxid() {
+			return 0;
+		}
+
+		/** Remember the czxid once read, for grants that share the znode. */
+		default void czxid(long czxid) {
+		}
+
 	}
 
 	/**
@@ -118,13 +132,19 @@ abstract sealed class LockRecipe {
 		};
 	}
 
-	/** Reentrant EXCLUSIVE lock: Curator {@code InterProcessMutex}. */
+	/**
+	 * Reentrant EXCLUSIVE lock: Curator {@code InterProcessMutex}, whose lock znode is created with
+	 * ZooKeeper's create2, which returns the new znode's {@link Stat}: the fencing token (its
+	 * czxid) comes with the create, at no extra request.
+	 */
 	static final class Mutex extends LockRecipe {
+
+		private final StatKeepingDriver driver = new StatKeepingDriver();
 
 		private final OwnedPathMutex mutex;
 
 		Mutex(CuratorFramework client, String path) {
-			this.mutex = new OwnedPathMutex(client, path);
+			this.mutex = new OwnedPathMutex(client, path, this.driver);
 		}
 
 		@Override
@@ -133,7 +153,42 @@ abstract sealed class LockRecipe {
 				return null;
 			}
 			String nodePath = this.mutex.ownedNodePath();
-			return new MutexGrant(this.mutex, nodePath);
+			return new MutexGrant(this.mutex, nodePath, this.driver.czxidOf(nodePath));
+		}
+
+	}
+
+	/**
+	 * Curator's standard lock driver, creating the lock znode as it does (parents as containers,
+	 * protected name, ephemeral sequential, the client's default data) but keeping the created
+	 * znode's {@link Stat}. Used by one thread at a time, like its recipe instance.
+	 */
+	static final class StatKeepingDriver extends StandardLockInternalsDriver {
+
+		private volatile @Nullable String createdPath;
+
+		private volatile long createdCzxid;
+
+		@Override
+		public String createsTheLock(CuratorFramework client, String path, byte[] lockNodeBytes) throws Exception {
+			Stat stat = new Stat();
+			ACLBackgroundPathAndBytesable<String> create = client.create()
+				.storingStatIn(stat)
+				.creatingParentContainersIfNeeded()
+				.withProtection()
+				.withMode(CreateMode.EPHEMERAL_SEQUENTIAL);
+			String created = (lockNodeBytes != null) ? create.forPath(path, lockNodeBytes) : create.forPath(path);
+			// Zero when Curator found the znode again after a connection loss (protected name)
+			// instead of creating it: the token is then read when asked for.
+			this.createdCzxid = stat.getCzxid();
+			this.createdPath = created;
+			return created;
+		}
+
+		/** The czxid of the znode if this driver created it last, else 0. */
+		long czxidOf(String nodePath) {
+			String created = this.createdPath;
+			return (created != null && created.equals(nodePath)) ? this.createdCzxid : 0;
 		}
 
 	}
@@ -254,7 +309,11 @@ abstract sealed class LockRecipe {
 		return mutex.acquire(waitMs, TimeUnit.MILLISECONDS);
 	}
 
-	private record MutexGrant(InterProcessMutex mutex, String nodePath) implements Grant {
+	private record MutexGrant(InterProcessMutex mutex, String nodePath, long czxid) implements Grant {
+
+		MutexGrant(InterProcessMutex mutex, String nodePath) {
+			this(mutex, nodePath, 0);
+		}
 
 		@Override
 		public void release() throws Exception {
@@ -266,8 +325,8 @@ abstract sealed class LockRecipe {
 	/** Exposes the znode the current thread owns, which {@code InterProcessMutex} keeps protected. */
 	private static final class OwnedPathMutex extends InterProcessMutex {
 
-		OwnedPathMutex(CuratorFramework client, String path) {
-			super(client, path);
+		OwnedPathMutex(CuratorFramework client, String path, LockInternalsDriver driver) {
+			super(client, path, driver);
 		}
 
 		String ownedNodePath() {

@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiFunction;
 import java.util.function.UnaryOperator;
 
+import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
 import org.jspecify.annotations.Nullable;
@@ -101,7 +102,7 @@ final class RecipeCache {
 			if (entry == null) {
 				// Validate outside the map's bin lock; an invalid key creates nothing.
 				String lockPath = this.lockPath.apply(key);
-				entry = this.entries.computeIfAbsent(entryKey, (k) -> new Entry(k, lockPath));
+				entry = this.entries.computeIfAbsent(entryKey, (k) -> new Entry(k, lockPath, this.factory));
 			}
 			Slot slot = entry.claim(thread, this.factory);
 			if (slot != null) {
@@ -176,6 +177,11 @@ final class RecipeCache {
 
 		private boolean evicted;
 
+		private final BiFunction<String, Key, LockRecipe> factory;
+
+		/** The local hand-off of the key's exclusive lock, once used (MUTEX and READ_WRITE only). */
+		private volatile @Nullable LocalChain chain;
+
 		/**
 		 * Watches the znode holding the key's number of permits after a check (see
 		 * {@link SemaphorePermits}): its deletion (or the end of the session, which drops the watch)
@@ -191,9 +197,29 @@ final class RecipeCache {
 		/** The {@link #permitsEpoch} in which the number matched, -1 if never. */
 		private volatile long permitsCheckedEpoch = -1;
 
-		Entry(Key key, String lockPath) {
+		Entry(Key key, String lockPath, BiFunction<String, Key, LockRecipe> factory) {
 			this.key = key;
 			this.lockPath = lockPath;
+			this.factory = factory;
+		}
+
+		/**
+		 * The key's local hand-off, created on first use; {@code null} for kinds without one
+		 * (non-reentrant EXCLUSIVE, permits).
+		 */
+		synchronized @Nullable LocalChain chain(CuratorFramework client) {
+			if (this.key.kind() != LockRecipe.Kind.MUTEX && this.key.kind() != LockRecipe.Kind.READ_WRITE) {
+				return null;
+			}
+			if (this.chain == null) {
+				this.chain = new LocalChain(client, this.lockPath, () -> this.factory.apply(this.lockPath, this.key));
+			}
+			return this.chain;
+		}
+
+		/** The key's local hand-off if it was used, without creating it. */
+		@Nullable LocalChain existingChain() {
+			return this.chain;
 		}
 
 		/** The thread's slot, an idle one or a new one; {@code null} if this entry was evicted. */
@@ -279,6 +305,10 @@ final class RecipeCache {
 					return;
 				}
 			}
+			if (this.chain != null && !this.chain.idle()) {
+				// A znode kept for a hand-off: dropping the chain would leave it until the session ends.
+				return;
+			}
 			// Marked first, so that a thread that found this entry before the removal claims
 			// nothing from it and looks the key up again.
 			this.evicted = true;
@@ -355,6 +385,16 @@ final class RecipeCache {
 
 		LockRecipe recipe() {
 			return this.recipe;
+		}
+
+		/** The key's local hand-off; see {@link Entry#chain(CuratorFramework)}. */
+		@Nullable LocalChain chain(CuratorFramework client) {
+			return this.entry.chain(client);
+		}
+
+		/** The key's local hand-off if it was used. */
+		@Nullable LocalChain existingChain() {
+			return this.entry.existingChain();
 		}
 
 		LockRecipe.Kind kind() {

@@ -206,6 +206,7 @@ class CuratorLockRegistryTests {
 
 	@Test
 	void writeHolderMayTakeReadLock() {
+		this.processA.setLocalHandoff(LocalHandoff.DISABLED);
 		LockHandle write = acquire(this.processA, LockMode.WRITE, Duration.ZERO);
 		LockHandle read = acquire(this.processA, LockMode.READ, Duration.ZERO);
 		assertThat(read.isHeld()).isTrue();
@@ -213,6 +214,19 @@ class CuratorLockRegistryTests {
 		// Downgraded: the read lock still keeps writers out, readers may join.
 		assertThat(this.processB.tryAcquire(request(LockMode.WRITE, true, SHORT))).isEmpty();
 		acquire(this.processB, LockMode.READ, Duration.ZERO).release();
+		read.release();
+		acquire(this.processB, LockMode.WRITE, Duration.ZERO).release();
+	}
+
+	@Test
+	void writeHolderTakingReadKeepsOthersOutUntilBothAreReleasedWithLocalHandoff() {
+		LockHandle write = acquire(this.processA, LockMode.WRITE, Duration.ZERO);
+		LockHandle read = acquire(this.processA, LockMode.READ, Duration.ZERO);
+		assertThat(read.isHeld()).isTrue();
+		write.release();
+		// The READ rides the WRITE's znode, which stays until the READ is released too.
+		assertThat(this.processB.tryAcquire(request(LockMode.READ, true, SHORT))).isEmpty();
+		assertThat(this.processB.tryAcquire(request(LockMode.WRITE, true, SHORT))).isEmpty();
 		read.release();
 		acquire(this.processB, LockMode.WRITE, Duration.ZERO).release();
 	}
@@ -276,6 +290,7 @@ class CuratorLockRegistryTests {
 
 	@Test
 	void threadsWaitingOnOnePathUseARecipeInstanceEach() throws Exception {
+		this.processA.setLocalHandoff(LocalHandoff.DISABLED);
 		LockHandle held = acquire(this.processA, LockMode.EXCLUSIVE, SHORT);
 		LockHandle nested = acquire(this.processA, LockMode.EXCLUSIVE, SHORT);
 		// A thread's nested grants share its instance.
@@ -356,6 +371,7 @@ class CuratorLockRegistryTests {
 
 	@Test
 	void interruptWhileWaitingInTheLocalQueueRestoresTheFlag() throws Exception {
+		this.processA.setLocalHandoff(LocalHandoff.DISABLED);
 		LockHandle held = acquire(this.processA, LockMode.EXCLUSIVE, SHORT);
 		CompletableFuture<Boolean> successor = grantedAndReleased(LONG);
 		await().atMost(LONG).until(() -> children().size() == 2);
@@ -384,6 +400,7 @@ class CuratorLockRegistryTests {
 
 	@Test
 	void readersOfOneProcessHoldTogetherAndWritersQueueTwoAtATime() throws Exception {
+		this.processA.setLocalHandoff(LocalHandoff.DISABLED);
 		int readers = 4;
 		CountDownLatch allHold = new CountDownLatch(readers);
 		CountDownLatch release = new CountDownLatch(1);
