@@ -59,8 +59,11 @@ public interface LockHandle extends AutoCloseable {
 	 * created again (unlike the sequence suffix, which restarts). Pass it to a store that rejects
 	 * writes carrying a lower token than one it has seen.
 	 *
-	 * <p>The first call sends one {@code exists} request; later calls return the cached value.
-	 * Nested (reentrant) grants of the same znode return the same token. A permit of a semaphore
+	 * <p>An EXCLUSIVE (reentrant) grant knows its token from the create of its znode: no request.
+	 * For the other kinds the first call sends one {@code exists} request; later calls return the
+	 * cached value. Nested (reentrant) grants of the same znode return the same token, and so do
+	 * grants {@linkplain #isLocalHandoff() handed over locally} on one znode: tokens of one key are
+	 * then non-decreasing, and a store must reject only a token lower than the highest it has seen. A permit of a semaphore
 	 * has the token of its lease znode. A multi-lock has one token per key: ask its
 	 * {@linkplain #parts() parts}.
 	 * @return the fencing token, a positive number

@@ -116,9 +116,18 @@ final class LocalChain {
 					return new ChainGrant(current, Kind.HANDED_OVER);
 				}
 				// The session is not connected, or was replaced: the znode may be gone. Let it go
-				// (guaranteed delete) and queue again.
+				// (a guaranteed delete, finished by Curator after reconnection) and queue again.
 				this.link = null;
-				end(current);
+				try {
+					end(current);
+				}
+				catch (Exception ex) {
+					if (ex instanceof InterruptedException) {
+						throw ex;
+					}
+					logger.debug("Could not release lock znode " + current.grant.nodePath() + " at once; Curator "
+							+ "retries the delete, or ZooKeeper removes the znode with its session", ex);
+				}
 			}
 			long remainingMs = (waitMs <= 0) ? waitMs
 					: Math.max(0, waitMs - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
@@ -217,7 +226,8 @@ final class LocalChain {
 		else {
 			// What the recipe's release sends (Curator's LockInternals.releaseLock); the recipe
 			// instance still counts the znode as its acquirer's and is dropped.
-			this.client.delete().guaranteed().forPath(ended.grant.nodePath());
+			// Quietly: a znode gone with its session is released already.
+			this.client.delete().quietly().guaranteed().forPath(ended.grant.nodePath());
 		}
 	}
 
