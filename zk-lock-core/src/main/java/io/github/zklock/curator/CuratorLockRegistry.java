@@ -112,7 +112,7 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 				SemaphorePermits.check(this.client, lockPath, slot.permits(), slot.permitsWatcher());
 				slot.permitsChecked(epoch);
 			}
-			slot.recipe().check(mode, waitMs);
+			slot.check(mode, waitMs);
 			CuratorLockHandle outer = slot.outermost();
 			if (outer != null && outer.state() == LockState.LOST) {
 				// Curator would re-enter locally, without asking ZooKeeper, and the grant would look

@@ -29,11 +29,14 @@ import io.github.zklock.LockMode;
  * leaves the head of the queue while a local thread runs. Re-entry, and READ under WRITE, by the
  * thread whose turn it is are further holds of the turn.
  *
- * <p>Bound: at the first hand-off of a link, one background {@code getChildren} with a watch on the
- * lock path tells whether another participant (another application, or a READ of this one)
- * queues; while one does, the link ends after {@link LocalHandoff#maxGrants()} grants or
- * {@link LocalHandoff#maxTime()} since its grant. Every later change of the children while nobody
- * else queued costs one more {@code getChildren}. A link also ends when no local thread waits, or
+ * <p>Bound: while another participant (another application, or a READ of this one) queues
+ * behind the znode, the link ends after {@link LocalHandoff#maxGrants()} grants or
+ * {@link LocalHandoff#maxTime()} since its grant. Whether one queues: for EXCLUSIVE, the listing of
+ * the queue by which Curator granted the znode tells at no cost when one already did; otherwise
+ * (and for WRITE) one background {@code getChildren} with a watch on the lock path at the first
+ * hand-off of the link, and one more per change of the children while nobody else queues. The
+ * answer comes on Curator's event thread: until it does, the link counts nobody else as
+ * queued. A link also ends when no local thread waits, or
  * when its session is no longer connected (a grant that is not held is never handed on).
  *
  * <p>Releasing a link's znode: on the thread that acquired it through Curator, the recipe's own
@@ -309,6 +312,9 @@ final class LocalChain {
 			this.maxGrants = settings.maxGrants();
 			this.maxTimeNanos = settings.maxTime().toNanos();
 			this.czxid = grant.czxid();
+			// Known from the grant (EXCLUSIVE): no listing needed, and none is sent.
+			this.othersWaiting = grant.othersQueuedAtGrant();
+			this.watching = this.othersWaiting;
 		}
 
 		boolean usable(CuratorFramework client) {

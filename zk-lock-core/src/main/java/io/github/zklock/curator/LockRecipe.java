@@ -1,6 +1,7 @@
 package io.github.zklock.curator;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -11,6 +12,7 @@ import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.framework.recipes.locks.LockInternalsDriver;
+import org.apache.curator.framework.recipes.locks.PredicateResults;
 import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;
@@ -97,6 +99,14 @@ abstract sealed class LockRecipe {
 		default void czxid(long czxid) {
 		}
 
+		/**
+		 * Whether other participants were queued behind the znode when it was granted, as the
+		 * recipe saw in its last listing of the queue; {@code false} when not known.
+		 */
+		default boolean othersQueuedAtGrant() {
+			return false;
+		}
+
 	}
 
 	/**
@@ -153,7 +163,7 @@ abstract sealed class LockRecipe {
 				return null;
 			}
 			String nodePath = this.mutex.ownedNodePath();
-			return new MutexGrant(this.mutex, nodePath, this.driver.czxidOf(nodePath));
+			return new MutexGrant(this.mutex, nodePath, this.driver.czxidOf(nodePath), this.driver.othersQueued());
 		}
 
 	}
@@ -161,13 +171,33 @@ abstract sealed class LockRecipe {
 	/**
 	 * Curator's standard lock driver, creating the lock znode as it does (parents as containers,
 	 * protected name, ephemeral sequential, the client's default data) but keeping the created
-	 * znode's {@link Stat}. Used by one thread at a time, like its recipe instance.
+	 * znode's {@link Stat}, and whether the listing of the queue that granted the lock showed
+	 * others behind it (for {@link LocalChain}'s bounds, at no request). Used by one thread at a
+	 * time, like its recipe instance.
 	 */
 	static final class StatKeepingDriver extends StandardLockInternalsDriver {
 
 		private volatile @Nullable String createdPath;
 
 		private volatile long createdCzxid;
+
+		private volatile boolean othersQueued;
+
+		@Override
+		public PredicateResults getsTheLock(CuratorFramework client, List<String> children, String sequenceNodeName,
+				int maxLeases) throws Exception {
+			PredicateResults results = super.getsTheLock(client, children, sequenceNodeName, maxLeases);
+			if (results.getsTheLock()) {
+				// Granted means first in the queue: every other child queues behind.
+				this.othersQueued = children.size() > 1;
+			}
+			return results;
+		}
+
+		/** Whether the listing that granted the lock last showed other participants queued. */
+		boolean othersQueued() {
+			return this.othersQueued;
+		}
 
 		@Override
 		public String createsTheLock(CuratorFramework client, String path, byte[] lockNodeBytes) throws Exception {
@@ -309,10 +339,11 @@ abstract sealed class LockRecipe {
 		return mutex.acquire(waitMs, TimeUnit.MILLISECONDS);
 	}
 
-	private record MutexGrant(InterProcessMutex mutex, String nodePath, long czxid) implements Grant {
+	private record MutexGrant(InterProcessMutex mutex, String nodePath, long czxid,
+			boolean othersQueuedAtGrant) implements Grant {
 
 		MutexGrant(InterProcessMutex mutex, String nodePath) {
-			this(mutex, nodePath, 0);
+			this(mutex, nodePath, 0, false);
 		}
 
 		@Override

@@ -238,7 +238,7 @@ final class RecipeCache {
 				}
 			}
 			if (idle == null) {
-				idle = new Slot(this, factory.apply(this.lockPath, this.key));
+				idle = new Slot(this);
 				this.slots.add(idle);
 			}
 			idle.owner = thread;
@@ -359,7 +359,8 @@ final class RecipeCache {
 
 		private final Entry entry;
 
-		private final LockRecipe recipe;
+		/** Created on first use: a key handed over locally acquires through its chain's recipes. */
+		private volatile @Nullable LockRecipe recipe;
 
 		private @Nullable Thread owner;
 
@@ -378,13 +379,28 @@ final class RecipeCache {
 		 */
 		private volatile @Nullable CuratorLockHandle outermost;
 
-		Slot(Entry entry, LockRecipe recipe) {
+		Slot(Entry entry) {
 			this.entry = entry;
-			this.recipe = recipe;
 		}
 
+		/** The slot's recipe instance, used by its owner only; creating it sends no request. */
 		LockRecipe recipe() {
-			return this.recipe;
+			LockRecipe recipe = this.recipe;
+			if (recipe == null) {
+				recipe = this.entry.factory.apply(this.entry.lockPath, this.entry.key);
+				this.recipe = recipe;
+			}
+			return recipe;
+		}
+
+		/**
+		 * Refuse at once a request that could never be granted (see
+		 * {@link LockRecipe#check(LockMode, long)}); a reentrant mutex refuses nothing.
+		 */
+		void check(LockMode mode, long waitMs) {
+			if (kind() != LockRecipe.Kind.MUTEX) {
+				recipe().check(mode, waitMs);
+			}
 		}
 
 		/** The key's local hand-off; see {@link Entry#chain(CuratorFramework)}. */
