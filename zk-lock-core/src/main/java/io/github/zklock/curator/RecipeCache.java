@@ -207,14 +207,21 @@ final class RecipeCache {
 		 * The key's local hand-off, created on first use; {@code null} for kinds without one
 		 * (non-reentrant EXCLUSIVE, permits).
 		 */
-		synchronized @Nullable LocalChain chain(CuratorFramework client) {
+		@Nullable LocalChain chain(CuratorFramework client) {
+			LocalChain existing = this.chain;
+			if (existing != null) {
+				return existing;
+			}
 			if (this.key.kind() != LockRecipe.Kind.MUTEX && this.key.kind() != LockRecipe.Kind.READ_WRITE) {
 				return null;
 			}
-			if (this.chain == null) {
-				this.chain = new LocalChain(client, this.lockPath, () -> this.factory.apply(this.lockPath, this.key));
+			synchronized (this) {
+				if (this.chain == null) {
+					this.chain = new LocalChain(client, this.lockPath,
+							() -> this.factory.apply(this.lockPath, this.key));
+				}
+				return this.chain;
 			}
-			return this.chain;
 		}
 
 		/** The key's local hand-off if it was used, without creating it. */
