@@ -1,11 +1,14 @@
 package io.github.zklock.actuate;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Timer;
 import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.BeforeEach;
@@ -44,8 +47,9 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Health, the {@code zklocks} endpoint and the meters, wired by their auto-configurations, on a
- * real ZooKeeper: a server per test, since one of them stops it.
+ * Health, the {@code zklocks} endpoint (with the chain length of a grant handed over locally) and
+ * the meters (one tag set for every outcome, {@code handoff} included), wired by their
+ * auto-configurations, on a real ZooKeeper: a server per test, since one of them stops it.
  */
 class ZkLockActuatorTests {
 
@@ -141,13 +145,67 @@ class ZkLockActuatorTests {
 	}
 
 	@Test
+	void endpointShowsTheChainLengthOfAGrantHandedOverLocally() {
+		this.contextRunner.run((context) -> {
+			ZkLocksEndpoint endpoint = context.getBean(ZkLocksEndpoint.class);
+			LockTemplate template = context.getBean(LockTemplate.class);
+			MeterRegistry meters = context.getBean(MeterRegistry.class);
+			LockHandle first = template.acquire("/orders/2", LockMode.EXCLUSIVE, Duration.ZERO);
+			long token = first.fencingToken();
+			LockSnapshots.HeldLock firstGrant = endpoint.locks().held().get(0);
+			assertThat(firstGrant.chainLength()).isOne();
+
+			// Another thread of the application waits for the key; it is handed the znode.
+			CompletableFuture<LockHandle> second = new CompletableFuture<>();
+			CountDownLatch done = new CountDownLatch(1);
+			Thread secondThread = new Thread(() -> {
+				try {
+					LockHandle handle = template.acquire("/orders/2", LockMode.EXCLUSIVE, Duration.ofSeconds(10));
+					second.complete(handle);
+					try {
+						done.await(10, TimeUnit.SECONDS);
+					}
+					finally {
+						handle.release();
+					}
+				}
+				catch (Throwable ex) {
+					second.completeExceptionally(ex);
+				}
+			}, "second-in-chain");
+			secondThread.start();
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> endpoint.locks().waiting().stream()
+					.anyMatch((waiting) -> waiting.waiter().equals("second-in-chain"))
+						&& secondThread.getState() != Thread.State.RUNNABLE);
+			first.release();
+			LockHandle ridden = second.get(10, TimeUnit.SECONDS);
+			try {
+				assertThat(ridden.isLocalHandoff()).isTrue();
+				assertThat(endpoint.locks().held()).singleElement().satisfies((lock) -> {
+					assertThat(lock.holder()).isEqualTo("second-in-chain");
+					assertThat(lock.chainLength()).isEqualTo(2);
+					assertThat(lock.node()).isEqualTo(firstGrant.node());
+					assertThat(lock.fencingToken()).isEqualTo(token);
+				});
+			}
+			finally {
+				done.countDown();
+				secondThread.join(10_000);
+			}
+			assertThat(meters.get("zk.lock.acquire").tags("handoff", "none").timer().count()).isOne();
+			assertThat(meters.get("zk.lock.acquire").tags("handoff", "local").timer().count()).isOne();
+		});
+	}
+
+	@Test
 	void timersAreTaggedWithTheTemplateNeverTheResolvedPath() {
 		this.contextRunner.withUserConfiguration(Metered.class).run((context) -> {
 			MeteredService metered = context.getBean(MeteredService.class);
 			MeterRegistry meters = context.getBean(MeterRegistry.class);
 			metered.work("secret-customer-42");
 			Timer acquired = meters.get("zk.lock.acquire")
-				.tags("name", "/metered/#{#key}", "mode", "EXCLUSIVE", "outcome", "acquired")
+				.tags("name", "/metered/#{#key}", "mode", "EXCLUSIVE", "outcome", "acquired", "handoff", "none")
 				.timer();
 			assertThat(acquired.count()).isOne();
 			assertThat(meters.get("zk.lock.held").tags("name", "/metered/#{#key}").timer().count()).isOne();
@@ -163,7 +221,16 @@ class ZkLockActuatorTests {
 			finally {
 				busy.release();
 			}
-			assertThat(meters.get("zk.lock.acquire").tags("outcome", "timeout").timer().count()).isOne();
+			assertThat(meters.get("zk.lock.acquire").tags("outcome", "timeout", "handoff", "none").timer().count())
+				.isOne();
+			// One tag set for every outcome: Prometheus, for one, needs it.
+			List<List<String>> tagKeys = meters.find("zk.lock.acquire")
+				.timers()
+				.stream()
+				.map((timer) -> timer.getId().getTags().stream().map(Tag::getKey).sorted().toList())
+				.distinct()
+				.toList();
+			assertThat(tagKeys).singleElement().asList().contains("name", "mode", "outcome", "handoff");
 			assertThat(meters.getMeters()).allSatisfy((meter) -> assertThat(meter.getId().getTags())
 				.noneMatch((tag) -> tag.getValue().contains("secret-customer-42")));
 			assertThat(meters.get("zk.lock.active").gauge().value()).isZero();

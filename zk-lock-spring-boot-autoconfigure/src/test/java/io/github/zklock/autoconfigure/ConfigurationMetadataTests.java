@@ -12,6 +12,7 @@ import java.util.Map;
 import com.jayway.jsonpath.JsonPath;
 import org.junit.jupiter.api.Test;
 
+import io.github.zklock.curator.LocalHandoff;
 import io.github.zklock.test.EmbeddedZooKeeperProperties;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -42,11 +43,42 @@ class ConfigurationMetadataTests {
 					"zk.lock.retry.base-sleep", "zk.lock.retry.max-retries", "zk.lock.retry.max-sleep",
 					"zk.lock.embedded.enabled", "zk.lock.embedded.port", "zk.lock.auth.scheme",
 					"zk.lock.auth.credentials", "zk.lock.integration.key-prefix",
-					"zk.lock.leadership.key-prefix", "zk.lock.leadership.participant-id", "zk.lock.shedlock.key-prefix")
+					"zk.lock.leadership.key-prefix", "zk.lock.leadership.participant-id", "zk.lock.shedlock.key-prefix",
+					"zk.lock.local-handoff.enabled", "zk.lock.local-handoff.max-grants",
+					"zk.lock.local-handoff.max-time")
 			.doesNotHaveDuplicates();
 		assertThat(properties).allSatisfy((property) -> assertThat((String) property.get("description"))
 			.as("description of %s", property.get("name"))
 			.isNotBlank());
+	}
+
+	@Test
+	void givesTheDefaultOfEveryPropertyThatHasOne() throws IOException {
+		List<Map<String, Object>> properties = JsonPath.read(ownMetadata(),
+				"$.properties[?(@.name =~ /zk\\.lock\\..*/)]");
+		// The processor does not resolve a default taken from a constant of another class (such as
+		// zk-lock-core's LocalHandoff): the additional metadata gives those.
+		assertThat(properties).filteredOn((property) -> !property.containsKey("defaultValue"))
+			.extracting((property) -> property.get("name"))
+			.as("properties without a default value in the metadata")
+			.containsExactlyInAnyOrder("zk.lock.auth.credentials", "zk.lock.leadership.participant-id",
+					"zk.lock.retry.max-sleep");
+		ZkLockProperties defaults = new ZkLockProperties();
+		assertThat(defaults.getAuth().getCredentials()).isNull();
+		assertThat(defaults.getLeadership().getParticipantId()).isNull();
+		assertThat(defaults.getRetry().getMaxSleep()).isNull();
+	}
+
+	@Test
+	void givesTheLocalHandoffDefaultsOfTheRegistry() throws IOException {
+		String own = ownMetadata();
+		assertThat(defaultValue(own, "zk.lock.local-handoff.enabled")).isEqualTo(LocalHandoff.DEFAULT.enabled());
+		assertThat(defaultValue(own, "zk.lock.local-handoff.max-grants")).isEqualTo(LocalHandoff.DEFAULT.maxGrants());
+		assertThat(defaultValue(own, "zk.lock.local-handoff.max-time"))
+			.isEqualTo(LocalHandoff.DEFAULT.maxTime().toMillis() + "ms");
+		ZkLockProperties.LocalHandoff defaults = new ZkLockProperties().getLocalHandoff();
+		assertThat(new LocalHandoff(defaults.isEnabled(), defaults.getMaxGrants(), defaults.getMaxTime()))
+			.isEqualTo(LocalHandoff.DEFAULT);
 	}
 
 	@Test
@@ -85,6 +117,12 @@ class ConfigurationMetadataTests {
 		assertThat(defaultPort).containsExactly(0);
 		List<Integer> ports = JsonPath.read(embedded, "$.hints[?(@.name == 'zk.lock.embedded.port')].values[*].value");
 		assertThat(ports).containsExactly(0, 2181);
+	}
+
+	private static Object defaultValue(String metadata, String name) {
+		List<Object> values = JsonPath.read(metadata, "$.properties[?(@.name == '" + name + "')].defaultValue");
+		assertThat(values).as("default value of %s", name).hasSize(1);
+		return values.get(0);
 	}
 
 	private static String ownMetadata() throws IOException {

@@ -47,6 +47,7 @@ import io.github.zklock.aop.DistributedLockMethodValidator;
 import io.github.zklock.aop.LockOperation;
 import io.github.zklock.aop.LockOperationSource;
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.curator.LocalHandoff;
 import io.github.zklock.expression.LockPathExpressionEvaluator;
 import io.github.zklock.expression.LockPathTemplate;
 import io.github.zklock.test.EmbeddedZooKeeper;
@@ -116,6 +117,20 @@ class ZkLockAutoConfigurationTests {
 				.doesNotHaveBean(EmbeddedZooKeeper.class);
 			assertThat(context.getBean(LockTemplate.class).getDefaultWaitTime()).isNegative()
 				.isEqualTo(LockRequest.WAIT_FOREVER);
+			assertThat(context.getBean(CuratorLockRegistry.class).getLocalHandoff()).isEqualTo(LocalHandoff.DEFAULT);
+		});
+	}
+
+	@Test
+	void passesTheLocalHandoffSettingsToTheRegistry() {
+		this.contextRunner
+			.withPropertyValues("zk.lock.local-handoff.max-grants=4", "zk.lock.local-handoff.max-time=250ms")
+			.run((context) -> assertThat(context.getBean(CuratorLockRegistry.class).getLocalHandoff())
+				.isEqualTo(new LocalHandoff(true, 4, Duration.ofMillis(250))));
+		this.contextRunner.withPropertyValues("zk.lock.local-handoff.enabled=false").run((context) -> {
+			LocalHandoff handoff = context.getBean(CuratorLockRegistry.class).getLocalHandoff();
+			assertThat(handoff.enabled()).isFalse();
+			assertThat(handoff).isEqualTo(LocalHandoff.DISABLED);
 		});
 	}
 
@@ -391,7 +406,8 @@ class ZkLockAutoConfigurationTests {
 			"zk.lock.session-timeout, 30d", "zk.lock.cache-capacity, 0", "zk.lock.cache-capacity, -3",
 			"zk.lock.retry.max-retries, 30", "zk.lock.retry.max-retries, -1", "zk.lock.root-path, /locks/",
 			"zk.lock.root-path, /a/../b", "zk.lock.connection-timeout, 500us", "zk.lock.connect-string, ' '",
-			"zk.lock.default-wait-time, -5s", "zk.lock.default-wait-time, -2ms" })
+			"zk.lock.default-wait-time, -5s", "zk.lock.default-wait-time, -2ms", "zk.lock.local-handoff.max-grants, 0",
+			"zk.lock.local-handoff.max-time, 0ms", "zk.lock.local-handoff.max-time, -1s" })
 	void failsOnBadValueNamingTheProperty(String property, String value) {
 		this.contextRunner.withPropertyValues(property + "=" + value).run((context) -> {
 			assertThat(context).hasFailed();

@@ -16,6 +16,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.validation.FieldError;
 import org.springframework.validation.ObjectError;
 
+import io.github.zklock.curator.LocalHandoff;
 import io.github.zklock.test.EmbeddedZooKeeper;
 import io.github.zklock.test.EmbeddedZooKeeperAutoConfiguration;
 import io.github.zklock.test.EmbeddedZooKeeperProperties;
@@ -48,6 +49,52 @@ class ZkLockPropertiesTests {
 			assertThat(properties.getLeadership().getKeyPrefix()).isEqualTo("/leadership");
 			assertThat(properties.getLeadership().getParticipantId()).isNull();
 			assertThat(properties.getShedlock().getKeyPrefix()).isEqualTo("/shedlock");
+			assertThat(properties.getLocalHandoff().isEnabled()).isTrue();
+			assertThat(properties.getLocalHandoff().getMaxGrants()).isEqualTo(LocalHandoff.DEFAULT_MAX_GRANTS);
+			assertThat(properties.getLocalHandoff().getMaxTime()).isEqualTo(LocalHandoff.DEFAULT_MAX_TIME);
+		});
+	}
+
+	@Test
+	void bindsTheLocalHandoffProperties() {
+		this.contextRunner
+			.withPropertyValues("zk.lock.local-handoff.enabled=false", "zk.lock.local-handoff.max-grants=8",
+					"zk.lock.local-handoff.max-time=20ms")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				ZkLockProperties.LocalHandoff handoff = context.getBean(ZkLockProperties.class).getLocalHandoff();
+				assertThat(handoff.isEnabled()).isFalse();
+				assertThat(handoff.getMaxGrants()).isEqualTo(8);
+				assertThat(handoff.getMaxTime()).isEqualTo(Duration.ofMillis(20));
+			});
+	}
+
+	@Test
+	void reportsBadLocalHandoffBoundsAtOnceNamingEachProperty() {
+		this.contextRunner
+			.withPropertyValues("zk.lock.local-handoff.max-grants=0", "zk.lock.local-handoff.max-time=0ms")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				BindValidationException ex = cause(context.getStartupFailure(), BindValidationException.class);
+				assertThat(ex.getValidationErrors().getAllErrors()).hasSize(2)
+					.allSatisfy((error) -> assertThat(error).isInstanceOf(FieldError.class))
+					.extracting((error) -> ((FieldError) error).getField())
+					.containsExactlyInAnyOrder("localHandoff.maxGrants", "localHandoff.maxTime");
+				assertThat(errorMessages(context.getStartupFailure()))
+					.containsExactlyInAnyOrder("zk.lock.local-handoff.max-grants must be at least 1, was 0",
+							"zk.lock.local-handoff.max-time must be between 1 ms and 2147483647 ms (about 24 days), "
+									+ "was PT0S");
+			});
+	}
+
+	@ParameterizedTest(name = "{0}={1}")
+	@CsvSource({ "max-grants, -1", "max-grants, 0", "max-time, -50ms", "max-time, 0s", "max-time, 500us" })
+	void rejectsALocalHandoffBoundThatIsNotPositive(String property, String value) {
+		this.contextRunner.withPropertyValues("zk.lock.local-handoff." + property + "=" + value).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(errorMessages(context.getStartupFailure())).singleElement()
+				.asString()
+				.startsWith("zk.lock.local-handoff." + property + " must be");
 		});
 	}
 
@@ -95,7 +142,8 @@ class ZkLockPropertiesTests {
 			.withPropertyValues("zk.lock.retry.max-retries=0", "zk.lock.embedded.port=65535", "zk.lock.root-path=/",
 					"zk.lock.session-timeout=1ms", "zk.lock.connection-timeout=24d", "zk.lock.retry.max-sleep=1ms",
 					"zk.lock.cache-capacity=1", "zk.lock.default-wait-time=-1ms",
-					"zk.lock.connect-string=zk1:2181,zk2:2182/apps/locking", "zk.lock.fail-fast=true")
+					"zk.lock.connect-string=zk1:2181,zk2:2182/apps/locking", "zk.lock.fail-fast=true",
+					"zk.lock.local-handoff.max-grants=1", "zk.lock.local-handoff.max-time=1ms")
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
 				assertThat(context.getBean(ZkLockProperties.class).isFailFast()).isTrue();

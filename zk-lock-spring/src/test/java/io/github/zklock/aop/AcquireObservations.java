@@ -1,6 +1,8 @@
 package io.github.zklock.aop;
 
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.micrometer.common.KeyValue;
@@ -12,11 +14,14 @@ import io.github.zklock.LockTemplate;
 
 /**
  * Records the {@code zk.lock.acquire} observations of a template as {@code "<name> <outcome>"},
- * so that a test can check what metrics a call produces.
+ * and each one's low-cardinality key values (what a meter is tagged with), so that a test can
+ * check what metrics a call produces.
  */
 final class AcquireObservations implements ObservationHandler<Observation.Context> {
 
 	private final List<String> recorded = new CopyOnWriteArrayList<>();
+
+	private final List<Map<String, String>> tags = new CopyOnWriteArrayList<>();
 
 	/**
 	 * Observe a template's acquisitions from now on.
@@ -40,6 +45,11 @@ final class AcquireObservations implements ObservationHandler<Observation.Contex
 	public void onStop(Observation.Context context) {
 		if (context.getName().equals("zk.lock.acquire")) {
 			this.recorded.add(value(context, "name") + " " + value(context, "outcome"));
+			Map<String, String> tags = new TreeMap<>();
+			for (KeyValue keyValue : context.getLowCardinalityKeyValues()) {
+				tags.put(keyValue.getKey(), keyValue.getValue());
+			}
+			this.tags.add(tags);
 		}
 	}
 
@@ -54,6 +64,14 @@ final class AcquireObservations implements ObservationHandler<Observation.Contex
 	 */
 	List<String> recorded() {
 		return List.copyOf(this.recorded);
+	}
+
+	/**
+	 * Return the low-cardinality key values of each acquisition, oldest first.
+	 * @return the key values by key, one map per acquisition
+	 */
+	List<Map<String, String>> tags() {
+		return List.copyOf(this.tags);
 	}
 
 }

@@ -14,6 +14,8 @@ import java.util.function.Consumer;
 import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
@@ -27,6 +29,7 @@ import io.github.zklock.annotation.DistributedLock;
 import io.github.zklock.annotation.DistributedSemaphore;
 import io.github.zklock.annotation.EnableDistributedLocks;
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.curator.LocalHandoff;
 import io.github.zklock.test.CountingZooKeeper;
 import io.github.zklock.test.ZooKeeperExtension;
 
@@ -36,11 +39,14 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The ZooKeeper requests of one uncontended lock cycle through {@code @DistributedLock}, counted
  * at the ZooKeeper client: the annotation, SpEL and the registry add nothing to what the Curator
  * recipe sends (create, getChildren, delete once the parent znode exists), and the fencing token
- * costs one read, only when asked. A two-key multi-lock costs two single-key cycles (one when both
- * keys are the same), a {@code @DistributedSemaphore} cycle what the template's own lease cycle
- * costs. Under contention, a hand-over between threads of one application costs what the recipe
- * costs between processes. A plain Spring context per test with
- * {@code @EnableDistributedLocks}, on a real ZooKeeper.
+ * of an EXCLUSIVE grant costs nothing (the create returns it). A two-key multi-lock costs two
+ * single-key cycles (one when both keys are the same), a {@code @DistributedSemaphore} cycle what
+ * the template's own lease cycle costs. The uncontended cycles are the same with local hand-off on
+ * (the registry's default) and off. Under contention within one application, hand-off serves the
+ * waiting threads on the holder's znode: a handful of requests for the whole run instead of some
+ * per grant; with hand-off off, a hand-over between threads costs what the recipe costs between
+ * processes. A plain Spring context per test with {@code @EnableDistributedLocks}, on a real
+ * ZooKeeper.
  */
 class RequestBudgetTests {
 
@@ -49,48 +55,65 @@ class RequestBudgetTests {
 
 	private static final CountingZooKeeper.Counts counts = new CountingZooKeeper.Counts();
 
-	@Test
-	void exclusiveCycleIsThreeRequestsTwoWrites() {
-		assertCycle((service) -> service.exclusive("sku-1"), 3, 2,
+	private static final int CONTENDED_THREADS = 8;
+
+	private static final int CONTENDED_CYCLES = 25;
+
+	private static final int CONTENDED_GRANTS = CONTENDED_THREADS * CONTENDED_CYCLES;
+
+	@ParameterizedTest(name = "local hand-off enabled: {0}")
+	@ValueSource(booleans = { true, false })
+	void exclusiveCycleIsThreeRequestsTwoWrites(boolean handoff) {
+		assertCycle(handoff, (service) -> service.exclusive("sku-1"), 3, 2,
 				Map.of("create", 1L, "getChildren", 1L, "delete", 1L));
 	}
 
-	@Test
-	void readCycleIsThreeRequestsTwoWrites() {
-		assertCycle((service) -> service.read("sku-1"), 3, 2, Map.of("create", 1L, "getChildren", 1L, "delete", 1L));
+	@ParameterizedTest(name = "local hand-off enabled: {0}")
+	@ValueSource(booleans = { true, false })
+	void readCycleIsThreeRequestsTwoWrites(boolean handoff) {
+		assertCycle(handoff, (service) -> service.read("sku-1"), 3, 2,
+				Map.of("create", 1L, "getChildren", 1L, "delete", 1L));
 	}
 
-	@Test
-	void writeCycleIsThreeRequestsTwoWrites() {
-		assertCycle((service) -> service.write("sku-1"), 3, 2, Map.of("create", 1L, "getChildren", 1L, "delete", 1L));
+	@ParameterizedTest(name = "local hand-off enabled: {0}")
+	@ValueSource(booleans = { true, false })
+	void writeCycleIsThreeRequestsTwoWrites(boolean handoff) {
+		assertCycle(handoff, (service) -> service.write("sku-1"), 3, 2,
+				Map.of("create", 1L, "getChildren", 1L, "delete", 1L));
 	}
 
-	@Test
-	void fencingTokenAddsOneReadOnlyWhenAsked() {
-		assertCycle((service) -> service.exclusiveWithToken("sku-1"), 4, 2,
-				Map.of("create", 1L, "getChildren", 1L, "delete", 1L, "exists", 1L));
+	@ParameterizedTest(name = "local hand-off enabled: {0}")
+	@ValueSource(booleans = { true, false })
+	void fencingTokenOfAnExclusiveGrantCostsNoRequest(boolean handoff) {
+		// The create returns the znode's Stat, whose czxid is the token: no exists.
+		assertCycle(handoff, (service) -> service.exclusiveWithToken("sku-1"), 3, 2,
+				Map.of("create", 1L, "getChildren", 1L, "delete", 1L));
 	}
 
-	@Test
-	void nestedReentrantCallAddsNoRequest() {
-		assertCycle((service) -> service.nested("sku-1"), 3, 2, Map.of("create", 1L, "getChildren", 1L, "delete", 1L));
+	@ParameterizedTest(name = "local hand-off enabled: {0}")
+	@ValueSource(booleans = { true, false })
+	void nestedReentrantCallAddsNoRequest(boolean handoff) {
+		assertCycle(handoff, (service) -> service.nested("sku-1"), 3, 2,
+				Map.of("create", 1L, "getChildren", 1L, "delete", 1L));
 	}
 
-	@Test
-	void twoKeyCycleIsTwiceTheSingleKeyCycle() {
-		assertCycle((service) -> service.transfer("account-1", "account-2"), 6, 4,
+	@ParameterizedTest(name = "local hand-off enabled: {0}")
+	@ValueSource(booleans = { true, false })
+	void twoKeyCycleIsTwiceTheSingleKeyCycle(boolean handoff) {
+		assertCycle(handoff, (service) -> service.transfer("account-1", "account-2"), 6, 4,
 				Map.of("create", 2L, "getChildren", 2L, "delete", 2L));
 	}
 
-	@Test
-	void sameKeyTwiceIsOneSingleKeyCycle() {
-		assertCycle((service) -> service.transfer("account-1", "account-1"), 3, 2,
+	@ParameterizedTest(name = "local hand-off enabled: {0}")
+	@ValueSource(booleans = { true, false })
+	void sameKeyTwiceIsOneSingleKeyCycle(boolean handoff) {
+		assertCycle(handoff, (service) -> service.transfer("account-1", "account-1"), 3, 2,
 				Map.of("create", 1L, "getChildren", 1L, "delete", 1L));
 	}
 
 	@Test
 	void semaphoreCycleIsTheTemplatesLeaseCycle() {
-		try (AnnotationConfigApplicationContext context = context(Duration.ofSeconds(5))) {
+		try (AnnotationConfigApplicationContext context = context(Duration.ofSeconds(5), LocalHandoff.DEFAULT)) {
 			LockTemplate locks = context.getBean(LockTemplate.class);
 			Budgeted service = context.getBean(Budgeted.class);
 			Map<String, Long> leaseCycle = steadyCycle(
@@ -104,22 +127,46 @@ class RequestBudgetTests {
 	}
 
 	@Test
-	void contendedGrantWakesOnlyTheSuccessor() throws Exception {
-		int threads = 8;
-		int cyclesPerThread = 25;
-		try (AnnotationConfigApplicationContext context = context(Duration.ofSeconds(30))) {
+	void contendedGrantsWithinOneApplicationRideOneZnode() throws Exception {
+		Map<String, Long> byOperation = contend(LocalHandoff.DEFAULT);
+		// No thread of the application queues in ZooKeeper behind another: the waiting threads are
+		// handed the holder's znode. A chain costs one cycle (create, getChildren, delete) and one
+		// getChildren at its first hand-off (is another participant waiting?); chains end only
+		// when no thread waits, here rarely.
+		assertThat(byOperation.getOrDefault("getData", 0L)).as("%s", byOperation).isZero();
+		assertThat(counts.total() / (double) CONTENDED_GRANTS).as("requests per grant %s", byOperation)
+			.isLessThan(1.0);
+	}
+
+	@Test
+	void contendedGrantWakesOnlyTheSuccessorWithoutHandOff() throws Exception {
+		Map<String, Long> byOperation = contend(LocalHandoff.DISABLED);
+		// Threads did wait: a waiter watches its predecessor with one getData.
+		assertThat(byOperation.getOrDefault("getData", 0L)).as("%s", byOperation).isPositive();
+		// create + getChildren + delete, plus getData + getChildren for a waiter: 5 per
+		// grant when each waiting thread is woken only by its predecessor's delete. A recipe
+		// instance shared by the threads wakes them all at every hand-over (about 18 here).
+		assertThat(counts.total() / (double) CONTENDED_GRANTS).as("requests per grant %s", byOperation)
+			.isLessThanOrEqualTo(5.5);
+	}
+
+	/**
+	 * Run {@value #CONTENDED_THREADS} threads taking one key {@value #CONTENDED_CYCLES} times each,
+	 * holding it briefly so that the others queue up behind the holder, and return the requests.
+	 */
+	private static Map<String, Long> contend(LocalHandoff localHandoff) throws Exception {
+		try (AnnotationConfigApplicationContext context = context(Duration.ofSeconds(30), localHandoff)) {
 			LockTemplate locks = context.getBean(LockTemplate.class);
 			locks.execute("/budget/contended", (handle) -> null);
 			counts.reset();
-			ExecutorService pool = Executors.newFixedThreadPool(threads);
+			ExecutorService pool = Executors.newFixedThreadPool(CONTENDED_THREADS);
 			try {
 				CountDownLatch start = new CountDownLatch(1);
 				List<Future<?>> workers = new ArrayList<>();
-				for (int t = 0; t < threads; t++) {
+				for (int t = 0; t < CONTENDED_THREADS; t++) {
 					workers.add(pool.submit(() -> {
 						start.await();
-						for (int i = 0; i < cyclesPerThread; i++) {
-							// Hold briefly so that the other threads queue up behind the holder.
+						for (int i = 0; i < CONTENDED_CYCLES; i++) {
 							locks.execute("/budget/contended", (handle) -> {
 								Thread.sleep(1);
 								return null;
@@ -136,19 +183,14 @@ class RequestBudgetTests {
 			finally {
 				pool.shutdownNow();
 			}
-			double grants = threads * cyclesPerThread;
-			Map<String, Long> byOperation = counts.snapshot();
-			// Threads did wait: a waiter watches its predecessor with one getData.
-			assertThat(byOperation.getOrDefault("getData", 0L)).as("%s", byOperation).isPositive();
-			// create + getChildren + delete, plus getData + getChildren for a waiter: 5 per
-			// grant when each waiting thread is woken only by its predecessor's delete. A recipe
-			// instance shared by the threads wakes them all at every hand-over (about 18 here).
-			assertThat(counts.total() / grants).as("requests per grant %s", byOperation).isLessThanOrEqualTo(5.5);
+			return counts.snapshot();
 		}
 	}
 
-	private void assertCycle(Consumer<Budgeted> cycle, long requests, long writes, Map<String, Long> byOperation) {
-		try (AnnotationConfigApplicationContext context = context(Duration.ofSeconds(5))) {
+	private void assertCycle(boolean handoff, Consumer<Budgeted> cycle, long requests, long writes,
+			Map<String, Long> byOperation) {
+		try (AnnotationConfigApplicationContext context = context(Duration.ofSeconds(5),
+				handoff ? LocalHandoff.DEFAULT : LocalHandoff.DISABLED)) {
 			Budgeted service = context.getBean(Budgeted.class);
 			// The first cycle creates the parent znodes (containers); measure the next ones.
 			cycle.accept(service);
@@ -181,10 +223,12 @@ class RequestBudgetTests {
 
 	/**
 	 * Start a context whose template waits {@code defaultWaitTime} by default, as
-	 * {@code zk.lock.default-wait-time} did in the Boot version.
+	 * {@code zk.lock.default-wait-time} did in the Boot version, and whose registry hands locks
+	 * over as {@code zk.lock.local-handoff.*} would set.
 	 */
-	private static AnnotationConfigApplicationContext context(Duration defaultWaitTime) {
+	private static AnnotationConfigApplicationContext context(Duration defaultWaitTime, LocalHandoff localHandoff) {
 		AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext();
+		context.registerBean(LocalHandoff.class, () -> localHandoff);
 		context.register(CountingClient.class);
 		context.registerBean(LockTemplate.class,
 				() -> new LockTemplate(context.getBean(LockRegistry.class), defaultWaitTime));
@@ -202,8 +246,10 @@ class RequestBudgetTests {
 		}
 
 		@Bean(destroyMethod = "close")
-		CuratorLockRegistry lockRegistry(CuratorFramework client) {
-			return new CuratorLockRegistry(client, "/locks", 10_000);
+		CuratorLockRegistry lockRegistry(CuratorFramework client, LocalHandoff localHandoff) {
+			CuratorLockRegistry registry = new CuratorLockRegistry(client, "/locks", 10_000);
+			registry.setLocalHandoff(localHandoff);
+			return registry;
 		}
 
 		@Bean
