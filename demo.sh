@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # Flash-sale demo of zk-lock: several instances of the sample app, each its own JVM, share one
-# ZooKeeper server and one H2 database. The same load is sent twice, once to the locked purchase
-# and once to the unlocked one, and the database is audited after each run; one RESULT line each.
+# ZooKeeper server and one H2 database. The same load is sent three times: to the locked purchase;
+# to the locked purchase again after the instances were restarted with local hand-off off
+# (zk.lock.local-handoff.enabled=false, all else the same); and to the unlocked one. The database is
+# audited after each run; one RESULT line each, and a HANDOFF line comparing the two locked runs.
 # Meanwhile every instance fires a scheduled stock report every 2 s; one SCHEDULED line per job says
 # how many ticks ran and how many ran on more than one instance.
 #
 # Usage: ./demo.sh [--instances N] [--requests N] [--concurrency N] [--stock N] [--think-time MS]
+#                  [--skip-no-handoff]
 #
-# Exit status: 0 when the locked run neither oversold nor lost an update, no request failed (other
-# than sold out or lock busy) and no scheduled tick ran twice; non-zero otherwise. Every process it
-# starts is stopped on exit, also on failure and on Ctrl-C. It writes only to target/ directories:
-# the build's, and zk-lock-sample-app/target/demo for the database, the ZooKeeper data and the logs.
+# Exit status: 0 when neither locked run oversold nor lost an update, no request failed (other
+# than sold out or lock busy) and no scheduled tick ran twice; non-zero otherwise. The HANDOFF goal
+# is reported, not enforced. Every process it starts is stopped on exit, also on failure and on
+# Ctrl-C. It writes only to target/ directories: the build's, and zk-lock-sample-app/target/demo for
+# the database, the ZooKeeper data and the logs.
 set -euo pipefail
 
 instances=3
@@ -18,9 +22,10 @@ requests=1500
 concurrency=32
 stock=500
 think_time_ms=0
+no_handoff_run=1
 
 usage() {
-	sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
 	cat <<'EOF'
 
 Options:
@@ -28,8 +33,10 @@ Options:
   --requests N      purchase requests per run, default 1500
   --concurrency N   requests in flight at once, spread round-robin over the instances, default 32
   --stock N         stock set before each run, default 500
-  --think-time MS   pause between reading and writing the stock in every purchase (both runs),
+  --think-time MS   pause between reading and writing the stock in every purchase (every run),
                     default 0
+  --skip-no-handoff skip the locked run without local hand-off and the restart of the instances
+                    it needs (no HANDOFF line)
 EOF
 }
 
@@ -49,6 +56,7 @@ while (($#)); do
 				--think-time) positive "$1" "$2" 0; think_time_ms=$2 ;;
 			esac
 			shift 2 ;;
+		--skip-no-handoff) no_handoff_run=0; shift ;;
 		-h | --help) usage; exit 0 ;;
 		*) echo "demo.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
@@ -181,8 +189,10 @@ zk_pid=$!
 db_url="jdbc:h2:file:$work/db/stock;AUTO_SERVER=TRUE"
 ports=()
 urls=()
+# Start instance $1, logging to app-$1$2.log, with the further application arguments after $2.
 start_instance() {
-	local n=$1 port
+	local n=$1 log=$work/app-$1$2.log port
+	shift 2
 	next_free_port
 	port=$free_port
 	ports+=("$port")
@@ -192,32 +202,49 @@ start_instance() {
 		--zk.lock.embedded.enabled=false --zk.lock.connect-string="127.0.0.1:$zk_port" \
 		--spring.datasource.url="$db_url" \
 		--sample.instance-id="app-$n" --sample.purchase-think-time="${think_time_ms}ms" \
-		>"$work/app-$n.log" 2>&1 &
+		"$@" >"$log" 2>&1 &
 	app_pids+=($!)
+}
+
+# Start every instance and wait until each answers: app-1 first, since it creates the database (or,
+# on a restart, serves it again), then the others together. $1 is the log suffix, the further
+# arguments go to every instance.
+start_instances() {
+	local suffix=$1 n i
+	shift
+	start_instance 1 "$suffix" "$@"
+	await "${app_pids[0]}" app-1 "$work/app-1$suffix.log" 90 http_ready "${ports[0]}"
+	for ((n = 2; n <= instances; n++)); do
+		start_instance "$n" "$suffix" "$@"
+	done
+	for ((i = 1; i < instances; i++)); do
+		await "${app_pids[i]}" "app-$((i + 1))" "$work/app-$((i + 1))$suffix.log" 90 http_ready "${ports[i]}"
+	done
+	url_list=$(IFS=,; echo "${urls[*]}")
+}
+
+# Stop every instance, in the order of cleanup: app-1, which serves the database, last.
+stop_instances() {
+	((${#app_pids[@]} < 2)) || stop "${app_pids[@]:1}"
+	((${#app_pids[@]} < 1)) || stop "${app_pids[0]}"
+	app_pids=()
+	ports=()
+	urls=()
 }
 
 await "$zk_pid" ZooKeeper "$work/zookeeper.log" 30 tcp_open "$zk_port"
 
-# The first instance creates the database and its schema; the others then start together.
 echo "Starting $instances app instances (app-1 first: it creates the database)"
-start_instance 1
-await "${app_pids[0]}" app-1 "$work/app-1.log" 90 http_ready "${ports[0]}"
-for ((n = 2; n <= instances; n++)); do
-	start_instance "$n"
-done
-for ((i = 1; i < instances; i++)); do
-	await "${app_pids[i]}" "app-$((i + 1))" "$work/app-$((i + 1)).log" 90 http_ready "${ports[i]}"
-done
+start_instances ""
 echo "Ready after $((SECONDS - started_at))s: ZooKeeper 127.0.0.1:$zk_port, instances ${urls[*]}"
 
-url_list=$(IFS=,; echo "${urls[*]}")
 # A bound on each run, generous for 10 requests per second.
 run_timeout=$((60 + requests / 10))
 # In the background, so that a signal to this script is handled at once, not after the run.
 run_load() {
 	local mode=$1 status=0
 	echo
-	echo "== $mode: stock $stock, $requests purchases, $concurrency at a time, over $instances instances"
+	echo "== $mode: stock $stock, $requests purchases, $concurrency at a time, over $instances instances${2:-}"
 	"$java" "${jvm_opts[@]}" -cp "$jar" -Dloader.main=io.github.zklock.sample.demo.LoadGenerator "$launcher" \
 		--mode "$mode" --urls "$url_list" --jdbc-url "$db_url" --sku "flash-sale-$mode" \
 		--stock "$stock" --requests "$requests" --concurrency "$concurrency" --timeout-seconds "$run_timeout" \
@@ -229,14 +256,62 @@ run_load() {
 	return "$status"
 }
 
+# Prints the value of field $2 of the RESULT line $1 (name=value pairs).
+result_field() {
+	[[ " $1 " =~ \ $2=([^ ]+)\  ]] && echo "${BASH_REMATCH[1]}"
+}
+
+# Compares the locked run (hand-off on) with the locked-no-handoff run: the HANDOFF line.
+compare_handoff() {
+	local with without
+	with=$(grep '^RESULT ' "$work/load-locked.log" || true)
+	without=$(grep '^RESULT ' "$work/load-locked-no-handoff.log" || true)
+	echo
+	echo "== local hand-off: locked over locked-no-handoff"
+	if [[ -z $with || -z $without ]]; then
+		echo "No HANDOFF line: a locked run printed no RESULT"
+		return
+	fi
+	awk -v rps="$(result_field "$with" throughput_rps)" -v rps_off="$(result_field "$without" throughput_rps)" \
+		-v p99="$(result_field "$with" lock_wait_p99_ms)" -v p99_off="$(result_field "$without" lock_wait_p99_ms)" '
+		function ratio(a, b) { return (b > 0) ? sprintf("%.2f", a / b) : "n/a" }
+		BEGIN {
+			throughput = ratio(rps, rps_off); p99_ratio = ratio(p99, p99_off)
+			missed = ""
+			if (throughput == "n/a" || throughput + 0 < 2.5) missed = missed " throughput_ratio " throughput " < 2.5;"
+			if (p99_ratio == "n/a" || p99_ratio + 0 > 1.0) missed = missed " lock_wait_p99_ratio " p99_ratio " > 1.0;"
+			printf "HANDOFF throughput_ratio=%s lock_wait_p99_ratio=%s goal=%s\n", throughput, p99_ratio, \
+				(missed == "") ? "met" : "missed"
+			printf "Goal (issue 13): throughput_ratio >= 2.5 and lock_wait_p99_ratio <= 1.0 (locked over locked-no-handoff): "
+			print (missed == "") ? "met." : "MISSED:" substr(missed, 1, length(missed) - 1) "."
+		}'
+}
+
 locked_status=0
 run_load locked || locked_status=$?
+if grep -q 'sales handed over locally (same token as the sale before): 0 of' "$work/load-locked.log"; then
+	echo "Note: no sale of the locked run was handed over locally (this build has no local hand-off, or it is off)."
+fi
+no_handoff_status=0
+if ((no_handoff_run)); then
+	echo
+	echo "Restarting the $instances instances with --zk.lock.local-handoff.enabled=false, all else the same"
+	restart_at=$SECONDS
+	stop_instances
+	start_instances -no-handoff --zk.lock.local-handoff.enabled=false
+	echo "Restarted in $((SECONDS - restart_at))s: instances ${urls[*]}"
+	run_load locked-no-handoff ", local hand-off off" || no_handoff_status=$?
+	compare_handoff
+fi
 unlocked_status=0
 run_load unlocked || unlocked_status=$?
 
-# The scheduled stock report ran on every instance's schedule during both runs: audit its ticks.
+# The scheduled stock report ran on every instance's schedule during every run: audit its ticks.
 echo
 echo "== scheduled stock report: every instance fires it every 2 s, one should run each tick"
+if ((no_handoff_run)); then
+	echo "   (the ticks while the instances restarted ran nowhere: they count as missed)"
+fi
 scheduled_status=0
 "$java" "${jvm_opts[@]}" -cp "$jar" -Dloader.main=io.github.zklock.sample.demo.ScheduledAudit "$launcher" \
 	"$db_url" >"$work/scheduled.log" 2>&1 || scheduled_status=$?
@@ -250,11 +325,20 @@ echo "Demo took $((SECONDS - started_at))s after the build; logs in ${work#"$roo
 [[ -n $locked_result ]] || fail "the locked run printed no RESULT (exit $locked_status)"
 [[ $locked_result == *" oversold=0 lost_updates=0 "* ]] || fail "the locked run oversold or lost an update"
 ((locked_status == 0)) || fail "the locked run failed (exit $locked_status)"
+if ((no_handoff_run)); then
+	no_handoff_result=$(grep '^RESULT ' "$work/load-locked-no-handoff.log" || true)
+	[[ -n $no_handoff_result ]] || fail "the locked-no-handoff run printed no RESULT (exit $no_handoff_status)"
+	[[ $no_handoff_result == *" oversold=0 lost_updates=0 "* ]] ||
+		fail "the locked-no-handoff run oversold or lost an update"
+	((no_handoff_status != 4)) ||
+		fail "the locked-no-handoff run handed grants over locally: zk.lock.local-handoff.enabled=false did not apply"
+	((no_handoff_status == 0)) || fail "the locked-no-handoff run failed (exit $no_handoff_status)"
+fi
 ((scheduled_status == 0)) || fail "a scheduled job ran a tick on more than one instance, or never ran (exit $scheduled_status)"
 [[ -n $unlocked_result ]] || fail "the unlocked run printed no RESULT (exit $unlocked_status)"
 ((unlocked_status == 0)) || fail "the unlocked run failed (exit $unlocked_status)"
 if [[ $unlocked_result == *" oversold=0 lost_updates=0 "* ]]; then
 	echo "Note: the unlocked run happened not to interleave this time; try --think-time 5 or more concurrency."
 else
-	echo "The lock made the difference: the unlocked run oversold or lost updates, the locked run did not."
+	echo "The lock made the difference: the unlocked run oversold or lost updates, the locked $( ((no_handoff_run)) && echo "runs" || echo "run") did not."
 fi

@@ -9,6 +9,11 @@ import org.springframework.util.Assert;
 
 /**
  * Plain JDBC access to the {@code orders} table ({@code schema.sql}): one row per sale.
+ *
+ * <p>The table records each sale's fencing token without checking it; the demo's audit
+ * ({@link io.github.zklock.sample.demo.SalesAudit}) checks them afterwards as a fencing store
+ * would: in order-id order a token may equal the one before (grants handed over locally share the
+ * token of their znode) but never be lower.
  */
 @Repository
 public class OrderRepository {

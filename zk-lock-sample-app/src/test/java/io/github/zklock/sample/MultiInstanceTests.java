@@ -107,8 +107,9 @@ class MultiInstanceTests {
 		List<Order> orders = orders(sku);
 		assertThat(orders).hasSize(stock);
 		assertThat(orders).extracting(Order::instanceId).contains("instance-a", "instance-b");
-		// Orders are written under the lock, so in grant order: their tokens strictly increase.
-		assertThat(orders).extracting(Order::fencingToken).doesNotContainNull().isSorted().doesNotHaveDuplicates();
+		// Orders are written under the lock, so in grant order: their tokens never decrease (equal
+		// within a chain of grants handed over locally, higher from one znode to the next).
+		assertThat(orders).extracting(Order::fencingToken).doesNotContainNull().isSorted();
 	}
 
 	@Test

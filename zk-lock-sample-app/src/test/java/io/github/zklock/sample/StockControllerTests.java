@@ -93,6 +93,7 @@ class StockControllerTests {
 		assertThat(lockWaitMillis(first)).isNotNegative().isLessThan(1000);
 		assertThat(longAt(second, "$.orderId")).isGreaterThan(longAt(first, "$.orderId"));
 		assertThat(longAt(first, "$.fencingToken")).isPositive();
+		// One after the other, nobody waiting in between: no local hand-off, a new znode, a higher token.
 		assertThat(longAt(second, "$.fencingToken")).isGreaterThan(longAt(first, "$.fencingToken"));
 	}
 

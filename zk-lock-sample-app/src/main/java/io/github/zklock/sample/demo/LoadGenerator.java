@@ -32,8 +32,8 @@ import io.github.zklock.sample.StockController;
 /**
  * Sends concurrent purchase requests to several instances of the sample application over HTTP
  * ({@link HttpClient}), then reads the outcome from the shared database and prints it as a
- * {@code RESULT} line ({@link LoadReport}). Used by {@code ./demo.sh}, once with the lock and once
- * without.
+ * {@code RESULT} line ({@link LoadReport}). Used by {@code ./demo.sh}: with the lock, with the lock
+ * on instances whose local hand-off is off, and without the lock.
  *
  * <p>A run sets the SKU's stock through the first instance, then keeps {@code concurrency}
  * requests in flight until {@code requests} have been answered, request {@code i} going to
@@ -41,6 +41,12 @@ import io.github.zklock.sample.StockController;
  * {@code .../purchase-unlocked} in unlocked mode, one item each). The lock wait percentiles are
  * taken over the {@value StockController#LOCK_WAIT_HEADER} headers of the purchases that ran
  * (sold or sold out). Every request has a timeout, and so has the whole run.
+ *
+ * <p>In the locked modes the orders' fencing tokens must never decrease in order-id order; equal
+ * tokens are sales whose grant was handed over locally on the znode of the sale before (DESIGN.md,
+ * semantics 8), counted and printed. In {@code locked-no-handoff} mode, meant for instances started
+ * with {@code zk.lock.local-handoff.enabled=false}, every grant has a znode of its own, so the
+ * tokens must strictly increase.
  *
  * <p>Usage, from the sample's jar:
  * <pre>
@@ -51,9 +57,12 @@ import io.github.zklock.sample.StockController;
  *     [--sku flash-sale-locked] [--stock 500] [--requests 1500] [--concurrency 32] \
  *     [--timeout-seconds 120] [--jdbc-user sa] [--jdbc-password '']
  * </pre>
- * Exit status: 0 when the run completed; 1 when a request failed other than sold out (409) or
- * lock busy (423); 2 for bad arguments; 3 when a locked run oversold, lost an update, or recorded
- * fencing tokens out of order.
+ * {@code --mode} is {@code locked}, {@code locked-no-handoff} or {@code unlocked}.
+ *
+ * <p>Exit status: 0 when the run completed; 1 when a request failed other than sold out (409) or
+ * lock busy (423); 2 for bad arguments; 3 when a locked run oversold, lost an update, recorded an
+ * order without a fencing token or a token lower than the one before; 4 when a
+ * {@code locked-no-handoff} run recorded two sales on one token (a grant was handed over locally).
  */
 public final class LoadGenerator {
 
@@ -114,7 +123,7 @@ public final class LoadGenerator {
 	private String purchase(Options options, int n, ConcurrentLinkedQueue<Double> lockWaits) {
 		URI instance = options.instances().get(n % options.instances().size());
 		String path = "/api/stock/" + encode(options.sku())
-				+ ((options.mode() == Mode.LOCKED) ? "/purchase" : "/purchase-unlocked");
+				+ (options.mode().locked() ? "/purchase" : "/purchase-unlocked");
 		HttpRequest request = HttpRequest.newBuilder(instance.resolve(path))
 			.timeout(REQUEST_TIMEOUT)
 			.POST(HttpRequest.BodyPublishers.noBody())
@@ -175,11 +184,12 @@ public final class LoadGenerator {
 		String tag = "[" + outcome.report().mode() + "] ";
 		System.out.println(tag + options.requests() + " purchases sent to " + options.instances().size()
 				+ " instances, " + options.concurrency() + " at a time; answers: " + outcome.describeStatuses());
-		System.out.println(tag + "orders by instance: " + outcome.sales().ordersByInstance()
-				+ ((options.mode() == Mode.LOCKED)
-						? "; fencing tokens strictly increasing in order-id order: "
-								+ (outcome.lockedBooksStraight() ? "yes" : "NO")
-						: ""));
+		System.out.println(tag + "orders by instance: " + outcome.sales().ordersByInstance());
+		if (options.mode().locked()) {
+			System.out.println(tag + "fencing tokens non-decreasing in order-id order: "
+					+ (outcome.lockedBooksStraight() ? "yes" : "NO") + "; sales handed over locally (same token as the "
+					+ "sale before): " + outcome.sales().ordersSharingPreviousToken() + " of " + outcome.sales().orders());
+		}
 		System.out.println(outcome.report().toResultLine());
 		System.out.flush();
 		int status = 0;
@@ -187,9 +197,16 @@ public final class LoadGenerator {
 			System.err.println(tag + outcome.unexpectedAnswers() + " requests failed other than sold out or lock busy");
 			status = 1;
 		}
-		if (options.mode() == Mode.LOCKED && !(outcome.report().consistent() && outcome.lockedBooksStraight())) {
-			System.err.println(tag + "the locked run oversold, lost an update or recorded fencing tokens out of order");
+		if (options.mode().locked() && !(outcome.report().consistent() && outcome.lockedBooksStraight())) {
+			System.err.println(tag + "the locked run oversold, lost an update, or recorded an order without a fencing "
+					+ "token or with a lower token than the order before");
 			status = 3;
+		}
+		else if (options.mode() == Mode.LOCKED_NO_HANDOFF && outcome.sales().ordersSharingPreviousToken() > 0) {
+			System.err.println(tag + outcome.sales().ordersSharingPreviousToken() + " sales ran on the token of the "
+					+ "sale before: grants were handed over locally, although the instances should run with "
+					+ "zk.lock.local-handoff.enabled=false");
+			status = 4;
 		}
 		System.exit(status);
 	}
@@ -214,22 +231,40 @@ public final class LoadGenerator {
 	}
 
 	/**
-	 * Which purchase endpoint a run calls.
+	 * Which purchase endpoint a run calls, and what its audit expects of the fencing tokens.
 	 */
 	public enum Mode {
 
-		/** {@code POST /api/stock/{sku}/purchase}: under the SKU's WRITE lock. */
+		/**
+		 * {@code POST /api/stock/{sku}/purchase}: under the SKU's WRITE lock; fencing tokens
+		 * non-decreasing.
+		 */
 		LOCKED,
+
+		/**
+		 * The same endpoint as {@link #LOCKED}, sent to instances started with
+		 * {@code zk.lock.local-handoff.enabled=false}: every grant has a znode of its own, so the
+		 * fencing tokens strictly increase.
+		 */
+		LOCKED_NO_HANDOFF,
 
 		/** {@code POST /api/stock/{sku}/purchase-unlocked}: the same code without the lock. */
 		UNLOCKED;
 
 		/**
 		 * Return the name used on the command line and in the {@code RESULT} line.
-		 * @return {@code locked} or {@code unlocked}
+		 * @return {@code locked}, {@code locked-no-handoff} or {@code unlocked}
 		 */
 		public String label() {
-			return name().toLowerCase(Locale.ROOT);
+			return name().toLowerCase(Locale.ROOT).replace('_', '-');
+		}
+
+		/**
+		 * Return whether this mode calls the locked purchase.
+		 * @return {@code true} unless {@link #UNLOCKED}
+		 */
+		public boolean locked() {
+			return this != UNLOCKED;
 		}
 
 		static Mode of(String label) {
@@ -238,7 +273,8 @@ public final class LoadGenerator {
 					return mode;
 				}
 			}
-			throw new IllegalArgumentException("--mode must be locked or unlocked, was '" + label + "'");
+			throw new IllegalArgumentException(
+					"--mode must be locked, locked-no-handoff or unlocked, was '" + label + "'");
 		}
 
 	}
@@ -322,12 +358,13 @@ public final class LoadGenerator {
 		}
 
 		/**
-		 * Return whether every order of the run carries a fencing token and the tokens strictly
-		 * increase in order-id order, as they must when every sale ran under the lock.
+		 * Return whether every order of the run carries a fencing token and no token is lower than
+		 * the one before it in order-id order, as when every sale ran under the lock. Equal tokens
+		 * are accepted: grants handed over locally share their znode's token.
 		 * @return whether the orders show one lock grant after the other
 		 */
 		public boolean lockedBooksStraight() {
-			return this.sales.ordersWithoutToken() == 0 && this.sales.fencingTokensIncrease();
+			return this.sales.ordersWithoutToken() == 0 && this.sales.fencingTokensNonDecreasing();
 		}
 
 		String describeStatuses() {

@@ -17,7 +17,7 @@ import java.util.Locale;
  * {@code initial - remaining - sold}; 0 when every write counted.</li>
  * </ul>
  *
- * @param mode {@code locked} or {@code unlocked}
+ * @param mode {@code locked}, {@code locked-no-handoff} or {@code unlocked}
  * @param requests the purchase requests sent
  * @param initial the stock set before the run
  * @param sold the quantity of the orders the run recorded

@@ -14,6 +14,11 @@ import java.util.Map;
  * Only the orders of one SKU recorded after a {@linkplain #mark() mark} are counted, so that runs
  * can repeat against the same database.
  *
+ * <p>The fencing tokens of the orders are checked as a store that fences its writes would check
+ * them (DESIGN.md, semantics 8): in order-id order a token may equal the one before (grants handed
+ * over locally within one application share the token of the znode they ride on) but must never be
+ * lower than it.
+ *
  * <p>Not thread-safe; each call opens and closes its own connection.
  */
 public class SalesAudit {
@@ -66,7 +71,8 @@ public class SalesAudit {
 			long sold = 0;
 			Map<String, Long> ordersByInstance = new LinkedHashMap<>();
 			long previousToken = Long.MIN_VALUE;
-			boolean tokensIncrease = true;
+			boolean tokensInOrder = true;
+			long sharingPreviousToken = 0;
 			long withoutToken = 0;
 			try (PreparedStatement statement = connection.prepareStatement(
 					"SELECT quantity, instance_id, fencing_token FROM orders WHERE sku = ? AND id > ? ORDER BY id")) {
@@ -82,12 +88,16 @@ public class SalesAudit {
 							withoutToken++;
 							continue;
 						}
-						tokensIncrease &= token > previousToken;
+						tokensInOrder &= token >= previousToken;
+						if (token == previousToken) {
+							sharingPreviousToken++;
+						}
 						previousToken = token;
 					}
 				}
 			}
-			return new Sales(remaining, orders, sold, ordersByInstance, withoutToken, tokensIncrease);
+			return new Sales(remaining, orders, sold, ordersByInstance, withoutToken, tokensInOrder,
+					sharingPreviousToken);
 		}
 	}
 
@@ -116,11 +126,14 @@ public class SalesAudit {
 	 * @param ordersByInstance how many orders each application instance recorded, in order of
 	 * first appearance
 	 * @param ordersWithoutToken how many orders carry no fencing token (made without the lock)
-	 * @param fencingTokensIncrease whether the fencing tokens of the orders that carry one strictly
-	 * increase in order-id order: each sale ran under a later lock grant than the one before
+	 * @param fencingTokensNonDecreasing whether the fencing tokens of the orders that carry one never
+	 * decrease in order-id order: no sale ran under an earlier lock grant than the one before it, as
+	 * a store that rejects only lower tokens requires
+	 * @param ordersSharingPreviousToken how many orders carry the same token as the order with a
+	 * token before them: sales whose grant was handed over locally on the znode of the sale before
 	 */
 	public record Sales(long remaining, long orders, long sold, Map<String, Long> ordersByInstance,
-			long ordersWithoutToken, boolean fencingTokensIncrease) {
+			long ordersWithoutToken, boolean fencingTokensNonDecreasing, long ordersSharingPreviousToken) {
 	}
 
 }
