@@ -2,23 +2,33 @@
 # Runs the zk-lock benchmarks (module zk-lock-benchmarks; see BENCHMARKS.md for what they measure).
 #
 #   ./bench.sh            full run: 3 rounds, every benchmark in a fresh JVM each round
-#   ./bench.sh --quick    1 round, short iterations: under 5 minutes on two cores
+#   ./bench.sh --quick    1 round, short iterations: about 5 minutes on two cores
 #
 # Other options go to the runner (io.github.zklock.benchmarks.run.BenchMain):
 #   --rounds N                 rounds of the JMH benchmarks (each runs every benchmark once)
 #   --include REGEX            only the JMH benchmarks matching REGEX (e.g. 'Uncontended.*Mutex')
-#   --connect-string H:P       run the JMH scenarios against this ZooKeeper server instead of an
-#                              in-process one per fork (the request and memory scenarios always use
-#                              their own in-process server)
+#   --connect-string H:P       run the JMH and hot-key scenarios against this ZooKeeper server
+#                              instead of an in-process one (the request and memory scenarios always
+#                              use their own in-process server)
 #   --fsync                    let the in-process server fsync its transaction log (off by default)
 #   --prof NAME                add a JMH profiler, e.g. stack or gc
-#   --skip jmh,requests,memory skip scenarios
+#   --skip jmh,requests,memory,hotkey,redisson
+#                              skip scenarios (redisson: only the Redisson contender of the hot key)
+#   --hotkey-rounds N          rounds of the hot-key scenario (default 1 quick, 3 full)
+#   --hotkey-seconds N         measured seconds per contender and round (default 5 quick, 10 full)
+#   --redis-server PATH        the redis-server to start (default: the one on the PATH)
 #   --no-build                 use the classes built by an earlier run
 #
-# Prints the tables, then one "RATIO name=value" line per ratio and one "REQUESTS ..." line per
-# lock kind, last. Everything it writes goes below target/ (results in
-# zk-lock-benchmarks/target/bench/). Every process it starts is stopped on exit or Ctrl-C. The
-# in-process servers listen on 127.0.0.1 only. JAVA_HOME selects the JDK.
+# The hot-key scenario compares with Redisson against a redis-server that the runner starts on a
+# free port of 127.0.0.1, without persistence. When none is on the PATH, this script installs the
+# Debian package redis-server (apt-get, as root or through sudo -n); when it cannot, it says so and
+# only the Redisson lines are left out.
+#
+# Prints the tables, then one "HOTKEY ..." line per hot-key contender, one "RATIO name=value" line
+# per ratio and one "REQUESTS ..." line per lock kind, last. Everything it writes goes below target/
+# (results in zk-lock-benchmarks/target/bench/). Every process it starts (the runner, its JVMs,
+# redis-server) is stopped on exit or Ctrl-C. The servers listen on 127.0.0.1 only. JAVA_HOME
+# selects the JDK.
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$PWD
@@ -50,29 +60,64 @@ if [[ ! -f $module/target/benchmark-classpath.txt ]]; then
 	exit 1
 fi
 
-rm -rf "$work/zookeeper" "$work/tmp"
+rm -rf "$work/zookeeper" "$work/tmp" "$work/redis"
 mkdir -p "$work/tmp"
 
-runner=
-stop_runner() {
-	if [[ -n $runner ]] && kill -0 "$runner" 2>/dev/null; then
-		# The runner, its JMH forks and the memory scenario's JVM share one process group.
-		kill -TERM -- "-$runner" 2>/dev/null || true
-		sleep 2
-		kill -KILL -- "-$runner" 2>/dev/null || true
+# redis-server for the hot-key scenario's Redisson contender, unless skipped or given.
+want_redis=true
+previous=
+for arg in ${args[@]+"${args[@]}"}; do
+	if [[ $previous == --skip && ($arg == *hotkey* || $arg == *redisson*) ]] || [[ $previous == --redis-server ]]; then
+		want_redis=false
+	fi
+	previous=$arg
+done
+if $want_redis && ! command -v redis-server >/dev/null; then
+	echo "redis-server is not on the PATH: installing the Debian package redis-server (log: $work/apt-redis.log)..."
+	as_root=()
+	if [[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+		as_root=(sudo -n)
+	fi
+	if command -v apt-get >/dev/null && { [[ $(id -u) -eq 0 ]] || [[ ${#as_root[@]} -gt 0 ]]; }; then
+		{
+			${as_root[@]+"${as_root[@]}"} apt-get install -y -q redis-server ||
+				{ ${as_root[@]+"${as_root[@]}"} apt-get update -q &&
+					${as_root[@]+"${as_root[@]}"} apt-get install -y -q redis-server; }
+		} >"$work/apt-redis.log" 2>&1 || true
+	else
+		echo "apt-get is missing, or this user is not root and has no password-less sudo." >"$work/apt-redis.log"
+	fi
+	if command -v redis-server >/dev/null; then
+		echo "Installed: $(redis-server --version)"
+	else
+		echo "WARNING: redis-server could not be installed ($(tail -n 1 "$work/apt-redis.log")): the Redisson" \
+			"lines of the hot-key scenario are skipped (everything else runs)." >&2
+	fi
+fi
+
+group=
+stop_group() {
+	# The runner, its JMH forks, the memory and hot-key scenarios' JVMs and the redis-server it
+	# starts share one process group: stop whatever of it is still running.
+	if [[ -n $group ]] && kill -0 -- "-$group" 2>/dev/null; then
+		kill -TERM -- "-$group" 2>/dev/null || true
+		for _ in 1 2 3 4 5 6 7 8 9 10; do
+			kill -0 -- "-$group" 2>/dev/null || return 0
+			sleep 0.2
+		done
+		kill -KILL -- "-$group" 2>/dev/null || true
 	fi
 }
-trap stop_runner EXIT
+trap stop_group EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
 set -m # the runner gets a process group of its own
 "$java" -Xms256m -Xmx512m -XX:-UsePerfData -Djava.io.tmpdir="$work/tmp" \
 	-cp "$root/$module/target/classes:$(cat "$module/target/benchmark-classpath.txt")" \
-	io.github.zklock.benchmarks.run.BenchMain --work-dir "$work" "${args[@]}" &
-runner=$!
+	io.github.zklock.benchmarks.run.BenchMain --work-dir "$work" ${args[@]+"${args[@]}"} &
+group=$!
 set +m
 status=0
-wait "$runner" || status=$?
-runner=
+wait "$group" || status=$?
 exit "$status"

@@ -17,7 +17,9 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.TreeSet;
 
+import org.jspecify.annotations.Nullable;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.results.format.ResultFormatType;
 import org.openjdk.jmh.runner.Runner;
@@ -38,8 +40,10 @@ import io.github.zklock.benchmarks.ZooKeeperServers;
  * <li>in full mode, the same benchmark methods under JMH, each in forks of its own;</li>
  * <li>the ZooKeeper requests of one cycle per lock kind, counted at the client;</li>
  * <li>the memory and znode scenario (10,000 distinct paths);</li>
+ * <li>the hot-key scenario ({@link HotKeyScenario}): three JVMs of eight threads on one key, zk-lock
+ * with and without local hand-off, raw Curator and Redisson, then one thread uncontended;</li>
  * <li>the report: tables (also written to {@code summary.md} in the work directory), then the
- * {@code RATIO} lines, then the {@code REQUESTS} lines, last.</li>
+ * {@code HOTKEY} lines, the {@code RATIO} lines, then the {@code REQUESTS} lines, last.</li>
  * </ol>
  * Options: {@code --quick} (1 fork: 60 rounds of 100 alternating cycles per single-threaded
  * benchmark, 24 rounds of one 200 ms batch per 8-thread benchmark; no JMH), default (3 forks of 100
@@ -49,7 +53,10 @@ import io.github.zklock.benchmarks.ZooKeeperServers;
  * {@code --connect-string HOST:PORT} (external server for the throughput scenarios),
  * {@code --fsync} (the in-process server syncs its log to disk on every write, as a production
  * server does), {@code --prof NAME} (a JMH profiler, e.g. {@code stack}),
- * {@code --skip interleaved,jmh,requests,memory}, {@code --memory-paths N}, {@code --work-dir DIR}.
+ * {@code --skip interleaved,jmh,requests,memory,hotkey,redisson}, {@code --memory-paths N},
+ * {@code --hotkey-rounds N}, {@code --hotkey-seconds N} (measured seconds per contender and round),
+ * {@code --redis-server PATH} (else the first {@code redis-server} on the {@code PATH}),
+ * {@code --work-dir DIR}.
  */
 public final class BenchMain {
 
@@ -87,6 +94,7 @@ public final class BenchMain {
 		List<String> requests = settings.skip.contains("requests") ? List.of() : RequestCounts.measure();
 		List<String> memory = settings.skip.contains("memory") ? List.of()
 				: MemoryScenario.run(settings.memoryPaths, settings.memoryLibraries(), settings.workDir);
+		HotKeyScenario.@Nullable Result hotKey = settings.skip.contains("hotkey") ? null : HotKeyScenario.run(settings);
 
 		Report report = new Report(interleaved, jmh);
 		StringBuilder summary = new StringBuilder();
@@ -102,6 +110,13 @@ public final class BenchMain {
 					+ "holding the client only):\n\n").append(Report.memoryMarkdown(memory)).append('\n');
 			memory.forEach((line) -> summary.append("    ").append(line).append('\n'));
 		}
+		if (hotKey != null) {
+			summary.append("\nHot key (").append(HotKeyScenario.JVMS).append(" JVMs × ").append(HotKeyScenario.THREADS)
+				.append(" threads on one key, then 1 thread uncontended):\n\n")
+				.append(hotKey.markdown())
+				.append('\n');
+			hotKey.lines().forEach((line) -> summary.append("    ").append(line).append('\n'));
+		}
 		Path summaryFile = settings.workDir.resolve("summary.md");
 		Files.writeString(summaryFile, summary, StandardCharsets.UTF_8);
 
@@ -109,7 +124,13 @@ public final class BenchMain {
 		System.out.println("==== zk-lock benchmarks (also in " + summaryFile + ") ====");
 		System.out.print(summary);
 		System.out.println();
+		if (hotKey != null) {
+			hotKey.lines().forEach(System.out::println);
+		}
 		report.ratioLines().forEach(System.out::println);
+		if (hotKey != null) {
+			hotKey.ratioLines().forEach(System.out::println);
+		}
 		requests.forEach(System.out::println);
 	}
 
@@ -145,7 +166,7 @@ public final class BenchMain {
 		return String.format(Locale.ROOT,
 				"Machine: %s, %d cores, %d GiB RAM, %s %s; %s %s%n"
 						+ "Versions: Spring Boot %s, Spring Framework %s, Curator %s, ZooKeeper %s, Spring Integration %s, "
-						+ "lock4j %s, JMH %s",
+						+ "lock4j %s, Redisson %s, JMH %s",
 				cpu, Runtime.getRuntime().availableProcessors(), memory >> 30, System.getProperty("os.name"),
 				System.getProperty("os.version"), System.getProperty("java.vm.name"),
 				System.getProperty("java.runtime.version"), SpringBootVersion.getVersion(), SpringVersion.getVersion(),
@@ -153,10 +174,11 @@ public final class BenchMain {
 				org.apache.zookeeper.Version.getFullVersion().split("[ -]")[0],
 				org.springframework.integration.zookeeper.lock.ZookeeperLockRegistry.class.getPackage()
 					.getImplementationVersion(),
-				mavenVersion("com.baomidou", "lock4j-core"), org.openjdk.jmh.util.Version.getPlainVersion());
+				mavenVersion("com.baomidou", "lock4j-core"), mavenVersion("org.redisson", "redisson"),
+				org.openjdk.jmh.util.Version.getPlainVersion());
 	}
 
-	private static String mavenVersion(String groupId, String artifactId) {
+	static String mavenVersion(String groupId, String artifactId) {
 		String resource = "/META-INF/maven/" + groupId + "/" + artifactId + "/pom.properties";
 		try (InputStream in = BenchMain.class.getResourceAsStream(resource)) {
 			if (in == null) {
@@ -198,6 +220,12 @@ public final class BenchMain {
 
 		int memoryPaths = 10_000;
 
+		int hotKeyRounds = -1;
+
+		int hotKeySeconds = -1;
+
+		@Nullable String redisServer;
+
 		Path workDir = Path.of("target", "bench");
 
 		static Settings parse(String[] args) {
@@ -219,6 +247,9 @@ public final class BenchMain {
 					case "--prof" -> settings.profilers.add(value(args, ++i, arg));
 					case "--skip" -> settings.skip = Set.of(value(args, ++i, arg).split(","));
 					case "--memory-paths" -> settings.memoryPaths = Integer.parseInt(value(args, ++i, arg));
+					case "--hotkey-rounds" -> settings.hotKeyRounds = Integer.parseInt(value(args, ++i, arg));
+					case "--hotkey-seconds" -> settings.hotKeySeconds = Integer.parseInt(value(args, ++i, arg));
+					case "--redis-server" -> settings.redisServer = value(args, ++i, arg);
 					case "--work-dir" -> settings.workDir = Path.of(value(args, ++i, arg));
 					default -> throw new IllegalArgumentException("Unknown option " + arg);
 				}
@@ -274,6 +305,56 @@ public final class BenchMain {
 			return this.quick ? 1 : 2;
 		}
 
+		/** Rounds of the hot-key scenario (each runs every contender once, three JVMs together). */
+		int hotKeyRounds() {
+			if (this.hotKeyRounds > 0) {
+				return this.hotKeyRounds;
+			}
+			return this.quick ? 1 : 3;
+		}
+
+		/** Measured time of one hot-key run. */
+		long hotKeyMeasureMillis() {
+			if (this.hotKeySeconds > 0) {
+				return this.hotKeySeconds * 1000L;
+			}
+			return this.quick ? 5_000 : 10_000;
+		}
+
+		/** Warm-up of each contender before the first round (code paths, connections). */
+		long hotKeyWarmupMillis() {
+			return this.quick ? 1_500 : 3_000;
+		}
+
+		/** Unmeasured start of every hot-key run (the queue fills, the threads settle). */
+		long hotKeyRunWarmupMillis() {
+			return this.quick ? 1_000 : 2_000;
+		}
+
+		/** Rounds of the uncontended single-thread batches (one batch per contender each). */
+		int uncontendedRounds() {
+			return this.quick ? 10 : 30;
+		}
+
+		long uncontendedBatchMillis() {
+			return this.quick ? 300 : 500;
+		}
+
+		String describeHotKey() {
+			String server = this.connectString.isEmpty()
+					? "the runner's in-process TestingServer on 127.0.0.1, "
+							+ (this.fsync ? "log fsync on" : "log fsync off (zookeeper.forceSync=no)")
+					: "external " + this.connectString;
+			return String.format(Locale.ROOT,
+					"Hot key: %d JVMs x %d threads, one key, critical section: a flag check and a counter increment; "
+							+ "%d ms of warm-up per contender, then %d round(s), contenders in random order, each run "
+							+ "%d ms unmeasured + %d ms measured with the JVMs started together; uncontended: 1 thread, "
+							+ "%d rounds of one %d ms batch per contender, alternating; ZooKeeper: %s",
+					HotKeyScenario.JVMS, HotKeyScenario.THREADS, hotKeyWarmupMillis(), hotKeyRounds(),
+					hotKeyRunWarmupMillis(), hotKeyMeasureMillis(), uncontendedRounds(), uncontendedBatchMillis(),
+					server);
+		}
+
 		List<String> memoryLibraries() {
 			return this.quick ? List.of("zk-lock") : List.of("zk-lock", "spring-integration");
 		}
@@ -291,7 +372,8 @@ public final class BenchMain {
 					? "in-process TestingServer on 127.0.0.1 per fork, "
 							+ (this.fsync ? "log fsync on" : "log fsync off (zookeeper.forceSync=no)")
 					: "external " + this.connectString;
-			return (this.quick ? "quick" : "full") + " mode; " + interleaved + jmhText + "; server: " + server;
+			String skipped = this.skip.isEmpty() ? "" : "; skipped: " + String.join(",", new TreeSet<>(this.skip));
+			return (this.quick ? "quick" : "full") + " mode; " + interleaved + jmhText + "; server: " + server + skipped;
 		}
 
 		/** JVM options of every forked JVM that runs benchmarks. */

@@ -43,7 +43,8 @@ import io.github.zklock.test.CountingZooKeeper;
  * Counts the ZooKeeper requests of one uncontended lock cycle, at the ZooKeeper client
  * ({@link CountingZooKeeper}), for each lock kind through {@code @DistributedLock} and for the raw
  * Curator recipe of the same kind, the peers and the plain-client floor. Each kind runs one cycle
- * first (it creates the parent znodes), then {@value #CYCLES} counted cycles. Then the requests per
+ * first (it creates the parent znodes), then {@value #CYCLES} counted cycles; the cold-key kind
+ * locks a never-seen key in every cycle, so that each creates its parents. Then the requests per
  * grant with {@value #THREADS} threads on one path.
  */
 final class RequestCounts {
@@ -100,6 +101,8 @@ final class RequestCounts {
 						count(counts, () -> semaphore.returnLease(semaphore.acquire()))));
 				lines.add(ours("EXCLUSIVE_WITH_FENCING_TOKEN",
 						count(counts, () -> service.exclusiveWithFencingToken("k")), count(counts, () -> cycle(mutex))));
+				LockTemplate template = context.getBean(LockTemplate.class);
+				lines.add(coldKey(counts, template, client));
 				lines.add(peer("spring_integration", count(counts, () -> {
 					Lock lock = springIntegration.obtain("k");
 					lock.lock();
@@ -113,7 +116,6 @@ final class RequestCounts {
 					}
 					lock4j.releaseLock(info);
 				})));
-				LockTemplate template = context.getBean(LockTemplate.class);
 				lines.add(contended(counts, "zk_lock_template", (thread) -> () -> template.execute("/contended/k",
 						LockMode.EXCLUSIVE, null, (handle) -> null)));
 				InterProcessMutex shared = new InterProcessMutex(client, "/requests/raw/contended/k");
@@ -147,6 +149,22 @@ final class RequestCounts {
 			}
 		}
 		return lines;
+	}
+
+	/**
+	 * A never-seen key per cycle, with every znode below the root absent: {@code /cold-<n>/k} below
+	 * the starter's root ({@code LockTemplate}, EXCLUSIVE) against a new {@code InterProcessMutex} on
+	 * {@code /requests/raw/cold-<n>/k} (the same depth, its top existing as the starter's root
+	 * does). Curator creates the missing parents after the lock znode's create fails: what a key
+	 * costs the first time it is used, or after the server reaped its empty container.
+	 */
+	private static String coldKey(CountingZooKeeper.Counts counts, LockTemplate template, CuratorFramework client)
+			throws Exception {
+		int[] ours = new int[1];
+		int[] raw = new int[1];
+		return ours("EXCLUSIVE_COLD_KEY", count(counts, () -> template.execute("/cold-" + (++ours[0]) + "/k",
+				LockMode.EXCLUSIVE, null, (handle) -> null)),
+				count(counts, () -> cycle(new InterProcessMutex(client, "/requests/raw/cold-" + (++raw[0]) + "/k"))));
 	}
 
 	private static com.baomidou.lock.LockTemplate lock4j(CuratorFramework client) throws Exception {

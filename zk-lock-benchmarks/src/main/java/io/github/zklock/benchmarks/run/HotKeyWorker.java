@@ -1,0 +1,294 @@
+package io.github.zklock.benchmarks.run;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.StringJoiner;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.jspecify.annotations.Nullable;
+import org.redisson.Redisson;
+import org.redisson.api.RLock;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+
+import io.github.zklock.LockMode;
+import io.github.zklock.LockRequest;
+import io.github.zklock.LockTemplate;
+import io.github.zklock.benchmarks.ZooKeeperServers;
+import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.curator.LocalHandoff;
+
+/**
+ * One application of the hot-key scenario, in a JVM of its own (started by {@link HotKeyScenario},
+ * three at a time). It connects once (one Curator client and, when a Redis address is given, one
+ * Redisson client, each with default settings), prints {@code READY}, then runs the commands the
+ * runner writes to its standard input, so that the three JVMs start each run together:
+ * <ul>
+ * <li>{@code RUN <contender> <threads> <warm-up ms> <measured ms>}: the threads lock and unlock
+ * the contender's one key in a loop, with a tiny critical section, for the warm-up and then the
+ * measured time; prints one {@code RESULT} line (grants in the measured window, per thread, the
+ * wait histogram) and {@code DONE};</li>
+ * <li>{@code QUIT} (or the end of the input): close and exit.</li>
+ * </ul>
+ * Contenders: {@code zk_lock} ({@link LockTemplate} on a {@link CuratorLockRegistry} with
+ * {@link LocalHandoff#DEFAULT}), {@code zk_lock_no_handoff} ({@link LocalHandoff#DISABLED}),
+ * {@code raw_mutex} (one Curator {@link InterProcessMutex} per thread) and {@code redisson}
+ * (Redisson's {@link RLock}, {@code lock()} and {@code unlock()}).
+ * <p>
+ * The wait of a grant is the time from the call that asks for the lock to the start of the
+ * critical section. The critical section checks mutual exclusion within the JVM: it sets an
+ * in-section flag that no other thread of the JVM may hold, and increments a counter guarded by
+ * the lock only; a flag found set or a counter that does not add up to the grants is reported as
+ * a violation (the runner fails). Exclusion across JVMs is the safety tests' job.
+ * <p>
+ * Arguments: JVM number, ZooKeeper connect string, base path (znode), Redis address
+ * ({@code host:port}, or {@code -} for none).
+ */
+public final class HotKeyWorker {
+
+	static final List<String> CONTENDERS = List.of("zk_lock", "zk_lock_no_handoff", "raw_mutex", "redisson");
+
+	private static final Duration WAIT_TIME = Duration.ofMinutes(2);
+
+	private final int jvm;
+
+	private final CuratorFramework client;
+
+	private final String basePath;
+
+	private final @Nullable RedissonClient redisson;
+
+	private final CuratorLockRegistry handoffRegistry;
+
+	private final LockTemplate handoff;
+
+	private final CuratorLockRegistry noHandoffRegistry;
+
+	private final LockTemplate noHandoff;
+
+	private final ExecutorService threads = Executors.newCachedThreadPool((task) -> {
+		Thread thread = new Thread(task, "hotkey-worker");
+		thread.setDaemon(true);
+		return thread;
+	});
+
+	private final AtomicBoolean inSection = new AtomicBoolean();
+
+	private final AtomicLong violations = new AtomicLong();
+
+	/** Guarded by the lock under test, nothing else. */
+	private long guarded;
+
+	private HotKeyWorker(int jvm, CuratorFramework client, String basePath, @Nullable RedissonClient redisson) {
+		this.jvm = jvm;
+		this.client = client;
+		this.basePath = basePath;
+		this.redisson = redisson;
+		this.handoffRegistry = new CuratorLockRegistry(client, basePath + "/zk-lock", 10_000);
+		this.handoffRegistry.setLocalHandoff(LocalHandoff.DEFAULT);
+		this.handoff = new LockTemplate(this.handoffRegistry, LockRequest.WAIT_FOREVER);
+		this.noHandoffRegistry = new CuratorLockRegistry(client, basePath + "/zk-lock-no-handoff", 10_000);
+		this.noHandoffRegistry.setLocalHandoff(LocalHandoff.DISABLED);
+		this.noHandoff = new LockTemplate(this.noHandoffRegistry, LockRequest.WAIT_FOREVER);
+	}
+
+	/**
+	 * Connect, then run the commands read from standard input.
+	 * @param args JVM number, connect string, base path, Redis address or {@code -}
+	 * @throws Exception if a contender fails
+	 */
+	public static void main(String[] args) throws Exception {
+		int jvm = Integer.parseInt(args[0]);
+		String redisAddress = args[3];
+		CuratorFramework client = ZooKeeperServers.startClient(args[1]);
+		RedissonClient redisson = null;
+		if (!redisAddress.equals("-")) {
+			Config config = new Config();
+			config.useSingleServer().setAddress("redis://" + redisAddress);
+			redisson = Redisson.create(config);
+		}
+		HotKeyWorker worker = new HotKeyWorker(jvm, client, args[2], redisson);
+		try {
+			System.out.println("READY");
+			BufferedReader commands = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+			String command;
+			while ((command = commands.readLine()) != null && !command.equals("QUIT")) {
+				String[] fields = command.split(" ");
+				if (!fields[0].equals("RUN")) {
+					throw new IllegalArgumentException("Unknown command " + command);
+				}
+				System.out.println(worker.run(fields[1], Integer.parseInt(fields[2]), Long.parseLong(fields[3]),
+						Long.parseLong(fields[4])));
+				System.out.println("DONE");
+			}
+		}
+		finally {
+			worker.close();
+		}
+	}
+
+	private String run(String contender, int threadCount, long warmupMillis, long measureMillis) throws Exception {
+		long start = System.nanoTime();
+		long windowStart = start + TimeUnit.MILLISECONDS.toNanos(warmupMillis);
+		long windowEnd = windowStart + TimeUnit.MILLISECONDS.toNanos(measureMillis);
+		long guardedBefore = this.guarded;
+		List<Future<ThreadResult>> futures = new ArrayList<>();
+		for (int t = 0; t < threadCount; t++) {
+			Cycle cycle = cycle(contender);
+			futures.add(this.threads.submit(() -> loop(cycle, windowStart, windowEnd)));
+		}
+		long[] grants = new long[threadCount];
+		long cycles = 0;
+		long localHandoffs = 0;
+		WaitHistogram waits = new WaitHistogram();
+		for (int t = 0; t < threadCount; t++) {
+			ThreadResult result = futures.get(t).get(warmupMillis + measureMillis + 120_000, TimeUnit.MILLISECONDS);
+			grants[t] = result.grants;
+			cycles += result.cycles;
+			localHandoffs += result.localHandoffs;
+			waits.add(result.waits);
+		}
+		long lost = cycles - (this.guarded - guardedBefore);
+		StringJoiner perThread = new StringJoiner(",");
+		long total = 0;
+		for (long count : grants) {
+			perThread.add(Long.toString(count));
+			total += count;
+		}
+		return "RESULT contender=" + contender + " jvm=" + this.jvm + " threads=" + threadCount + " grants=" + total
+				+ " window_nanos=" + (windowEnd - windowStart) + " per_thread=" + perThread + " local_handoffs="
+				+ localHandoffs + " cycles=" + cycles + " violations=" + this.violations.get() + " lost_updates=" + lost
+				+ String.format(Locale.ROOT, " wait_p50_ms=%.3f wait_p99_ms=%.3f", waits.percentileMillis(50),
+						waits.percentileMillis(99))
+				+ " waits=" + waits.encode();
+	}
+
+	private ThreadResult loop(Cycle cycle, long windowStart, long windowEnd) throws Exception {
+		ThreadResult result = new ThreadResult();
+		long[] granted = new long[1];
+		boolean[] local = new boolean[1];
+		Runnable criticalSection = () -> {
+			granted[0] = System.nanoTime();
+			if (!this.inSection.compareAndSet(false, true)) {
+				this.violations.incrementAndGet();
+			}
+			this.guarded++;
+			this.inSection.set(false);
+		};
+		long asked;
+		while ((asked = System.nanoTime()) - windowEnd < 0) {
+			local[0] = false;
+			cycle.run(criticalSection, local);
+			result.cycles++;
+			if (granted[0] - windowStart >= 0 && granted[0] - windowEnd < 0) {
+				result.grants++;
+				result.waits.record((granted[0] - asked) / 1000);
+				if (local[0]) {
+					result.localHandoffs++;
+				}
+			}
+		}
+		return result;
+	}
+
+	private Cycle cycle(String contender) {
+		return switch (contender) {
+			case "zk_lock" -> templateCycle(this.handoff);
+			case "zk_lock_no_handoff" -> templateCycle(this.noHandoff);
+			case "raw_mutex" -> {
+				InterProcessMutex mutex = new InterProcessMutex(this.client, this.basePath + "/raw/hot");
+				yield (criticalSection, local) -> {
+					mutex.acquire();
+					try {
+						criticalSection.run();
+					}
+					finally {
+						mutex.release();
+					}
+				};
+			}
+			case "redisson" -> {
+				if (this.redisson == null) {
+					throw new IllegalStateException("No Redis server given");
+				}
+				RLock lock = this.redisson.getLock(this.basePath.substring(1) + ":redisson:hot");
+				yield (criticalSection, local) -> {
+					lock.lock();
+					try {
+						criticalSection.run();
+					}
+					finally {
+						lock.unlock();
+					}
+				};
+			}
+			default -> throw new IllegalArgumentException("Unknown contender " + contender);
+		};
+	}
+
+	private static Cycle templateCycle(LockTemplate template) {
+		return (criticalSection, local) -> template.execute("/hot", LockMode.EXCLUSIVE, WAIT_TIME, (handle) -> {
+			local[0] = handle.isLocalHandoff();
+			criticalSection.run();
+			return null;
+		});
+	}
+
+	private void close() {
+		this.threads.shutdownNow();
+		this.handoffRegistry.close();
+		this.noHandoffRegistry.close();
+		if (this.redisson != null) {
+			this.redisson.shutdown();
+		}
+		this.client.close();
+	}
+
+	/** The {@code name=value} fields of a {@code RESULT} line. */
+	static Map<String, String> fields(String line) {
+		Map<String, String> fields = new LinkedHashMap<>();
+		for (String field : line.split(" ")) {
+			int equals = field.indexOf('=');
+			if (equals > 0) {
+				fields.put(field.substring(0, equals), field.substring(equals + 1));
+			}
+		}
+		return fields;
+	}
+
+	/** One lock cycle around the critical section; sets {@code local[0]} for a local hand-off. */
+	@FunctionalInterface
+	private interface Cycle {
+
+		void run(Runnable criticalSection, boolean[] local) throws Exception;
+
+	}
+
+	/** What one thread counted. */
+	private static final class ThreadResult {
+
+		long cycles;
+
+		long grants;
+
+		long localHandoffs;
+
+		final WaitHistogram waits = new WaitHistogram();
+
+	}
+
+}
