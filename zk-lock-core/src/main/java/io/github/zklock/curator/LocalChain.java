@@ -14,6 +14,7 @@ import org.apache.zookeeper.Watcher;
 import org.jspecify.annotations.Nullable;
 
 import io.github.zklock.LockMode;
+import io.github.zklock.LockUpgradeException;
 
 /**
  * Local hand-off of one key's exclusive lock (EXCLUSIVE reentrant, or the WRITE side of a
@@ -36,8 +37,11 @@ import io.github.zklock.LockMode;
  * (and for WRITE) one background {@code getChildren} with a watch on the lock path at the first
  * hand-off of the link, and one more per change of the children while nobody else queues. The
  * answer comes on Curator's event thread: until it does, the link counts nobody else as
- * queued. A link also ends when no local thread waits, or
- * when its session is no longer connected (a grant that is not held is never handed on).
+ * queued. A link also ends when no local thread waits, when its session is no longer connected
+ * (a grant that is not held is never handed on), and half a negotiated session timeout after the
+ * requests that granted its znode: a process paused longer than the session timeout (a long GC, a
+ * SIGSTOP) runs its threads again before its client hears that the server expired the session, and
+ * must not hand a znode that may be gone to a new grant then.
  *
  * <p>Releasing a link's znode: on the thread that acquired it through Curator, the recipe's own
  * release (which leaves the recipe instance clean, kept for the next link); on any other thread,
@@ -67,6 +71,9 @@ final class LocalChain {
 	/** A recipe instance holding no znode, for the next link. */
 	private @Nullable LockRecipe spare;
 
+	/** WRITE grants of the current turn not yet released (written by the thread whose turn it is). */
+	private int writeHolds;
+
 	LocalChain(CuratorFramework client, String lockPath, Supplier<LockRecipe> recipes) {
 		this.client = client;
 		this.lockPath = lockPath;
@@ -93,17 +100,29 @@ final class LocalChain {
 	 */
 	@Nullable ChainGrant acquire(LockMode mode, long waitMs, LocalHandoff settings) throws Exception {
 		if (this.turn.isHeldByCurrentThread()) {
-			this.turn.lock();
 			Link current = this.link;
 			if (current == null) {
 				// Cannot happen: a turn with a grant keeps its link until the turn ends.
-				this.turn.unlock();
 				throw new IllegalStateException("No lock znode for the nested grant of " + this.lockPath);
 			}
-			return new ChainGrant(current, Kind.NESTED);
+			if (mode == LockMode.WRITE && this.writeHolds == 0) {
+				// The turn holds READ only (its WRITE was released first): as without hand-off, no
+				// read-to-write upgrade.
+				throw new LockUpgradeException(this.lockPath);
+			}
+			this.turn.lock();
+			return new ChainGrant(current, Kind.NESTED, mode);
 		}
 		long start = System.nanoTime();
-		boolean turnTaken = (waitMs < 0) ? lockInterruptibly() : this.turn.tryLock(waitMs, TimeUnit.MILLISECONDS);
+		boolean turnTaken;
+		try {
+			turnTaken = (waitMs < 0) ? lockInterruptibly() : this.turn.tryLock(waitMs, TimeUnit.MILLISECONDS);
+		}
+		catch (InterruptedException ex) {
+			// As for a wait that ended: the previous turn may have kept the link for this thread.
+			settle();
+			throw ex;
+		}
 		if (!turnTaken) {
 			// The previous turn may have kept the link for this thread, which no longer comes.
 			settle();
@@ -116,7 +135,7 @@ final class LocalChain {
 				if (current.usable(this.client)) {
 					current.grants++;
 					granted = true;
-					return new ChainGrant(current, Kind.HANDED_OVER);
+					return new ChainGrant(current, Kind.HANDED_OVER, mode);
 				}
 				// The session is not connected, or was replaced: the znode may be gone. Let it go
 				// (a guaranteed delete, finished by Curator after reconnection) and queue again.
@@ -136,15 +155,18 @@ final class LocalChain {
 					: Math.max(0, waitMs - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
 			LockRecipe recipe = (this.spare != null) ? this.spare : this.recipes.get();
 			this.spare = null;
+			// Before the requests that grant the znode: the server heard from the session after this.
+			long requested = System.nanoTime();
 			LockRecipe.Grant grant = recipe.acquire(mode, remainingMs);
 			if (grant == null) {
 				this.spare = recipe;
 				return null;
 			}
-			Link fresh = new Link(recipe, grant, settings);
+			Link fresh = new Link(recipe, grant, settings, requested,
+					this.client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs());
 			this.link = fresh;
 			granted = true;
-			return new ChainGrant(fresh, Kind.ACQUIRED);
+			return new ChainGrant(fresh, Kind.ACQUIRED, mode);
 		}
 		finally {
 			if (!granted) {
@@ -163,7 +185,10 @@ final class LocalChain {
 	 * End one hold of the current thread's turn. At the end of the turn, keep the link for the
 	 * next local thread, or release its znode.
 	 */
-	private void leave() throws Exception {
+	private void leave(LockMode mode) throws Exception {
+		if (mode == LockMode.WRITE) {
+			this.writeHolds--;
+		}
 		Link current = this.link;
 		if (this.turn.getHoldCount() > 1 || current == null) {
 			this.turn.unlock();
@@ -306,7 +331,21 @@ final class LocalChain {
 		/** Whether another participant queues behind the znode. */
 		volatile boolean othersWaiting;
 
-		Link(LockRecipe recipe, LockRecipe.Grant grant, LocalHandoff settings) {
+		/**
+		 * {@link System#nanoTime()} before the requests that granted the znode: the server heard
+		 * from the session after it, so it cannot expire the session before it plus the session
+		 * timeout.
+		 */
+		private final long requestedAt;
+
+		/**
+		 * How long after {@link #requestedAt} the link may be handed over: half the negotiated
+		 * session timeout (0 if unknown: never).
+		 */
+		private final long safeNanos;
+
+		Link(LockRecipe recipe, LockRecipe.Grant grant, LocalHandoff settings, long requestedAt,
+				int sessionTimeoutMs) {
 			this.recipe = recipe;
 			this.grant = grant;
 			this.maxGrants = settings.maxGrants();
@@ -315,11 +354,21 @@ final class LocalChain {
 			// Known from the grant (EXCLUSIVE): no listing needed, and none is sent.
 			this.othersWaiting = grant.othersQueuedAtGrant();
 			this.watching = this.othersWaiting;
+			this.requestedAt = requestedAt;
+			this.safeNanos = TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMs) / 2;
 		}
 
+		/**
+		 * Whether the znode may be ridden by another grant: the client is connected in the session
+		 * that created it, and, since a client learns of its session's expiry only from the server
+		 * (after a long pause of the process, its threads run before its connection notices), the
+		 * session was heard of by the server less than half a session timeout ago, so that it
+		 * cannot have expired.
+		 */
 		boolean usable(CuratorFramework client) {
 			return this.sessionInstance == CuratorLockRegistry.sessionInstance(client)
-					&& client.getZookeeperClient().isConnected();
+					&& client.getZookeeperClient().isConnected()
+					&& System.nanoTime() - this.requestedAt < this.safeNanos;
 		}
 
 		/** Whether the link must end because another participant waits and a bound is reached. */
@@ -339,10 +388,16 @@ final class LocalChain {
 
 		private final int position;
 
-		ChainGrant(Link link, Kind kind) {
+		private final LockMode mode;
+
+		ChainGrant(Link link, Kind kind, LockMode mode) {
 			this.link = link;
 			this.kind = kind;
+			this.mode = mode;
 			this.position = link.grants;
+			if (mode == LockMode.WRITE) {
+				LocalChain.this.writeHolds++;
+			}
 		}
 
 		Kind kind() {
@@ -375,7 +430,7 @@ final class LocalChain {
 
 		@Override
 		public void release() throws Exception {
-			leave();
+			leave(this.mode);
 		}
 
 	}

@@ -11,12 +11,14 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.TestingServer;
@@ -31,6 +33,7 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.github.zklock.chaos.Chaos.ClientSocket;
+import io.github.zklock.curator.LocalHandoff;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -40,9 +43,13 @@ import static org.assertj.core.api.Assertions.assertThat;
  * a fenced counter and log the grant. The merged history is checked by {@link HistoryChecker}:
  * no untold overlap, tokens in grant order, no lost update.
  *
- * <p>The default run has three JVMs and no injected faults, so every grant must also write. The
- * soak ({@code -Dzklock.soak=true}) runs four JVMs, each connected through its own
- * {@link TcpProxy}, and every {@value #FAULT_EVERY_MS} ms injects a fault: every
+ * <p>The default run has no injected faults, so every grant must also write. It has three JVMs of
+ * one thread each, whose grants all go through ZooKeeper, and three JVMs of
+ * {@value #HANDOFF_THREADS} threads each with local hand-off on ({@link LocalHandoff#DEFAULT}),
+ * which make at least {@value #HANDOFF_GRANTS} grants in all, most of them handed over between the
+ * threads of a JVM on one znode (equal fencing tokens within a JVM's chain, strictly increasing at
+ * every change of JVM). The soak ({@code -Dzklock.soak=true}) runs four JVMs, each connected
+ * through its own {@link TcpProxy}, and every {@value #FAULT_EVERY_MS} ms injects a fault: every
  * {@value #RESTART_EVERY}th a server restart, every other one a partition (of the holder, when
  * there is one) longer than the session timeout, so that the server expires the session. A
  * holder is told after its read timeout, well before the server expires its session, and lingers
@@ -53,7 +60,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * holder's connection and its session at once, and the holder hearing of it races with the next
  * grant (see {@link SessionExpiryTests}); with the default NIO client socket the holder loses by
  * about 100 ms, and the checker rejects those overlaps as told too late.
- * {@code -Dzklock.soak.socket=NETTY} runs the workers on the Netty client socket.
+ * {@code -Dzklock.soak.socket=NETTY} runs the workers on the Netty client socket;
+ * {@code -Dzklock.soak.threads=4} runs each worker on four threads (local hand-off on).
  */
 @Tag("chaos")
 class LockHistoryTests {
@@ -67,6 +75,12 @@ class LockHistoryTests {
 	private static final long FAULT_EVERY_MS = 1500;
 
 	private static final int RESTART_EVERY = 15;
+
+	/** Threads per JVM of the run with local hand-off. */
+	private static final int HANDOFF_THREADS = 4;
+
+	/** Grants (counter increments) of the run with local hand-off, over all JVMs. */
+	private static final int HANDOFF_GRANTS = 10_000;
 
 	/** A partition outlasts the session timeout, so the partitioned session expires. */
 	private static final Duration PARTITION = SESSION_TIMEOUT.plusMillis(1500);
@@ -87,6 +101,9 @@ class LockHistoryTests {
 	private final Set<Integer> partitioned = ConcurrentHashMap.newKeySet();
 
 	private ScheduledExecutorService faults;
+
+	/** How long the last {@link #runWorkers} took from GO to the last DONE. */
+	private long runMs;
 
 	@BeforeEach
 	void start() throws Exception {
@@ -113,12 +130,50 @@ class LockHistoryTests {
 	@Test
 	@Timeout(value = 5, unit = TimeUnit.MINUTES)
 	void threeJvmsLeaveAConsistentHistory() throws Exception {
-		List<GrantRecord> records = runWorkers("history", 3, 1000, ClientSocket.NIO, false, Duration.ofMinutes(4));
+		List<GrantRecord> records = runWorkers("history", 3, 1, 1000, 0, LocalHandoff.DEFAULT, ClientSocket.NIO, false,
+				Duration.ofMinutes(4));
 		HistoryChecker.Result result = check("history", records);
 		assertThat(result.grants()).isGreaterThanOrEqualTo(2000);
 		assertThat(result.violations()).isEmpty();
 		assertThat(HistoryChecker.faultFreeDeviations(records)).isEmpty();
 		assertThat(result.applied()).isEqualTo(result.grants());
+		// One thread per JVM: nobody of the same JVM waits, every grant goes through ZooKeeper.
+		assertThat(result.localHandoffs()).isZero();
+	}
+
+	/**
+	 * Three JVMs of {@value #HANDOFF_THREADS} threads each, hand-off on by default: the workers stop
+	 * once the counter reached {@value #HANDOFF_GRANTS}, so each JVM's share shows how the chains
+	 * were bounded while the others waited. The checker accepts equal tokens only within one JVM's
+	 * chain (and only its first grant made through ZooKeeper), so every change of JVM has a higher
+	 * token.
+	 */
+	@Test
+	@Timeout(value = 5, unit = TimeUnit.MINUTES)
+	void threeJvmsOfSeveralThreadsWithLocalHandoffLeaveAConsistentHistory() throws Exception {
+		int jvms = 3;
+		List<GrantRecord> records = runWorkers("handoff", jvms, HANDOFF_THREADS, HANDOFF_GRANTS, HANDOFF_GRANTS,
+				LocalHandoff.DEFAULT, ClientSocket.NIO, false, Duration.ofMinutes(4));
+		HistoryChecker.Result result = check("handoff", records);
+		Map<String, Long> byJvm = new TreeMap<>(
+				records.stream().collect(Collectors.groupingBy(GrantRecord::client, Collectors.counting())));
+		long znodes = records.stream().map(GrantRecord::token).distinct().count();
+		double minShare = byJvm.values().stream().mapToLong(Long::longValue).min().orElse(0)
+				/ (double) byJvm.values().stream().mapToLong(Long::longValue).max().orElse(1);
+		Chaos.report("history_handoff jvms=%d threads_each=%d grants=%d local_handoffs=%d (%.1f%%) znodes=%d "
+				+ "mean_chain=%.1f jvm_changes=%d grants_per_jvm=%s min_max_share=%.2f run_ms=%d", jvms, HANDOFF_THREADS,
+				result.grants(), result.localHandoffs(), 100.0 * result.localHandoffs() / result.grants(), znodes,
+				result.grants() / (double) znodes, handovers(records), byJvm, minShare, this.runMs);
+		assertThat(result.grants()).isGreaterThanOrEqualTo(HANDOFF_GRANTS);
+		assertThat(result.violations()).isEmpty();
+		assertThat(HistoryChecker.faultFreeDeviations(records)).isEmpty();
+		assertThat(result.applied()).isEqualTo(result.grants());
+		assertThat(result.localHandoffs()).as("grants handed over locally").isPositive();
+		// Every JVM had its turns: a chain ends while another JVM waits, and the JVMs queue in
+		// ZooKeeper's FIFO order, so the shares are close (0.96 to 0.98 of each other when measured).
+		assertThat(byJvm).hasSize(jvms);
+		assertThat(handovers(records)).as("changes of JVM in grant order").isGreaterThanOrEqualTo(jvms);
+		assertThat(minShare).as("fewest grants of a JVM / most grants of a JVM").isGreaterThanOrEqualTo(0.25);
 	}
 
 	@Test
@@ -145,7 +200,9 @@ class LockHistoryTests {
 				faultErrors.add(ex.toString());
 			}
 		}, 2000, FAULT_EVERY_MS, TimeUnit.MILLISECONDS);
-		List<GrantRecord> records = runWorkers("soak", 4, 2600, socket, true, Duration.ofMinutes(35));
+		int threads = Integer.getInteger("zklock.soak.threads", 1);
+		List<GrantRecord> records = runWorkers("soak", 4, threads, 2600, 0, LocalHandoff.DEFAULT, socket, true,
+				Duration.ofMinutes(35));
 		this.faults.shutdownNow();
 		HistoryChecker.Result result = check("soak", records);
 		Chaos.report("soak socket=%s expire=%s faults=%s fault_errors=%d %s", socket, expire, injected,
@@ -242,9 +299,14 @@ class LockHistoryTests {
 
 	/**
 	 * Start the workers, let them go at once, wait for them to finish and read their histories.
+	 * @param count how many worker JVMs
+	 * @param threads how many threads take the lock in each
+	 * @param grantsEach the most grants of each JVM
+	 * @param until stop once the counter reached this value, 0 for no such limit
+	 * @param handoff the workers' local hand-off settings
 	 */
-	private List<GrantRecord> runWorkers(String name, int count, int grantsEach, ClientSocket socket,
-			boolean throughProxies, Duration timeout) throws Exception {
+	private List<GrantRecord> runWorkers(String name, int count, int threads, int grantsEach, long until,
+			LocalHandoff handoff, ClientSocket socket, boolean throughProxies, Duration timeout) throws Exception {
 		List<Path> histories = new ArrayList<>();
 		for (int i = 0; i < count; i++) {
 			Path history = Chaos.OUTPUT_DIR.resolve(name + "-worker-" + i + ".csv").toAbsolutePath();
@@ -255,8 +317,9 @@ class LockHistoryTests {
 				this.proxies.add(proxy);
 				connectString = proxy.connectString();
 			}
-			this.workers.add(ChildJvm.start(name + "-worker-" + i, LockWorker.historyArgs(connectString, "w" + i,
-					grantsEach, (int) SESSION_TIMEOUT.toMillis(), LOCK_PATH, COUNTER_PATH, history, socket)));
+			this.workers.add(ChildJvm.start(name + "-worker-" + i,
+					LockWorker.historyArgs(connectString, "w" + i, grantsEach, (int) SESSION_TIMEOUT.toMillis(), LOCK_PATH,
+							COUNTER_PATH, history, socket, threads, until, handoff)));
 		}
 		for (ChildJvm worker : this.workers) {
 			worker.awaitLine("READY", Duration.ofSeconds(90));
@@ -270,7 +333,9 @@ class LockHistoryTests {
 			assertThat(worker.awaitExit(Duration.ofSeconds(30))).as("%s exit code", worker.name()).isZero();
 			Chaos.report("%s %s done=%s", name, worker.name(), done);
 		}
-		Chaos.report("%s workers=%d grants_each=%d run_ms=%d", name, count, grantsEach, Chaos.millisSince(start));
+		this.runMs = Chaos.millisSince(start);
+		Chaos.report("%s workers=%d threads_each=%d grants_each=%d until=%d handoff=%s run_ms=%d", name, count, threads,
+				grantsEach, until, LockWorker.handoffArg(handoff), this.runMs);
 		List<GrantRecord> records = new ArrayList<>();
 		for (Path history : histories) {
 			for (String line : Files.readAllLines(history, StandardCharsets.UTF_8)) {
@@ -291,11 +356,11 @@ class LockHistoryTests {
 		return result;
 	}
 
-	/** How often the lock passed to another worker, in token order: evidence of contention. */
+	/** How often the lock passed to another worker, in grant order: evidence of contention. */
 	private static long handovers(List<GrantRecord> records) {
 		List<GrantRecord> byToken = records.stream()
 			.filter((record) -> record.token() > 0)
-			.sorted(Comparator.comparingLong(GrantRecord::token))
+			.sorted(HistoryChecker.GRANT_ORDER)
 			.toList();
 		long handovers = 0;
 		for (int i = 1; i < byToken.size(); i++) {

@@ -7,11 +7,19 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
@@ -25,6 +33,7 @@ import io.github.zklock.LockState;
 import io.github.zklock.chaos.Chaos.ClientSocket;
 import io.github.zklock.chaos.GrantRecord.Outcome;
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.curator.LocalHandoff;
 
 /**
  * The lock client of the multi-JVM chaos tests, started in a child JVM by {@link ChildJvm}.
@@ -34,14 +43,26 @@ import io.github.zklock.curator.CuratorLockRegistry;
  * <li>{@code hold <connectString> <path> <sessionTimeoutMs>}: acquire the lock, print
  * {@code HELD <token>}, then sleep until killed.</li>
  * <li>{@code history <connectString> <client> <grants> <sessionTimeoutMs> <lockPath>
- * <counterPath> <outFile> <NIO|NETTY>}: print {@code SESSION <id> <password>} for each session and
- * {@code READY}, wait for {@code GO}, then take the lock {@code grants} times; under each grant
- * read the fenced counter znode ({@code token,value}) and write {@code myToken,value+1} only if
- * the stored token is lower, as a versioned (compare-and-set) write. When that fails the worker
- * waits up to a second to hear whether it still holds the lock; a worker told that it lost the
- * lock stays in the grant {@value #LINGER_WHEN_TOLD_MS} ms longer (finishing local work, as an
- * application would), which makes told overlaps. Each grant is logged as a
- * {@link GrantRecord} line in {@code outFile}. Prints {@code DONE <grants> <failures>}.</li>
+ * <counterPath> <outFile> <NIO|NETTY> <threads> <until> <handoff>}: print
+ * {@code SESSION <id> <password>} for each session and {@code READY}, wait for {@code GO}, then
+ * take the lock {@code grants} times in all, on {@code threads} threads of one registry with the
+ * given local hand-off settings ({@code enabled:maxGrants:maxTimeMs}, see {@link #handoffArg}),
+ * stopping earlier once a grant has counted the counter up to {@code until} (0: no such limit).
+ * Under each grant read the fenced counter znode ({@code token,value}) and write
+ * {@code myToken,value+1} only if the stored token is not higher (a store rejects only lower
+ * tokens: grants of one chain of local hand-offs share theirs), as a versioned (compare-and-set)
+ * write. When that fails the worker waits up to a second to hear whether it still holds the lock;
+ * a worker told that it lost the lock stays in the grant {@value #LINGER_WHEN_TOLD_MS} ms longer
+ * (finishing local work, as an application would), which makes told overlaps. Each grant is
+ * logged as a {@link GrantRecord} line in {@code outFile}, numbered in the order the worker's
+ * threads held the lock. Prints {@code DONE <grants> <failures>}.</li>
+ * <li>{@code chain <connectString> <path> <sessionTimeoutMs> <threads> <holdMs> <outFile>}: take
+ * the lock in turns on {@code threads} threads (local hand-off on, the default), each grant held
+ * {@code holdMs}; print {@code GRANTING} after the first 50 grants, go on until {@code STOP} comes
+ * on stdin, and log each grant as a line {@code startMs,endMs,token,local,held,toldMs} in
+ * {@code outFile} (wall-clock times; {@code held} whether it was held when granted, {@code toldMs}
+ * when its holder was first told it was not held, 0 if not before its end). Prints
+ * {@code DONE <grants>}.</li>
  * </ul>
  */
 final class LockWorker {
@@ -62,7 +83,10 @@ final class LockWorker {
 			switch (args[0]) {
 				case "hold" -> hold(args[1], args[2], Integer.parseInt(args[3]));
 				case "history" -> history(args[1], args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]),
-						args[5], args[6], Path.of(args[7]), ClientSocket.valueOf(args[8]));
+						args[5], args[6], Path.of(args[7]), ClientSocket.valueOf(args[8]), Integer.parseInt(args[9]),
+						Long.parseLong(args[10]), parseHandoff(args[11]));
+				case "chain" -> chain(args[1], args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]),
+						Long.parseLong(args[5]), Path.of(args[6]));
 				default -> throw new IllegalArgumentException("Unknown mode " + args[0]);
 			}
 			System.exit(0);
@@ -86,7 +110,8 @@ final class LockWorker {
 	}
 
 	private static void history(String connectString, String name, int grants, int sessionTimeoutMs, String lockPath,
-			String counterPath, Path out, ClientSocket socket) throws Exception {
+			String counterPath, Path out, ClientSocket socket, int threads, long until, LocalHandoff handoff)
+			throws Exception {
 		CuratorFramework client = Chaos.startClient(connectString, Duration.ofMillis(sessionTimeoutMs), socket);
 		client.getConnectionStateListenable().addListener((c, state) -> {
 			if (state == ConnectionState.CONNECTED || state == ConnectionState.RECONNECTED) {
@@ -95,6 +120,7 @@ final class LockWorker {
 		});
 		saySession(client);
 		CuratorLockRegistry registry = new CuratorLockRegistry(client, ROOT, 16);
+		registry.setLocalHandoff(handoff);
 		Map<LockHandle, Long> told = new ConcurrentHashMap<>();
 		registry.addLockStateListener((event) -> {
 			if (event.state() != LockState.HELD) {
@@ -106,34 +132,133 @@ final class LockWorker {
 		if (!"GO".equals(stdin.readLine())) {
 			throw new IllegalStateException("Expected GO on stdin");
 		}
-		int failures = 0;
+		AtomicInteger claimed = new AtomicInteger();
+		AtomicLong granted = new AtomicLong();
+		AtomicInteger failures = new AtomicInteger();
+		AtomicBoolean enough = new AtomicBoolean();
+		AtomicInteger threadNumber = new AtomicInteger();
+		ExecutorService pool = Executors.newFixedThreadPool(threads,
+				(task) -> new Thread(task, name + "-thread-" + threadNumber.getAndIncrement()));
 		try (Writer writer = Files.newBufferedWriter(out, StandardCharsets.UTF_8)) {
-			for (int seq = 0; seq < grants;) {
-				Optional<LockHandle> granted;
-				try {
-					granted = registry.tryAcquire(Chaos.exclusive(lockPath, Duration.ofSeconds(30)));
-				}
-				catch (LockException ex) {
-					// ZooKeeper unreachable for now (a fault of the soak): try again.
-					if (++failures > 10_000) {
-						throw ex;
+			List<Future<?>> loops = new ArrayList<>();
+			for (int t = 0; t < threads; t++) {
+				loops.add(pool.submit(() -> {
+					while (!enough.get() && claimed.getAndIncrement() < grants) {
+						Optional<LockHandle> attempt;
+						try {
+							attempt = registry.tryAcquire(Chaos.exclusive(lockPath, Duration.ofSeconds(30)));
+						}
+						catch (LockException ex) {
+							// ZooKeeper unreachable for now (a fault of the soak): try again.
+							claimed.decrementAndGet();
+							if (failures.incrementAndGet() > 10_000) {
+								throw ex;
+							}
+							Thread.sleep(20);
+							continue;
+						}
+						if (attempt.isEmpty()) {
+							claimed.decrementAndGet();
+							failures.incrementAndGet();
+							continue;
+						}
+						LockHandle handle = attempt.get();
+						// Numbered under the lock: the order in which this worker's threads held it.
+						long seq = granted.getAndIncrement();
+						GrantRecord record = underLock(client, name, seq, handle, counterPath, told);
+						handle.release();
+						synchronized (writer) {
+							writer.write(record.toLine());
+							writer.write('\n');
+						}
+						if (until > 0 && record.readValue() + 1 >= until) {
+							enough.set(true);
+						}
 					}
-					Thread.sleep(20);
-					continue;
-				}
-				if (granted.isEmpty()) {
-					failures++;
-					continue;
-				}
-				LockHandle handle = granted.get();
-				GrantRecord record = underLock(client, name, seq, handle, counterPath, told);
-				handle.release();
-				writer.write(record.toLine());
-				writer.write('\n');
-				seq++;
+					return null;
+				}));
+			}
+			for (Future<?> loop : loops) {
+				// The parent bounds the run and kills this JVM if it takes too long.
+				loop.get();
 			}
 		}
-		say("DONE " + grants + " " + failures);
+		finally {
+			pool.shutdownNow();
+		}
+		say("DONE " + granted.get() + " " + failures.get());
+	}
+
+	private static void chain(String connectString, String path, int sessionTimeoutMs, int threads, long holdMs,
+			Path out) throws Exception {
+		CuratorFramework client = Chaos.startClient(connectString, Duration.ofMillis(sessionTimeoutMs));
+		CuratorLockRegistry registry = new CuratorLockRegistry(client, ROOT, 16);
+		Map<LockHandle, Long> told = new ConcurrentHashMap<>();
+		registry.addLockStateListener((event) -> {
+			if (event.state() != LockState.HELD) {
+				told.putIfAbsent(event.handle(), System.currentTimeMillis());
+			}
+		});
+		AtomicBoolean stop = new AtomicBoolean();
+		AtomicLong granted = new AtomicLong();
+		ExecutorService pool = Executors.newFixedThreadPool(threads);
+		try (Writer writer = Files.newBufferedWriter(out, StandardCharsets.UTF_8)) {
+			List<Future<?>> loops = new ArrayList<>();
+			for (int t = 0; t < threads; t++) {
+				loops.add(pool.submit(() -> {
+					while (!stop.get()) {
+						Optional<LockHandle> attempt;
+						try {
+							attempt = registry.tryAcquire(Chaos.exclusive(path, Duration.ofSeconds(60)));
+						}
+						catch (LockException ex) {
+							// The session is being replaced: try again.
+							Thread.sleep(20);
+							continue;
+						}
+						if (attempt.isEmpty()) {
+							continue;
+						}
+						LockHandle handle = attempt.get();
+						long startMs = System.currentTimeMillis();
+						boolean held = handle.isHeld();
+						long token = -1;
+						try {
+							token = handle.fencingToken();
+						}
+						catch (LockException ex) {
+							held = false;
+						}
+						Thread.sleep(holdMs);
+						if (!handle.isHeld()) {
+							told.putIfAbsent(handle, System.currentTimeMillis());
+						}
+						long endMs = System.currentTimeMillis();
+						handle.release();
+						synchronized (writer) {
+							writer.write(startMs + "," + endMs + "," + token + "," + handle.isLocalHandoff() + "," + held
+									+ "," + toldMs(handle, told) + "\n");
+						}
+						if (granted.incrementAndGet() == 50) {
+							say("GRANTING");
+						}
+					}
+					return null;
+				}));
+			}
+			BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+			if (!"STOP".equals(stdin.readLine())) {
+				throw new IllegalStateException("Expected STOP on stdin");
+			}
+			stop.set(true);
+			for (Future<?> loop : loops) {
+				loop.get();
+			}
+		}
+		finally {
+			pool.shutdownNow();
+		}
+		say("DONE " + granted.get());
 	}
 
 	private static GrantRecord underLock(CuratorFramework client, String name, long seq, LockHandle handle,
@@ -146,7 +271,8 @@ final class LockWorker {
 		catch (LockException ex) {
 			held(handle, told);
 			long endMs = System.currentTimeMillis();
-			return new GrantRecord(name, seq, -1, startMs, endMs, toldMs(handle, told), -1, -1, -1, Outcome.NO_TOKEN, 0);
+			return new GrantRecord(name, seq, -1, startMs, endMs, toldMs(handle, told), -1, -1, -1, Outcome.NO_TOKEN, 0,
+					handle.isLocalHandoff());
 		}
 		long readToken = -1;
 		long readValue = -1;
@@ -165,7 +291,8 @@ final class LockWorker {
 			if (!held(handle, told)) {
 				outcome = Outcome.SKIPPED;
 			}
-			else if (readToken >= token) {
+			else if (readToken > token) {
+				// A store rejects only lower tokens: the grants of a local chain share one.
 				outcome = Outcome.FENCED;
 			}
 			else {
@@ -198,7 +325,7 @@ final class LockWorker {
 		}
 		long endMs = System.currentTimeMillis();
 		return new GrantRecord(name, seq, token, startMs, endMs, toldMs(handle, told), readToken, readValue, readMzxid,
-				outcome, writeMzxid);
+				outcome, writeMzxid, handle.isLocalHandoff());
 	}
 
 	/**
@@ -237,10 +364,29 @@ final class LockWorker {
 		System.out.flush();
 	}
 
+	/**
+	 * Return the arguments of a history worker.
+	 * @param grants the most grants the worker makes, over all its threads
+	 * @param threads how many threads take the lock
+	 * @param until stop once a grant counted the counter up to this value; 0 for no such limit
+	 * @param handoff the worker registry's local hand-off settings
+	 */
 	static String[] historyArgs(String connectString, String client, int grants, int sessionTimeoutMs, String lockPath,
-			String counterPath, Path out, ClientSocket socket) {
+			String counterPath, Path out, ClientSocket socket, int threads, long until, LocalHandoff handoff) {
 		return new String[] { "history", connectString, client, Integer.toString(grants),
-				Integer.toString(sessionTimeoutMs), lockPath, counterPath, out.toString(), socket.name() };
+				Integer.toString(sessionTimeoutMs), lockPath, counterPath, out.toString(), socket.name(),
+				Integer.toString(threads), Long.toString(until), handoffArg(handoff) };
+	}
+
+	/** Local hand-off settings as one argument: {@code enabled:maxGrants:maxTimeMs}. */
+	static String handoffArg(LocalHandoff handoff) {
+		return handoff.enabled() + ":" + handoff.maxGrants() + ":" + handoff.maxTime().toMillis();
+	}
+
+	private static LocalHandoff parseHandoff(String arg) {
+		String[] parts = arg.split(":");
+		return new LocalHandoff(Boolean.parseBoolean(parts[0]), Integer.parseInt(parts[1]),
+				Duration.ofMillis(Long.parseLong(parts[2])));
 	}
 
 }

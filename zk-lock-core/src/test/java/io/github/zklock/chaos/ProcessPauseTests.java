@@ -1,0 +1,109 @@
+package io.github.zklock.chaos;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.github.zklock.LockHandle;
+import io.github.zklock.chaos.Chaos.ClientSocket;
+import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.test.ZooKeeperExtension;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A JVM whose threads take a key in turns (local hand-off on, the default) is paused with SIGSTOP
+ * for longer than its session timeout, as a long garbage-collection pause would: the server expires
+ * its session, deletes its lock znode and grants the key to another client (B). The paused JVM is
+ * resumed while B holds the key. Its holder of the moment is a zombie until its client notices the
+ * expiry (the known case, which fencing tokens are for), but no new grant may be made on the dead
+ * znode: no thread of the paused JVM may start a grant it believes held while B holds the key.
+ */
+@Tag("chaos")
+class ProcessPauseTests {
+
+	private static final String PATH = "/process-pause";
+
+	private static final Duration SESSION_TIMEOUT = Duration.ofSeconds(3);
+
+	/** How long B keeps the key after the paused JVM was resumed: B's work under the lock. */
+	private static final Duration B_HOLDS = Duration.ofSeconds(2);
+
+	/** A server per test, with the chaos tick. The paused application is a child JVM. */
+	@RegisterExtension
+	final ZooKeeperExtension zooKeeper = Chaos.zooKeeper();
+
+	@Test
+	@Timeout(value = 3, unit = TimeUnit.MINUTES)
+	void resumedJvmHandsNoGrantOverOnItsExpiredZnode() throws Exception {
+		CuratorFramework contenderClient = this.zooKeeper.newClient(Chaos.clientSettings(Duration.ofSeconds(10),
+				ClientSocket.NIO));
+		CuratorLockRegistry contender = new CuratorLockRegistry(contenderClient, LockWorker.ROOT, 16);
+		Path grants = Chaos.OUTPUT_DIR.resolve("process-pause-grants.csv").toAbsolutePath();
+		long bStart;
+		long bEnd;
+		long bToken;
+		long pausedMs;
+		try (ChildJvm chain = ChildJvm.start("process-pause", "chain", this.zooKeeper.getConnectString(), PATH,
+				Long.toString(SESSION_TIMEOUT.toMillis()), "4", "1", grants.toString())) {
+			chain.awaitLine("GRANTING", Duration.ofSeconds(90));
+			long stoppedAt = System.nanoTime();
+			signal(chain, "STOP");
+			try {
+				// The server expires the paused JVM's session after its timeout: B is granted.
+				LockHandle held = contender.tryAcquire(Chaos.exclusive(PATH, Duration.ofSeconds(30))).orElseThrow();
+				bStart = System.currentTimeMillis();
+				bToken = held.fencingToken();
+				pausedMs = Chaos.millisSince(stoppedAt);
+				signal(chain, "CONT");
+				LockSupport.parkNanos(B_HOLDS.toNanos());
+				bEnd = System.currentTimeMillis();
+				held.release();
+			}
+			finally {
+				signal(chain, "CONT");
+			}
+			chain.send("STOP");
+			chain.awaitLine("DONE", Duration.ofSeconds(60));
+			assertThat(chain.awaitExit(Duration.ofSeconds(30))).isZero();
+		}
+		finally {
+			contender.close();
+		}
+		List<String[]> records = Files.readAllLines(grants, StandardCharsets.UTF_8)
+			.stream()
+			.map((line) -> line.split(","))
+			.toList();
+		// startMs,endMs,token,local,held,toldMs
+		List<String[]> duringB = records.stream()
+			.filter((r) -> Long.parseLong(r[0]) >= bStart && Long.parseLong(r[0]) < bEnd && Boolean.parseBoolean(r[4]))
+			.toList();
+		long zombieHolders = records.stream()
+			.filter((r) -> Long.parseLong(r[0]) < bStart && Long.parseLong(r[1]) > bStart)
+			.count();
+		Chaos.report("process_pause session_timeout_ms=%d paused_ms=%d b_token=%d a_grants=%d zombie_holders=%d "
+				+ "a_grants_started_held_while_b_held=%d (local %d) first=%s", SESSION_TIMEOUT.toMillis(), pausedMs, bToken,
+				records.size(), zombieHolders, duringB.size(),
+				duringB.stream().filter((r) -> Boolean.parseBoolean(r[3])).count(),
+				duringB.isEmpty() ? "-" : String.join(",", duringB.get(0)));
+		assertThat(duringB).as("grants of the resumed JVM started as held while B held the key (token %d)", bToken)
+			.isEmpty();
+	}
+
+	private static void signal(ChildJvm jvm, String signal) throws Exception {
+		Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(jvm.pid())).inheritIO().start();
+		assertThat(kill.waitFor(10, TimeUnit.SECONDS)).isTrue();
+		assertThat(kill.exitValue()).as("kill -%s %d", signal, jvm.pid()).isZero();
+	}
+
+}

@@ -1,0 +1,227 @@
+package io.github.zklock.curator;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+
+import io.github.zklock.LockException;
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockRequest;
+
+/**
+ * Threads of one application taking one key in turns until stopped, each grant held for a moment
+ * inside a shared {@link Section} (if it is held when granted): with local hand-off on, a chain of
+ * grants on one znode. Records every grant. A {@link LockException} fails the load, unless it was
+ * {@linkplain #startRetrying started retrying} (through a session loss, say). Shared by the tests
+ * of the {@code curator} and {@code chaos} packages.
+ */
+public final class ChainLoad implements AutoCloseable {
+
+	/**
+	 * One grant of the load.
+	 * @param grantedAt {@link System#nanoTime()} just after {@code tryAcquire} returned it
+	 * @param token its fencing token, -1 if it could not be read (no longer held)
+	 * @param local whether it was handed over locally
+	 * @param held whether it was held when granted
+	 * @param thread the thread it was granted to
+	 */
+	public record Grant(long grantedAt, long token, boolean local, boolean held, String thread) {
+	}
+
+	/**
+	 * The holders of one key, across applications: counts the times one entered while another was
+	 * inside.
+	 */
+	public static final class Section {
+
+		private final AtomicInteger inside = new AtomicInteger();
+
+		private final AtomicInteger overlaps = new AtomicInteger();
+
+		/** Enter; counts an overlap if somebody else is inside. */
+		public void enter() {
+			if (this.inside.incrementAndGet() != 1) {
+				this.overlaps.incrementAndGet();
+			}
+		}
+
+		public void leave() {
+			this.inside.decrementAndGet();
+		}
+
+		/**
+		 * Hold the section for a while, as work under the lock.
+		 * @param hold how long
+		 */
+		public void hold(Duration hold) {
+			enter();
+			try {
+				LockSupport.parkNanos(hold.toNanos());
+			}
+			finally {
+				leave();
+			}
+		}
+
+		/** @return how often somebody entered while another was inside */
+		public int overlaps() {
+			return this.overlaps.get();
+		}
+
+	}
+
+	private final List<Grant> grants = new ArrayList<>();
+
+	private final List<Thread> threads = new ArrayList<>();
+
+	private final AtomicBoolean stop = new AtomicBoolean();
+
+	private final AtomicReference<Throwable> failure = new AtomicReference<>();
+
+	private final List<String> lockExceptions = new CopyOnWriteArrayList<>();
+
+	private final boolean retrying;
+
+	private ChainLoad(boolean retrying) {
+		this.retrying = retrying;
+	}
+
+	/**
+	 * Start the load.
+	 * @param registry the application's registry
+	 * @param request what each thread asks for, with a wait time long enough to be granted
+	 * @param threadCount how many threads
+	 * @param hold how long each grant is held, inside the section
+	 * @param section the section shared with the other holders of the key
+	 * @return the running load
+	 */
+	public static ChainLoad start(CuratorLockRegistry registry, LockRequest request, int threadCount, Duration hold,
+			Section section) {
+		return start(registry, request, threadCount, hold, section, false);
+	}
+
+	/**
+	 * Start a load whose threads note a {@link LockException} and try again 20 ms later.
+	 * @see #start(CuratorLockRegistry, LockRequest, int, Duration, Section)
+	 */
+	public static ChainLoad startRetrying(CuratorLockRegistry registry, LockRequest request, int threadCount,
+			Duration hold, Section section) {
+		return start(registry, request, threadCount, hold, section, true);
+	}
+
+	private static ChainLoad start(CuratorLockRegistry registry, LockRequest request, int threadCount, Duration hold,
+			Section section, boolean retrying) {
+		ChainLoad load = new ChainLoad(retrying);
+		for (int i = 0; i < threadCount; i++) {
+			Thread thread = new Thread(() -> load.run(registry, request, hold, section), "chain-" + i);
+			load.threads.add(thread);
+			thread.start();
+		}
+		return load;
+	}
+
+	private void run(CuratorLockRegistry registry, LockRequest request, Duration hold, Section section) {
+		try {
+			while (!this.stop.get()) {
+				Optional<LockHandle> granted;
+				try {
+					granted = registry.tryAcquire(request);
+				}
+				catch (LockException ex) {
+					if (!this.retrying) {
+						throw ex;
+					}
+					this.lockExceptions.add(ex.toString());
+					LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+					continue;
+				}
+				if (granted.isEmpty()) {
+					throw new AssertionError("not granted within its wait time: " + request);
+				}
+				LockHandle handle = granted.get();
+				try {
+					boolean held = handle.isHeld();
+					long token = -1;
+					try {
+						token = handle.fencingToken();
+					}
+					catch (LockException ex) {
+						if (!this.retrying) {
+							throw ex;
+						}
+						held = false;
+					}
+					Grant grant = new Grant(System.nanoTime(), token, handle.isLocalHandoff(), held,
+							Thread.currentThread().getName());
+					synchronized (this.grants) {
+						this.grants.add(grant);
+					}
+					if (held) {
+						section.hold(hold);
+					}
+				}
+				finally {
+					handle.release();
+				}
+			}
+		}
+		catch (Throwable ex) {
+			this.failure.compareAndSet(null, ex);
+		}
+	}
+
+	/** @return the lock exceptions the threads retried after, if {@linkplain #startRetrying retrying} */
+	public List<String> lockExceptions() {
+		return List.copyOf(this.lockExceptions);
+	}
+
+	/** @return the grants so far, in the order they were recorded */
+	public List<Grant> grants() {
+		synchronized (this.grants) {
+			return List.copyOf(this.grants);
+		}
+	}
+
+	/** @return how many grants so far */
+	public int count() {
+		synchronized (this.grants) {
+			return this.grants.size();
+		}
+	}
+
+	/** @return how many grants so far were handed over locally */
+	public long localCount() {
+		return grants().stream().filter(Grant::local).count();
+	}
+
+	/**
+	 * Stop the threads after their current grant, wait for them, and throw what failed in them.
+	 * Calling it again does nothing.
+	 * @throws AssertionError if a thread failed or did not stop within ten seconds
+	 */
+	@Override
+	public void close() throws InterruptedException {
+		if (this.stop.getAndSet(true)) {
+			return;
+		}
+		for (Thread thread : this.threads) {
+			thread.join(TimeUnit.SECONDS.toMillis(10));
+			if (thread.isAlive()) {
+				thread.interrupt();
+				throw new AssertionError(thread.getName() + " did not stop within 10 s");
+			}
+		}
+		Throwable failed = this.failure.get();
+		if (failed != null) {
+			throw new AssertionError("a thread of the chain failed", failed);
+		}
+	}
+
+}
