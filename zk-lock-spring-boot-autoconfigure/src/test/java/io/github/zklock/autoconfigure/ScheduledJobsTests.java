@@ -158,11 +158,17 @@ class ScheduledJobsTests {
 			await().atMost(bound).until(() -> leader.getBean(Leadership.class).getGroups().contains(GROUP)
 					&& leaders(apps) == 1);
 			assertThat(leader.getBean(Leadership.class).isLeader(GROUP)).isFalse();
-			// The new leader runs the leader-only job, and no tick ran on two applications.
+			// The new leader runs the leader-only job, and no tick ran on two applications, except one
+			// that fired while the old leader had not heard of its expiry yet: the server closes the
+			// session and grants the next leader before the old client reads the close (tens of ms
+			// with the NIO socket, see SessionExpiryTests), so such a tick may run on both.
 			String nextId = next.getBean(Leadership.class).getParticipantId();
 			await().atMost(Duration.ofSeconds(5))
 				.until(() -> runs.stream().anyMatch((run) -> run.job().equals("leader") && run.app().equals(nextId)));
-			assertOneRunPerTick(List.copyOf(runs), "leader");
+			long raceFrom = expired.getEpochSecond();
+			long raceTo = told.revokedAt.get(0).getEpochSecond();
+			assertOneRunPerTick(runs.stream().filter((run) -> run.tick() < raceFrom || run.tick() > raceTo).toList(),
+					"leader");
 		});
 	}
 
