@@ -32,7 +32,10 @@ import io.github.zklock.LockMode;
  * of the ZooKeeper lock recipe, between threads). With an instance per waiting thread only the
  * successor wakes: 5 requests per contended grant instead of about 2 per waiting thread.</li>
  * </ul>
- * Exclusive requests (EXCLUSIVE, either kind, and WRITE) are also admitted to ZooKeeper at most
+ * With local hand-off on (see {@link LocalHandoff}), EXCLUSIVE (reentrant) and WRITE requests go
+ * through the key's {@link LocalChain} instead: one thread of the application at a time queues in
+ * ZooKeeper, the others take turns on its znode. Otherwise, and always for non-reentrant EXCLUSIVE,
+ * exclusive requests (EXCLUSIVE, either kind, and WRITE) are admitted to ZooKeeper at most
  * {@value #QUEUE_DEPTH} threads at a time per key: the holder and its successor queue znodes, the
  * other threads of the application wait in a fair local queue (a {@link Semaphore}) and create
  * their znode when one of the two is done. The hand-over stays that of the recipe (the successor's
@@ -104,7 +107,7 @@ final class RecipeCache {
 				String lockPath = this.lockPath.apply(key);
 				entry = this.entries.computeIfAbsent(entryKey, (k) -> new Entry(k, lockPath, this.factory));
 			}
-			Slot slot = entry.claim(thread, this.factory);
+			Slot slot = entry.claim(thread);
 			if (slot != null) {
 				return slot;
 			}
@@ -230,7 +233,7 @@ final class RecipeCache {
 		}
 
 		/** The thread's slot, an idle one or a new one; {@code null} if this entry was evicted. */
-		synchronized @Nullable Slot claim(Thread thread, BiFunction<String, Key, LockRecipe> factory) {
+		synchronized @Nullable Slot claim(Thread thread) {
 			if (this.evicted) {
 				return null;
 			}

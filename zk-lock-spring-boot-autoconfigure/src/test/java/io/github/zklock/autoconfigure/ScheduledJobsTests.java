@@ -163,10 +163,11 @@ class ScheduledJobsTests {
 			// session and grants the next leader before the old client reads the close (tens of ms
 			// with the NIO socket, see SessionExpiryTests), so such a tick may run on both.
 			String nextId = next.getBean(Leadership.class).getParticipantId();
-			await().atMost(Duration.ofSeconds(5))
-				.until(() -> runs.stream().anyMatch((run) -> run.job().equals("leader") && run.app().equals(nextId)));
 			long raceFrom = expired.getEpochSecond();
 			long raceTo = told.revokedAt.get(0).getEpochSecond();
+			await().atMost(Duration.ofSeconds(5))
+				.until(() -> runs.stream()
+					.anyMatch((run) -> run.job().equals("leader") && run.app().equals(nextId) && run.tick() > raceTo));
 			assertOneRunPerTick(runs.stream().filter((run) -> run.tick() < raceFrom || run.tick() > raceTo).toList(),
 					"leader");
 		});
