@@ -51,11 +51,22 @@ final class LockObservations {
 	 * {@code skipped} rather than {@code timeout})
 	 */
 	Optional<LockHandle> tryAcquire(LockRegistry lockRegistry, LockRequest request, boolean skipOnBusy) {
+		return tryAcquire(lockRegistry, request, skipOnBusy, null);
+	}
+
+	/**
+	 * Acquire as {@link #tryAcquire(LockRegistry, LockRequest, boolean)}, on a thread other than the
+	 * caller's: the observation is a child of the one that was current on the caller's thread.
+	 * @param parent what {@link #currentObservation()} returned on the caller's thread
+	 */
+	Optional<LockHandle> tryAcquire(LockRegistry lockRegistry, LockRequest request, boolean skipOnBusy,
+			@Nullable Object parent) {
 		ObservationRegistry registry = this.registry;
 		if (registry.isNoop()) {
 			return lockRegistry.tryAcquire(request);
 		}
 		Observation observation = Observation.createNotStarted(ACQUIRE, registry)
+			.parentObservation((Observation) parent)
 			.contextualName("lock " + request.name())
 			.lowCardinalityKeyValue("name", request.name())
 			.lowCardinalityKeyValue("mode", request.mode().name())
@@ -67,7 +78,7 @@ final class LockObservations {
 					handle.isPresent() ? "acquired" : (skipOnBusy ? "skipped" : "timeout"));
 			observation.lowCardinalityKeyValue(HANDOFF,
 					(handle.isPresent() && handle.get().isLocalHandoff()) ? HANDOFF_LOCAL : HANDOFF_NONE);
-			return handle.map((granted) -> observeHold(granted, request));
+			return handle.map((granted) -> observeHold(granted, request, parent));
 		}
 		catch (RuntimeException | Error ex) {
 			observation.lowCardinalityKeyValue("outcome", "error");
@@ -106,8 +117,17 @@ final class LockObservations {
 		};
 	}
 
-	private LockHandle observeHold(LockHandle handle, LockRequest request) {
+	/**
+	 * Return the observation current on this thread, to parent the observations of an acquisition
+	 * made on another thread ({@code Object}: the template does not load Micrometer types).
+	 */
+	@Nullable Object currentObservation() {
+		return this.registry.getCurrentObservation();
+	}
+
+	private LockHandle observeHold(LockHandle handle, LockRequest request, @Nullable Object parent) {
 		Observation held = Observation.createNotStarted(HELD, this.registry)
+			.parentObservation((Observation) parent)
 			.contextualName("hold " + request.name())
 			.lowCardinalityKeyValue("name", request.name())
 			.lowCardinalityKeyValue("mode", request.mode().name())

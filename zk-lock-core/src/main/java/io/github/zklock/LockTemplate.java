@@ -9,8 +9,15 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReadWriteLock;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import io.micrometer.observation.ObservationRegistry;
@@ -50,6 +57,8 @@ public class LockTemplate {
 
 	/** Only set with an observation registry: Micrometer is an optional dependency. */
 	private volatile @Nullable LockObservations observations;
+
+	private volatile @Nullable Executor asyncExecutor;
 
 	/**
 	 * Create a template.
@@ -390,6 +399,23 @@ public class LockTemplate {
 	}
 
 	private LockHandle acquireAll(List<LockRequest> requests, boolean skipOnBusy) {
+		return acquireAll(checkedMultiLock(requests), skipOnBusy, null);
+	}
+
+	/**
+	 * The keys of a multi-lock, validated and in canonical order.
+	 * @param byLockPath one request per lock path, sorted, with the resolved wait time and no
+	 * lockAtLeastFor (a part given up on the way is released at once)
+	 * @param first the first request as given, resolved, whose lockAtLeastFor applies to the whole
+	 */
+	private record MultiLock(TreeMap<String, LockRequest> byLockPath, LockRequest first) {
+	}
+
+	/**
+	 * Validate and order the keys of a multi-lock before any request: an invalid key acquires
+	 * nothing.
+	 */
+	private MultiLock checkedMultiLock(List<LockRequest> requests) {
 		Objects.requireNonNull(requests, "requests must not be null");
 		if (requests.isEmpty()) {
 			throw new IllegalArgumentException("A multi-lock needs at least one key");
@@ -410,6 +436,13 @@ public class LockTemplate {
 			byLockPath.putIfAbsent(this.registry.lockPath(resolved.path()),
 					resolved.withLockAtLeastFor(Duration.ZERO));
 		}
+		return new MultiLock(byLockPath, first);
+	}
+
+	private LockHandle acquireAll(MultiLock multiLock, boolean skipOnBusy, @Nullable Object parentObservation) {
+		TreeMap<String, LockRequest> byLockPath = multiLock.byLockPath();
+		LockRequest first = multiLock.first();
+		Duration waitTime = Objects.requireNonNull(first.waitTime());
 		boolean timed = !waitTime.isNegative() && !waitTime.isZero();
 		long deadline = System.nanoTime() + (timed ? waitTime.toNanos() : 0);
 		List<LockHandle> acquired = new ArrayList<>(byLockPath.size());
@@ -419,7 +452,7 @@ public class LockTemplate {
 				if (timed) {
 					request = request.withWaitTime(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
 				}
-				Optional<LockHandle> handle = tryAcquireResolved(request, skipOnBusy);
+				Optional<LockHandle> handle = tryAcquireResolved(request, skipOnBusy, parentObservation);
 				if (handle.isEmpty()) {
 					String reason = (byLockPath.size() == 1) ? "held by another owner"
 							: "held by another owner; the multi-lock's keys acquired before it (" + acquired.size()
@@ -521,8 +554,402 @@ public class LockTemplate {
 		};
 	}
 
+	/**
+	 * Set the executor on which the asynchronous methods invoke their action once the lock is
+	 * granted ({@link #executeAsync(LockRequest, Function)} and its variants). Without one (the
+	 * default) the action runs on the grant's own thread (see {@link AsyncLockHandle}). The Spring
+	 * Boot starter sets Boot's {@code applicationTaskExecutor} when there is one. Acquisitions never
+	 * wait on this executor: a grant's thread is occupied for the whole wait and hold, which would
+	 * starve a bounded pool. Call it before the template is used by other threads.
+	 * @param asyncExecutor the executor, or {@code null} for the grant's thread
+	 */
+	public void setAsyncExecutor(@Nullable Executor asyncExecutor) {
+		this.asyncExecutor = asyncExecutor;
+	}
+
+	/**
+	 * Return the executor on which asynchronous actions are invoked.
+	 * @return the executor, or {@code null} when actions run on the grant's own thread
+	 */
+	public @Nullable Executor getAsyncExecutor() {
+		return this.asyncExecutor;
+	}
+
+	/**
+	 * Run an asynchronous action under a lock, without blocking the calling thread: the lock is
+	 * acquired on a thread of its own, the action is invoked once it is granted (on the
+	 * {@linkplain #setAsyncExecutor async executor}, else on that thread), and the grant is held
+	 * until the stage the action returns completes, normally, exceptionally or by cancellation. The
+	 * returned future completes after the grant is released, with the stage's result or exception.
+	 * See {@link #executeAsync(LockRequest, Function)}.
+	 * @param <T> the result type
+	 * @param path the key below the root path
+	 * @param mode the lock mode
+	 * @param waitTime how long to wait, {@code null} for the default
+	 * @param action the work to run under the lock; must not return {@code null}
+	 * @return the result, completed after the release
+	 * @throws InvalidLockPathException if the key is not legal (thrown at once, nothing requested)
+	 */
+	public <T> CompletableFuture<T> executeAsync(String path, LockMode mode, @Nullable Duration waitTime,
+			Function<LockHandle, ? extends CompletionStage<T>> action) {
+		return executeAsync(new LockRequest(path, mode, true, waitTime), action);
+	}
+
+	/**
+	 * Run an asynchronous action under the requested lock, without blocking the calling thread.
+	 *
+	 * <ul>
+	 * <li>The lock is acquired on a thread of the grant's own (see {@link AsyncLockHandle}), which
+	 * waits for ZooKeeper; the calling thread only validates the request.</li>
+	 * <li>Once granted, {@code action} is invoked with the grant (an {@link AsyncLockHandle}) on the
+	 * {@linkplain #setAsyncExecutor async executor}, or on the grant's thread without one. While the
+	 * action itself runs (not its stage's later callbacks), {@link LockContext#current()} returns
+	 * the grant and the hold observation is current: a transaction committed within the action is
+	 * checked by the commit guard. Afterwards, use the handle passed to the action.</li>
+	 * <li>The grant is held until the returned stage completes, then released on its own thread; the
+	 * future returned here completes after that, with the stage's result, or exceptionally with
+	 * its exception (a {@link CompletionException}'s cause unwrapped) or with what the action
+	 * threw.</li>
+	 * <li>Busy for the whole wait time: completes exceptionally with
+	 * {@link LockAcquisitionException}, the action not run; ZooKeeper failures with
+	 * {@link LockException}.</li>
+	 * <li>Cancelling the returned future before the grant gives up the wait (a grant made meanwhile
+	 * is released at once); after it, cancels the action's stage when that is a
+	 * {@link CompletableFuture} and releases the grant when the stage completes.</li>
+	 * <li>Lost: with interrupt-on-lost (see {@link AsyncLockHandle#whenLost()}), the action's stage is
+	 * cancelled and the returned future completes exceptionally with {@link LockLostException}
+	 * once the grant is released.</li>
+	 * <li>Not reentrant: a nested request for a key this grant holds waits and fails after its wait
+	 * time (see {@link AsyncLockHandle}).</li>
+	 * </ul>
+	 * @param <T> the result type
+	 * @param request what to lock
+	 * @param action the work to run under the lock; must not return {@code null}
+	 * @return the result, completed after the release
+	 * @throws InvalidLockPathException if the key is not legal (thrown at once, nothing requested)
+	 */
+	public <T> CompletableFuture<T> executeAsync(LockRequest request,
+			Function<LockHandle, ? extends CompletionStage<T>> action) {
+		Objects.requireNonNull(action, "action must not be null");
+		LockRequest resolved = checkedAsync(request);
+		return runAsync(startAsync(() -> Optional.of(acquireResolved(resolved, this.parentObservation())), resolved),
+				action, null);
+	}
+
+	/**
+	 * Run an asynchronous action under the requested lock, or, when the lock stays busy for the
+	 * whole wait time, skip it and complete with what {@code whenBusy} supplies, without the lock.
+	 * Otherwise as {@link #executeAsync(LockRequest, Function)}.
+	 * @param <T> the result type
+	 * @param request what to lock
+	 * @param action the work to run under the lock; must not return {@code null}
+	 * @param whenBusy supplies the result when the lock was busy (called on the grant's thread)
+	 * @return the result, completed after the release
+	 * @throws InvalidLockPathException if the key is not legal (thrown at once, nothing requested)
+	 */
+	public <T> CompletableFuture<T> executeAsyncOrSkip(LockRequest request,
+			Function<LockHandle, ? extends CompletionStage<T>> action, Supplier<? extends @Nullable T> whenBusy) {
+		Objects.requireNonNull(action, "action must not be null");
+		Objects.requireNonNull(whenBusy, "whenBusy must not be null");
+		LockRequest resolved = checkedAsync(request);
+		Object parent = parentObservation();
+		return runAsync(startAsync(() -> tryAcquireResolved(resolved, true, parent), resolved), action, whenBusy);
+	}
+
+	/**
+	 * Run an asynchronous action while holding every requested key of a multi-lock (see
+	 * {@link #acquireAll(List)}), acquired on a thread of the grant's own; otherwise as
+	 * {@link #executeAsync(LockRequest, Function)}.
+	 * @param <T> the result type
+	 * @param requests one request per key, sharing mode, reentrancy and wait time
+	 * @param action the work to run while all keys are held; must not return {@code null}
+	 * @return the result, completed after the release of every key
+	 * @throws InvalidLockPathException if a key is not legal (thrown at once, nothing requested)
+	 * @throws IllegalArgumentException if no request is given, or the requests differ
+	 */
+	public <T> CompletableFuture<T> executeAllAsync(List<LockRequest> requests,
+			Function<LockHandle, ? extends CompletionStage<T>> action) {
+		Objects.requireNonNull(action, "action must not be null");
+		MultiLock multiLock = checkedMultiLock(requests);
+		Object parent = parentObservation();
+		return runAsync(startAsync(() -> Optional.of(acquireAll(multiLock, false, parent)), multiLock.first()),
+				action, null);
+	}
+
+	/**
+	 * The multi-lock form of {@link #executeAsyncOrSkip(LockRequest, Function, Supplier)}.
+	 * @param <T> the result type
+	 * @param requests one request per key, sharing mode, reentrancy and wait time
+	 * @param action the work to run while all keys are held; must not return {@code null}
+	 * @param whenBusy supplies the result when a key was busy (called on the grant's thread)
+	 * @return the result, completed after the release of every key
+	 * @throws InvalidLockPathException if a key is not legal (thrown at once, nothing requested)
+	 * @throws IllegalArgumentException if no request is given, or the requests differ
+	 */
+	public <T> CompletableFuture<T> executeAllAsyncOrSkip(List<LockRequest> requests,
+			Function<LockHandle, ? extends CompletionStage<T>> action, Supplier<? extends @Nullable T> whenBusy) {
+		Objects.requireNonNull(action, "action must not be null");
+		Objects.requireNonNull(whenBusy, "whenBusy must not be null");
+		MultiLock multiLock = checkedMultiLock(requests);
+		Object parent = parentObservation();
+		return runAsync(startAsync(() -> tryAcquireAll(multiLock, parent), multiLock.first()), action, whenBusy);
+	}
+
+	/**
+	 * Acquire the requested lock without blocking the calling thread, as a grant that any thread
+	 * may release (see {@link AsyncLockHandle}). The caller must release it.
+	 * @param request what to lock
+	 * @return the grant; completes exceptionally with {@link LockAcquisitionException} when busy for
+	 * the whole wait time, with {@link LockException} when ZooKeeper cannot serve the request.
+	 * Cancelling it gives up the wait (a grant made meanwhile is released at once).
+	 * @throws InvalidLockPathException if the key is not legal (thrown at once, nothing requested)
+	 */
+	public CompletableFuture<AsyncLockHandle> acquireAsync(LockRequest request) {
+		LockRequest resolved = checkedAsync(request);
+		Object parent = parentObservation();
+		return present(startAsync(() -> Optional.of(acquireResolved(resolved, parent)), resolved));
+	}
+
+	/**
+	 * Try to acquire the requested lock within its wait time, without blocking the calling thread
+	 * (see {@link #acquireAsync(LockRequest)}).
+	 * @param request what to lock
+	 * @return the grant, or empty when another owner held the lock for the whole wait time
+	 * (completes exceptionally with {@link LockException} when ZooKeeper cannot serve the request,
+	 * never empty then)
+	 * @throws InvalidLockPathException if the key is not legal (thrown at once, nothing requested)
+	 */
+	public CompletableFuture<Optional<AsyncLockHandle>> tryAcquireAsync(LockRequest request) {
+		LockRequest resolved = checkedAsync(request);
+		Object parent = parentObservation();
+		return startAsync(() -> tryAcquireResolved(resolved, false, parent), resolved);
+	}
+
+	/**
+	 * Acquire several keys as one grant, all or nothing (see {@link #acquireAll(List)}), without
+	 * blocking the calling thread; any thread may release it (see {@link AsyncLockHandle}).
+	 * @param requests one request per key, sharing mode, reentrancy and wait time
+	 * @return the grant of all keys; completes exceptionally with {@link LockAcquisitionException}
+	 * when a key was busy (no key left held) or {@link LockException}
+	 * @throws InvalidLockPathException if a key is not legal (thrown at once, nothing requested)
+	 * @throws IllegalArgumentException if no request is given, or the requests differ
+	 */
+	public CompletableFuture<AsyncLockHandle> acquireAllAsync(List<LockRequest> requests) {
+		MultiLock multiLock = checkedMultiLock(requests);
+		Object parent = parentObservation();
+		return present(startAsync(() -> Optional.of(acquireAll(multiLock, false, parent)), multiLock.first()));
+	}
+
+	/**
+	 * Try to acquire several keys as one grant, without blocking the calling thread (see
+	 * {@link #acquireAllAsync(List)}).
+	 * @param requests one request per key, sharing mode, reentrancy and wait time
+	 * @return the grant of all keys, or empty when a key was busy for the whole wait time (no key
+	 * left held)
+	 * @throws InvalidLockPathException if a key is not legal (thrown at once, nothing requested)
+	 * @throws IllegalArgumentException if no request is given, or the requests differ
+	 */
+	public CompletableFuture<Optional<AsyncLockHandle>> tryAcquireAllAsync(List<LockRequest> requests) {
+		MultiLock multiLock = checkedMultiLock(requests);
+		Object parent = parentObservation();
+		return startAsync(() -> tryAcquireAll(multiLock, parent), multiLock.first());
+	}
+
+	private Optional<LockHandle> tryAcquireAll(MultiLock multiLock, @Nullable Object parent) {
+		try {
+			return Optional.of(acquireAll(multiLock, true, parent));
+		}
+		catch (BusyException ex) {
+			return Optional.empty();
+		}
+	}
+
+	/** Resolve the wait time and validate the key on the calling thread, before any request. */
+	private LockRequest checkedAsync(LockRequest request) {
+		Objects.requireNonNull(request, "request must not be null");
+		LockRequest resolved = withWaitTime(request);
+		this.registry.lockPath(resolved.path());
+		return resolved;
+	}
+
+	private @Nullable Object parentObservation() {
+		LockObservations observations = this.observations;
+		return (observations != null) ? observations.currentObservation() : null;
+	}
+
+	/**
+	 * Start an acquisition on a grant thread. A grant bound to its thread (reentrant EXCLUSIVE,
+	 * READ, WRITE) keeps that thread, parked, until it is released.
+	 * @param acquisition acquires on the grant thread; empty when busy
+	 * @param request the request (or a multi-lock's first): whether the grant is bound to its thread
+	 */
+	private CompletableFuture<Optional<AsyncLockHandle>> startAsync(Supplier<Optional<LockHandle>> acquisition,
+			LockRequest request) {
+		boolean threadBound = request.reentrant() || request.mode() != LockMode.EXCLUSIVE;
+		CompletableFuture<Optional<AsyncLockHandle>> result = new CompletableFuture<>();
+		AtomicReference<@Nullable Thread> waiting = new AtomicReference<>();
+		result.whenComplete((granted, ex) -> {
+			Thread waiter = waiting.get();
+			if (result.isCancelled() && waiter != null) {
+				// Ends the wait early; an interrupt arriving after the grant is ignored by its thread.
+				waiter.interrupt();
+			}
+		});
+		GrantThreads.start(() -> {
+			Thread.interrupted();
+			if (result.isDone()) {
+				return;
+			}
+			Optional<LockHandle> granted;
+			waiting.set(Thread.currentThread());
+			try {
+				granted = acquisition.get();
+			}
+			catch (Throwable ex) {
+				result.completeExceptionally(ex);
+				return;
+			}
+			finally {
+				waiting.set(null);
+			}
+			if (granted.isEmpty()) {
+				result.complete(Optional.empty());
+				return;
+			}
+			AsyncGrant grant = new AsyncGrant(granted.get(), threadBound ? Thread.currentThread() : null);
+			if (!result.complete(Optional.of(grant))) {
+				// Cancelled while it was granted.
+				grant.releaseNow();
+				return;
+			}
+			if (threadBound) {
+				grant.holdUntilReleased();
+			}
+		});
+		return result;
+	}
+
+	private static CompletableFuture<AsyncLockHandle> present(CompletableFuture<Optional<AsyncLockHandle>> granted) {
+		CompletableFuture<AsyncLockHandle> result = granted.thenApply(Optional::orElseThrow);
+		// Cancelling the caller's future gives up the acquisition.
+		result.whenComplete((handle, ex) -> {
+			if (result.isCancelled()) {
+				granted.cancel(false);
+			}
+		});
+		return result;
+	}
+
+	/**
+	 * Invoke the action when granted and complete the result after the release.
+	 * @param whenBusy supplies the result when the lock was busy; {@code null} when the acquisition
+	 * fails instead
+	 */
+	private <T> CompletableFuture<T> runAsync(CompletableFuture<Optional<AsyncLockHandle>> acquisition,
+			Function<LockHandle, ? extends CompletionStage<T>> action, @Nullable Supplier<? extends @Nullable T> whenBusy) {
+		CompletableFuture<T> result = new CompletableFuture<>();
+		result.whenComplete((value, ex) -> {
+			if (result.isCancelled()) {
+				acquisition.cancel(false);
+			}
+		});
+		acquisition.whenComplete((granted, ex) -> {
+			if (ex != null) {
+				result.completeExceptionally(AsyncGrant.unwrap(ex));
+				return;
+			}
+			if (granted.isEmpty()) {
+				try {
+					result.complete(Objects.requireNonNull(whenBusy, "busy without a whenBusy").get());
+				}
+				catch (Throwable failure) {
+					result.completeExceptionally(failure);
+				}
+				return;
+			}
+			AsyncGrant grant = (AsyncGrant) granted.get();
+			Executor executor = this.asyncExecutor;
+			if (executor == null) {
+				invokeAsync(grant, action, result);
+				return;
+			}
+			try {
+				executor.execute(() -> invokeAsync(grant, action, result));
+			}
+			catch (RuntimeException rejected) {
+				grant.releaseAsync().whenComplete((released, releaseFailure) -> result.completeExceptionally(rejected));
+			}
+		});
+		return result;
+	}
+
+	private <T> void invokeAsync(AsyncGrant grant, Function<LockHandle, ? extends CompletionStage<T>> action,
+			CompletableFuture<T> result) {
+		CompletionStage<T> stage;
+		LockContext.push(grant);
+		LockObservations observations = this.observations;
+		Runnable closeScope = (observations != null) ? observations.openScope(grant.grant()) : null;
+		try {
+			stage = action.apply(grant);
+			if (stage == null) {
+				throw new IllegalStateException("The asynchronous action under lock '" + grant.path()
+						+ "' returned null instead of a CompletionStage");
+			}
+		}
+		catch (Throwable ex) {
+			stage = CompletableFuture.failedFuture(ex);
+		}
+		finally {
+			if (closeScope != null) {
+				closeScope.run();
+			}
+			LockContext.pop(grant);
+		}
+		CompletionStage<T> work = stage;
+		AtomicBoolean lost = new AtomicBoolean();
+		result.whenComplete((value, ex) -> {
+			if (result.isCancelled()) {
+				cancel(work);
+			}
+		});
+		grant.whenLost().thenRun(() -> {
+			lost.set(true);
+			cancel(work);
+		});
+		work.whenComplete((value, ex) -> grant.releaseAsync().whenComplete((released, releaseFailure) -> {
+			if (releaseFailure != null) {
+				logger.warn("Failed to release " + grant.mode() + " lock '" + grant.path() + "'",
+						AsyncGrant.unwrap(releaseFailure));
+			}
+			if (lost.get()) {
+				result.completeExceptionally(new LockLostException(grant.path(), grant.mode(),
+						"the ZooKeeper session was lost while the asynchronous work held the lock; the work was "
+								+ "cancelled"));
+			}
+			else if (ex != null) {
+				result.completeExceptionally(AsyncGrant.unwrap(ex));
+			}
+			else {
+				result.complete(value);
+			}
+		}));
+	}
+
+	private static void cancel(CompletionStage<?> stage) {
+		try {
+			stage.toCompletableFuture().cancel(true);
+		}
+		catch (UnsupportedOperationException ex) {
+			// A stage that cannot be cancelled ends on its own; the grant is released then.
+		}
+	}
+
 	private LockHandle acquireResolved(LockRequest resolved) {
-		Optional<LockHandle> handle = tryAcquireResolved(resolved);
+		return acquireResolved(resolved, null);
+	}
+
+	private LockHandle acquireResolved(LockRequest resolved, @Nullable Object parentObservation) {
+		Optional<LockHandle> handle = tryAcquireResolved(resolved, false, parentObservation);
 		if (handle.isPresent()) {
 			return handle.get();
 		}
@@ -536,9 +963,19 @@ public class LockTemplate {
 	}
 
 	private Optional<LockHandle> tryAcquireResolved(LockRequest request, boolean skipOnBusy) {
+		return tryAcquireResolved(request, skipOnBusy, null);
+	}
+
+	/**
+	 * @param parentObservation the observation current on the thread that asked, when the request
+	 * is made on a grant thread (see {@link LockObservations#currentObservation()})
+	 */
+	private Optional<LockHandle> tryAcquireResolved(LockRequest request, boolean skipOnBusy,
+			@Nullable Object parentObservation) {
 		LockObservations observations = this.observations;
 		Optional<LockHandle> handle = (observations != null)
-				? observations.tryAcquire(this.registry, request, skipOnBusy) : this.registry.tryAcquire(request);
+				? observations.tryAcquire(this.registry, request, skipOnBusy, parentObservation)
+				: this.registry.tryAcquire(request);
 		if (handle.isEmpty() || request.lockAtLeastFor().isZero()) {
 			// The hot path: nothing more allocated per grant.
 			return handle;

@@ -1,0 +1,198 @@
+package io.github.zklock;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * An asynchronous grant (see {@link AsyncLockHandle}): a grant of the registry, made on a thread of
+ * {@link GrantThreads}, that any thread may release. A grant bound to its thread is released by
+ * that thread, which parks in {@link #holdUntilReleased()} until asked to.
+ */
+final class AsyncGrant implements AsyncLockHandle {
+
+	private final LockHandle grant;
+
+	/** The thread that acquired a thread-bound grant and must release it; {@code null} if not bound. */
+	private final @Nullable Thread owner;
+
+	private final CompletableFuture<Void> releaseRequested = new CompletableFuture<>();
+
+	private final CompletableFuture<Void> released = new CompletableFuture<>();
+
+	private final CompletableFuture<Void> lost = new CompletableFuture<>();
+
+	private final AtomicBoolean releasing = new AtomicBoolean();
+
+	AsyncGrant(LockHandle grant, @Nullable Thread owner) {
+		this.grant = grant;
+		this.owner = owner;
+	}
+
+	/** The registry's grant, as the template observes it. */
+	LockHandle grant() {
+		return this.grant;
+	}
+
+	/**
+	 * Park the owner thread until a release is asked for, then release on it. An interrupt while
+	 * parked is the registry's signal that the grant was lost (interrupt-on-lost): it completes
+	 * {@link #whenLost()} and the thread goes on waiting for the release.
+	 */
+	void holdUntilReleased() {
+		while (true) {
+			try {
+				this.releaseRequested.get();
+				break;
+			}
+			catch (InterruptedException ex) {
+				if (this.grant.state() == LockState.LOST) {
+					this.lost.complete(null);
+				}
+			}
+			catch (ExecutionException ex) {
+				break;
+			}
+		}
+		// An interrupt that arrives after the grant ended must not reach this thread's next task.
+		Thread.interrupted();
+		releaseNow();
+	}
+
+	/** Release on this thread, once; later calls return at once. */
+	void releaseNow() {
+		if (!this.releasing.compareAndSet(false, true)) {
+			return;
+		}
+		try {
+			this.grant.release();
+			this.released.complete(null);
+		}
+		catch (Throwable ex) {
+			this.released.completeExceptionally(ex);
+		}
+	}
+
+	@Override
+	public CompletableFuture<Void> releaseAsync() {
+		if (this.owner == null) {
+			if (!this.releasing.get()) {
+				// Not bound: released on a grant thread, so that the caller does not wait for ZooKeeper.
+				GrantThreads.start(this::releaseNow);
+			}
+		}
+		else if (this.owner == Thread.currentThread()) {
+			// The owner itself (an action run on the grant's thread before it parked).
+			this.releaseRequested.complete(null);
+			releaseNow();
+		}
+		else {
+			this.releaseRequested.complete(null);
+		}
+		return this.released;
+	}
+
+	@Override
+	public void release() {
+		if (this.owner == null || this.owner == Thread.currentThread()) {
+			this.releaseRequested.complete(null);
+			releaseNow();
+		}
+		else {
+			releaseAsync();
+		}
+		boolean interrupted = false;
+		try {
+			while (true) {
+				try {
+					this.released.get();
+					return;
+				}
+				catch (InterruptedException ex) {
+					interrupted = true;
+				}
+				catch (ExecutionException ex) {
+					throw asRuntime(ex.getCause());
+				}
+			}
+		}
+		finally {
+			if (interrupted) {
+				Thread.currentThread().interrupt();
+			}
+		}
+	}
+
+	@Override
+	public CompletionStage<Void> whenLost() {
+		return this.lost.minimalCompletionStage();
+	}
+
+	@Override
+	public String path() {
+		return this.grant.path();
+	}
+
+	@Override
+	public LockMode mode() {
+		return this.grant.mode();
+	}
+
+	@Override
+	public boolean isHeld() {
+		return this.grant.isHeld();
+	}
+
+	@Override
+	public LockState state() {
+		return this.grant.state();
+	}
+
+	@Override
+	public void checkHeld() {
+		this.grant.checkHeld();
+	}
+
+	@Override
+	public long fencingToken() {
+		return this.grant.fencingToken();
+	}
+
+	@Override
+	public boolean isLocalHandoff() {
+		return this.grant.isLocalHandoff();
+	}
+
+	@Override
+	public List<LockHandle> parts() {
+		List<LockHandle> parts = this.grant.parts();
+		return (parts.size() == 1 && parts.get(0) == this.grant) ? List.of(this) : parts;
+	}
+
+	@Override
+	public String toString() {
+		return "async " + this.grant;
+	}
+
+	/** The cause of a {@link CompletionException}, else the exception itself. */
+	static Throwable unwrap(Throwable ex) {
+		return (ex instanceof CompletionException && ex.getCause() != null) ? ex.getCause() : ex;
+	}
+
+	static RuntimeException asRuntime(Throwable ex) {
+		ex = unwrap(ex);
+		if (ex instanceof RuntimeException runtime) {
+			return runtime;
+		}
+		if (ex instanceof Error error) {
+			throw error;
+		}
+		return new CompletionException(ex);
+	}
+
+}

@@ -1,0 +1,54 @@
+package io.github.zklock;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * A grant owned by itself rather than by a thread: returned by {@link LockTemplate#acquireAsync}
+ * and the other asynchronous methods of the template, and passed to the action of
+ * {@link LockTemplate#executeAsync(String, LockMode, java.time.Duration, java.util.function.Function)}.
+ *
+ * <p>Thread rules: every method may be called from any thread, {@link #release()} included. Curator's
+ * reentrant recipes (EXCLUSIVE, READ, WRITE) only let the thread that acquired a znode release it,
+ * so such a grant is acquired and released by a thread of its own, parked while the grant is held
+ * (a virtual thread on Java 21 and later, a pooled daemon thread on Java 17); {@code release()} from
+ * another thread asks that thread to release and waits until it has. Non-reentrant EXCLUSIVE grants
+ * and permits have no such thread.
+ *
+ * <p>Asynchronous grants are not reentrant: a thread's identity says nothing about which
+ * asynchronous work runs on it, so a second request for a key that an asynchronous grant holds
+ * (from the same chain of work or not) waits like any other and fails when its wait time runs
+ * out. With {@link LockRequest#WAIT_FOREVER} it would wait forever: give nested asynchronous
+ * requests a finite wait time.
+ */
+public interface AsyncLockHandle extends LockHandle {
+
+	/**
+	 * Release the grant without blocking the calling thread. Idempotent: later calls return the
+	 * same future.
+	 * @return a future that completes when the lock znode is deleted (or, when the delete failed,
+	 * exceptionally with the failure: ZooKeeper removes the ephemeral znode when the session ends)
+	 */
+	CompletableFuture<Void> releaseAsync();
+
+	/**
+	 * Return a stage that completes when this grant is lost and its holder is asked to stop:
+	 * when the registry interrupts the holders of lost grants ({@code zk.lock.interrupt-on-lost},
+	 * {@code CuratorLockRegistry.setInterruptOnLost}). Otherwise it never completes; the loss is
+	 * still reported by {@link #state()}, {@link #checkHeld()} and the registry's listeners.
+	 * {@link LockTemplate#executeAsync executeAsync} and the {@code @DistributedLock} support for
+	 * asynchronous methods cancel the work and fail its result with {@link LockLostException} when
+	 * it completes.
+	 * @return the stage, completed once at most
+	 */
+	CompletionStage<Void> whenLost();
+
+	/**
+	 * Release the grant; from any thread. Blocks until the lock znode is deleted (see
+	 * {@link #releaseAsync()} for the non-blocking form). Idempotent.
+	 * @throws LockException if the release failed
+	 */
+	@Override
+	void release();
+
+}

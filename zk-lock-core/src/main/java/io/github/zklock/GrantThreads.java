@@ -1,0 +1,83 @@
+package io.github.zklock;
+
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+/**
+ * The threads that own asynchronous grants ({@link LockTemplate#acquireAsync}): each grant bound to
+ * a thread by its recipe acquires and releases on one thread of its own, parked while the grant is
+ * held. On Java 21 and later a new virtual thread per grant (a parked virtual thread costs a few
+ * hundred bytes and no carrier thread); on Java 17 a daemon platform thread of an unbounded pool
+ * that keeps idle threads for 60 s, so that back-to-back grants reuse them. Threads are named
+ * {@code zk-lock-grant-N}. Never a bounded pool: a grant's thread is occupied for the whole wait and
+ * hold, so a bounded pool would queue acquisitions behind holders and could starve the very work
+ * that ends a hold.
+ */
+final class GrantThreads {
+
+	private static final Log logger = LogFactory.getLog(GrantThreads.class);
+
+	private static final String NAME_PREFIX = "zk-lock-grant-";
+
+	private static final ExecutorService executor = createExecutor();
+
+	private static final boolean virtual = !(executor instanceof ThreadPoolExecutor);
+
+	private GrantThreads() {
+	}
+
+	/** Run a grant's owner task on a thread of its own. */
+	static void start(Runnable task) {
+		executor.execute(task);
+	}
+
+	/** Whether grants are owned by virtual threads (Java 21 and later). */
+	static boolean isVirtual() {
+		return virtual;
+	}
+
+	private static ExecutorService createExecutor() {
+		if (Runtime.version().feature() >= 21) {
+			try {
+				// Thread.ofVirtual().name(prefix, 0).factory(), without compiling against Java 21.
+				MethodHandles.Lookup lookup = MethodHandles.publicLookup();
+				Class<?> builderClass = Class.forName("java.lang.Thread$Builder");
+				Object builder = lookup.findStatic(Thread.class, "ofVirtual",
+						MethodType.methodType(Class.forName("java.lang.Thread$Builder$OfVirtual")))
+					.invoke();
+				MethodHandle name = lookup.findVirtual(builderClass, "name",
+						MethodType.methodType(builderClass, String.class, long.class));
+				builder = name.invoke(builder, NAME_PREFIX, 1L);
+				ThreadFactory factory = (ThreadFactory) lookup
+					.findVirtual(builderClass, "factory", MethodType.methodType(ThreadFactory.class))
+					.invoke(builder);
+				return (ExecutorService) lookup
+					.findStatic(Executors.class, "newThreadPerTaskExecutor",
+							MethodType.methodType(ExecutorService.class, ThreadFactory.class))
+					.invoke(factory);
+			}
+			catch (Throwable ex) {
+				logger.warn("Virtual threads are not available; asynchronous grants use platform threads", ex);
+			}
+		}
+		AtomicLong count = new AtomicLong();
+		ThreadFactory factory = (task) -> {
+			Thread thread = new Thread(task, NAME_PREFIX + count.incrementAndGet());
+			thread.setDaemon(true);
+			return thread;
+		};
+		return new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS, new SynchronousQueue<>(), factory);
+	}
+
+}
