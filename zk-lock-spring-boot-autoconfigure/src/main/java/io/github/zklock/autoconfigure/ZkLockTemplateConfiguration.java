@@ -1,8 +1,11 @@
 package io.github.zklock.autoconfigure;
 
+import java.util.concurrent.Executor;
+
 import io.micrometer.observation.ObservationRegistry;
 import org.apache.curator.framework.CuratorFramework;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
@@ -27,6 +30,9 @@ import io.github.zklock.curator.LocalHandoff;
 @Configuration(proxyBeanMethods = false)
 class ZkLockTemplateConfiguration {
 
+	/** The name of the executor bean of Boot's task execution auto-configuration. */
+	static final String APPLICATION_TASK_EXECUTOR = "applicationTaskExecutor";
+
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean(LockRegistry.class)
 	CuratorLockRegistry zkLockRegistry(CuratorFramework client, ZkLockProperties properties,
@@ -41,12 +47,20 @@ class ZkLockTemplateConfiguration {
 		return registry;
 	}
 
+	/**
+	 * The template. Its asynchronous methods (and {@code @DistributedLock} methods returning
+	 * {@code CompletableFuture}) invoke their work on Boot's {@code applicationTaskExecutor} when
+	 * there is one (virtual threads with {@code spring.threads.virtual.enabled=true}); the waits
+	 * for ZooKeeper never occupy it (see {@link LockTemplate#setAsyncExecutor}).
+	 */
 	@Bean
 	@ConditionalOnMissingBean
 	LockTemplate lockTemplate(LockRegistry lockRegistry, ZkLockProperties properties,
-			ObjectProvider<ObservationRegistry> observationRegistry) {
+			ObjectProvider<ObservationRegistry> observationRegistry,
+			@Qualifier(APPLICATION_TASK_EXECUTOR) ObjectProvider<Executor> applicationTaskExecutor) {
 		LockTemplate template = new LockTemplate(lockRegistry, properties.getDefaultWaitTime());
 		observationRegistry.ifAvailable(template::setObservationRegistry);
+		applicationTaskExecutor.ifAvailable(template::setAsyncExecutor);
 		return template;
 	}
 
