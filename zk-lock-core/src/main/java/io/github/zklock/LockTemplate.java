@@ -44,8 +44,14 @@ import org.jspecify.annotations.Nullable;
  * permits of a semaphore ({@link #acquirePermit}) and {@code java.util.concurrent} views of a lock
  * ({@link #lock(String)}, {@link #readWriteLock(String)}).
  *
- * <p>Thread-safe. Locks are bound to the acquiring thread (except non-reentrant EXCLUSIVE grants
- * and permits): {@code execute} acquires and releases on the calling thread.
+ * <p>Asynchronous work holds a lock until it completes, without blocking the calling thread:
+ * {@link #executeAsync(String, LockMode, Duration, Function)} and its variants, and
+ * {@link #acquireAsync(LockRequest)} for a grant that any thread may release (see
+ * {@link AsyncLockHandle}: such grants are owned by the grant, not by a thread, and are not
+ * reentrant).
+ *
+ * <p>Thread-safe. Synchronous grants are bound to the acquiring thread (except non-reentrant
+ * EXCLUSIVE grants and permits): {@code execute} acquires and releases on the calling thread.
  */
 public class LockTemplate {
 
