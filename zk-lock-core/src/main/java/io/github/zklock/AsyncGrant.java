@@ -45,6 +45,10 @@ final class AsyncGrant implements AsyncLockHandle {
 	 * {@link #whenLost()} and the thread goes on waiting for the release.
 	 */
 	void holdUntilReleased() {
+		if (this.grant.state() == LockState.LOST) {
+			// Lost before this thread parked: its interrupt may have been cleared with a cancellation's.
+			this.lost.complete(null);
+		}
 		while (true) {
 			try {
 				this.releaseRequested.get();

@@ -34,8 +34,10 @@ public interface AsyncLockHandle extends LockHandle {
 	/**
 	 * Return a stage that completes when this grant is lost and its holder is asked to stop:
 	 * when the registry interrupts the holders of lost grants ({@code zk.lock.interrupt-on-lost},
-	 * {@code CuratorLockRegistry.setInterruptOnLost}). Otherwise it never completes; the loss is
-	 * still reported by {@link #state()}, {@link #checkHeld()} and the registry's listeners.
+	 * {@code CuratorLockRegistry.setInterruptOnLost}), which it does for the grants bound to a
+	 * thread (EXCLUSIVE reentrant, READ, WRITE, and multi-locks of those), as for synchronous ones.
+	 * Otherwise, and for non-reentrant EXCLUSIVE grants and permits, it never completes; the loss
+	 * is still reported by {@link #state()}, {@link #checkHeld()} and the registry's listeners.
 	 * {@link LockTemplate#executeAsync executeAsync} and the {@code @DistributedLock} support for
 	 * asynchronous methods cancel the work and fail its result with {@link LockLostException} when
 	 * it completes.

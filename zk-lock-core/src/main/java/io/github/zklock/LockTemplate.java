@@ -621,10 +621,12 @@ public class LockTemplate {
 	 * {@link LockException}.</li>
 	 * <li>Cancelling the returned future before the grant gives up the wait (a grant made meanwhile
 	 * is released at once); after it, cancels the action's stage when that is a
-	 * {@link CompletableFuture} and releases the grant when the stage completes.</li>
-	 * <li>Lost: with interrupt-on-lost (see {@link AsyncLockHandle#whenLost()}), the action's stage is
-	 * cancelled and the returned future completes exceptionally with {@link LockLostException}
-	 * once the grant is released.</li>
+	 * {@link CompletableFuture} (once the action has returned it) and releases the grant when the
+	 * stage completes. A cancelled future is done at once: the release follows in the
+	 * background.</li>
+	 * <li>Lost: with interrupt-on-lost (see {@link AsyncLockHandle#whenLost()}; EXCLUSIVE
+	 * reentrant, READ and WRITE grants), the action's stage is cancelled and the returned future
+	 * completes exceptionally with {@link LockLostException} once the grant is released.</li>
 	 * <li>Not reentrant: a nested request for a key this grant holds waits and fails after its wait
 	 * time (see {@link AsyncLockHandle}).</li>
 	 * </ul>
@@ -638,8 +640,9 @@ public class LockTemplate {
 			Function<LockHandle, ? extends CompletionStage<T>> action) {
 		Objects.requireNonNull(action, "action must not be null");
 		LockRequest resolved = checkedAsync(request);
-		return runAsync(startAsync(() -> Optional.of(acquireResolved(resolved, this.parentObservation())), resolved),
-				action, null);
+		// Read on the calling thread: the grant thread has no current observation.
+		Object parent = parentObservation();
+		return runAsync(startAsync(() -> Optional.of(acquireResolved(resolved, parent)), resolved), action, null);
 	}
 
 	/**
@@ -793,12 +796,17 @@ public class LockTemplate {
 			LockRequest request) {
 		boolean threadBound = request.reentrant() || request.mode() != LockMode.EXCLUSIVE;
 		CompletableFuture<Optional<AsyncLockHandle>> result = new CompletableFuture<>();
+		// The thread waiting for the grant, guarded by itself: a cancellation interrupts the wait,
+		// never what the thread does after it.
 		AtomicReference<@Nullable Thread> waiting = new AtomicReference<>();
 		result.whenComplete((granted, ex) -> {
-			Thread waiter = waiting.get();
-			if (result.isCancelled() && waiter != null) {
-				// Ends the wait early; an interrupt arriving after the grant is ignored by its thread.
-				waiter.interrupt();
+			if (result.isCancelled()) {
+				synchronized (waiting) {
+					Thread waiter = waiting.get();
+					if (waiter != null) {
+						waiter.interrupt();
+					}
+				}
 			}
 		});
 		GrantThreads.start(() -> {
@@ -816,7 +824,13 @@ public class LockTemplate {
 				return;
 			}
 			finally {
-				waiting.set(null);
+				synchronized (waiting) {
+					waiting.set(null);
+				}
+				if (result.isCancelled()) {
+					// The cancellation's interrupt, which came too late to end the wait.
+					Thread.interrupted();
+				}
 			}
 			if (granted.isEmpty()) {
 				result.complete(Optional.empty());

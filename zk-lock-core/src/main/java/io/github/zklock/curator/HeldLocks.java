@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.function.Predicate;
+import java.util.function.Function;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -13,6 +13,7 @@ import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
 import org.jspecify.annotations.Nullable;
 
+import io.github.zklock.LockState;
 import io.github.zklock.LockStateEvent;
 import io.github.zklock.LockStateListener;
 
@@ -50,11 +51,11 @@ final class HeldLocks implements ConnectionStateListener {
 		this.handles.add(handle);
 		if (handle.sessionInstance() != CuratorLockRegistry.sessionInstance(client)) {
 			if (lose(handle)) {
-				notifyListener(handle);
+				notifyListener(handle, LockState.LOST);
 			}
 		}
 		else if (!client.getZookeeperClient().isConnected() && handle.suspend()) {
-			notifyListener(handle);
+			notifyListener(handle, LockState.IN_DOUBT);
 		}
 	}
 
@@ -86,11 +87,12 @@ final class HeldLocks implements ConnectionStateListener {
 	public void stateChanged(CuratorFramework client, ConnectionState newState) {
 		this.lastConnectionState = newState;
 		switch (newState) {
-			case SUSPENDED -> changeEach(CuratorLockHandle::suspend);
-			case LOST -> changeEach(this::lose);
+			case SUSPENDED -> changeEach((handle) -> handle.suspend() ? LockState.IN_DOUBT : null);
+			case LOST -> changeEach((handle) -> lose(handle) ? LockState.LOST : null);
 			case RECONNECTED -> {
 				long sessionInstance = CuratorLockRegistry.sessionInstance(client);
-				changeEach((handle) -> (handle.sessionInstance() == sessionInstance) ? handle.regain() : lose(handle));
+				changeEach((handle) -> (handle.sessionInstance() == sessionInstance)
+						? (handle.regain() ? LockState.HELD : null) : (lose(handle) ? LockState.LOST : null));
 			}
 			default -> {
 			}
@@ -109,16 +111,25 @@ final class HeldLocks implements ConnectionStateListener {
 		return true;
 	}
 
-	private void changeEach(Predicate<CuratorLockHandle> transition) {
+	/**
+	 * Apply a state transition to each grant and tell the listeners of each change.
+	 * @param transition returns the grant's new state, or {@code null} if it did not change
+	 */
+	private void changeEach(Function<CuratorLockHandle, @Nullable LockState> transition) {
 		for (CuratorLockHandle handle : this.handles) {
-			if (transition.test(handle)) {
-				notifyListener(handle);
+			LockState newState = transition.apply(handle);
+			if (newState != null) {
+				notifyListener(handle, newState);
 			}
 		}
 	}
 
-	private void notifyListener(CuratorLockHandle handle) {
-		LockStateEvent event = new LockStateEvent(handle, handle.path(), handle.mode(), handle.state(),
+	/**
+	 * @param newState the state the grant changed to: the event reports it even when the holder,
+	 * interrupted, has released the grant meanwhile
+	 */
+	private void notifyListener(CuratorLockHandle handle, LockState newState) {
+		LockStateEvent event = new LockStateEvent(handle, handle.path(), handle.mode(), newState,
 				handle.knownFencingToken(), handle.acquirer().getName());
 		logger.warn(event);
 		for (LockStateListener listener : this.listeners) {

@@ -1,0 +1,408 @@
+package io.github.zklock;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.tck.TestObservationRegistry;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.data.Stat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.curator.LockSnapshots;
+import io.github.zklock.test.CountingZooKeeper;
+import io.github.zklock.test.ZooKeeperExtension;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Tests for {@link LockTemplate#executeAsync(LockRequest, java.util.function.Function)} and
+ * {@link LockTemplate#acquireAsync(LockRequest)} on a real ZooKeeper server: the calling thread is
+ * not blocked, the lock is held until the action's stage completes and the returned future
+ * completes after the release, values and failures propagate, a busy (failed, skipped or empty) or
+ * invalid request, cancelling before and after the grant, the observations of an asynchronous
+ * grant and the async executor.
+ * A second client with its own registry and template stands for another application.
+ */
+class AsyncLockTemplateTests {
+
+	@RegisterExtension
+	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
+
+	private static final String ROOT = "/locks";
+
+	private static final Duration WAIT = Duration.ofSeconds(10);
+
+	private final CountingZooKeeper.Counts counts = new CountingZooKeeper.Counts();
+
+	private CuratorFramework client;
+
+	private CuratorLockRegistry registry;
+
+	private LockTemplate template;
+
+	private CuratorLockRegistry otherRegistry;
+
+	private LockTemplate otherApplication;
+
+	private String key;
+
+	@BeforeEach
+	void connect(TestInfo testInfo) throws Exception {
+		this.client = zooKeeper.newClient((builder) -> builder.zookeeperFactory(CountingZooKeeper.factory(this.counts)));
+		this.registry = new CuratorLockRegistry(this.client, ROOT, 100);
+		this.template = new LockTemplate(this.registry, WAIT);
+		this.otherRegistry = new CuratorLockRegistry(zooKeeper.newClient(), ROOT, 100);
+		this.otherApplication = new LockTemplate(this.otherRegistry, Duration.ZERO);
+		this.key = "/" + testInfo.getTestMethod().orElseThrow().getName();
+	}
+
+	@AfterEach
+	void close() {
+		this.registry.close();
+		this.otherRegistry.close();
+	}
+
+	@Test
+	void callerIsNotBlockedWhileAnotherApplicationHoldsTheKey() throws Exception {
+		LockHandle held = this.otherApplication.acquire(this.key, LockMode.EXCLUSIVE, Duration.ZERO);
+		AtomicReference<String> actionThread = new AtomicReference<>();
+		CompletableFuture<String> result = this.template.executeAsync(this.key, LockMode.EXCLUSIVE, WAIT, (handle) -> {
+			actionThread.set(Thread.currentThread().getName());
+			return CompletableFuture.completedFuture("done");
+		});
+
+		// Returned while the other application still holds the key; a grant thread waits instead.
+		assertThat(result).isNotDone();
+		List<LockSnapshots.WaitingLock> waiting = await().atMost(WAIT)
+			.until(this.registry::describeWaitingLocks, (waiters) -> !waiters.isEmpty());
+		assertThat(waiting).extracting(LockSnapshots.WaitingLock::waiter)
+			.allMatch((name) -> name.startsWith("zk-lock-grant-"))
+			.doesNotContain(Thread.currentThread().getName());
+		assertThat(result).isNotDone();
+
+		held.release();
+		assertThat(result.get(10, TimeUnit.SECONDS)).isEqualTo("done");
+		assertThat(actionThread.get()).startsWith("zk-lock-grant-");
+	}
+
+	@Test
+	void lockIsHeldUntilTheStageCompletes() throws Exception {
+		CompletableFuture<String> work = new CompletableFuture<>();
+		CountDownLatch granted = new CountDownLatch(1);
+		CompletableFuture<String> result = this.template.executeAsync(this.key, LockMode.EXCLUSIVE, WAIT, (handle) -> {
+			granted.countDown();
+			return work;
+		});
+		assertThat(granted.await(10, TimeUnit.SECONDS)).isTrue();
+
+		assertThat(this.otherApplication.tryAcquire(this.key, LockMode.EXCLUSIVE, Duration.ZERO)).isEmpty();
+		assertThat(result).isNotDone();
+
+		work.complete("value");
+		assertThat(result.get(10, TimeUnit.SECONDS)).isEqualTo("value");
+		Optional<LockHandle> next = this.otherApplication.tryAcquire(this.key, LockMode.EXCLUSIVE, Duration.ZERO);
+		assertThat(next).isPresent();
+		next.get().release();
+	}
+
+	@Test
+	void returnedFutureCompletesAfterTheRelease() throws Exception {
+		CompletableFuture<String> work = new CompletableFuture<>();
+		CountDownLatch granted = new CountDownLatch(1);
+		CompletableFuture<String> result = this.template.executeAsync(this.key, LockMode.EXCLUSIVE, WAIT, (handle) -> {
+			granted.countDown();
+			return work;
+		});
+		assertThat(granted.await(10, TimeUnit.SECONDS)).isTrue();
+		assertThat(this.registry.heldLockCount()).isOne();
+		assertThat(lockZnodes()).hasSize(1);
+		AtomicInteger heldAtCompletion = new AtomicInteger(-1);
+		AtomicReference<List<String>> znodesAtCompletion = new AtomicReference<>();
+		// Runs on the thread that completes the future, as it completes.
+		CompletableFuture<String> observed = result.whenComplete((value, ex) -> {
+			heldAtCompletion.set(this.registry.heldLockCount());
+			try {
+				znodesAtCompletion.set(lockZnodes());
+			}
+			catch (Exception failure) {
+				throw new CompletionException(failure);
+			}
+		});
+
+		work.complete("value");
+		assertThat(observed.get(10, TimeUnit.SECONDS)).isEqualTo("value");
+		assertThat(heldAtCompletion).hasValue(0);
+		assertThat(znodesAtCompletion.get()).isEmpty();
+	}
+
+	@Test
+	void valueAndFailuresOfTheActionPropagateAndTheLockIsReleased() {
+		assertThat(this.template.executeAsync(this.key, LockMode.EXCLUSIVE, WAIT,
+				(handle) -> CompletableFuture.completedFuture(42)))
+			.succeedsWithin(WAIT)
+			.isEqualTo(42);
+
+		IllegalStateException boom = new IllegalStateException("boom");
+		assertFailsWith(this.template.executeAsync(this.key, LockMode.EXCLUSIVE, WAIT,
+				(handle) -> CompletableFuture.failedFuture(boom)), boom);
+
+		// A stage failed with a CompletionException (as supplyAsync does): its cause is given.
+		IllegalArgumentException wrapped = new IllegalArgumentException("wrapped");
+		assertFailsWith(this.template.executeAsync(this.key, LockMode.EXCLUSIVE, WAIT,
+				(handle) -> CompletableFuture.supplyAsync(() -> {
+					throw wrapped;
+				})), wrapped);
+
+		UnsupportedOperationException thrown = new UnsupportedOperationException("thrown by the action");
+		assertFailsWith(this.template.executeAsync(this.key, LockMode.EXCLUSIVE, WAIT, (handle) -> {
+			throw thrown;
+		}), thrown);
+
+		CompletableFuture<Object> nullStage = this.template.executeAsync(this.key, LockMode.EXCLUSIVE, WAIT,
+				(handle) -> null);
+		assertThat(nullStage).failsWithin(WAIT)
+			.withThrowableOfType(ExecutionException.class)
+			.havingCause()
+			.isInstanceOf(IllegalStateException.class)
+			.withMessageContaining("returned null")
+			.withMessageContaining(this.key);
+
+		assertThat(this.registry.heldLockCount()).isZero();
+		assertOtherApplicationCanAcquire();
+	}
+
+	@Test
+	void busyKeyFailsWithLockAcquisitionExceptionWithoutRunningTheAction() {
+		LockHandle held = this.otherApplication.acquire(this.key, LockMode.EXCLUSIVE, Duration.ZERO);
+		AtomicBoolean ran = new AtomicBoolean();
+		CompletableFuture<String> result = this.template.executeAsync(this.key, LockMode.EXCLUSIVE,
+				Duration.ofMillis(200), (handle) -> {
+					ran.set(true);
+					return CompletableFuture.completedFuture("ran");
+				});
+
+		assertThat(result).failsWithin(WAIT)
+			.withThrowableOfType(ExecutionException.class)
+			.havingCause()
+			.isInstanceOfSatisfying(LockAcquisitionException.class,
+					(ex) -> assertThat(ex.getPath()).isEqualTo(ROOT + this.key));
+		assertThat(ran).isFalse();
+		assertThat(this.registry.heldLockCount()).isZero();
+		held.release();
+	}
+
+	@Test
+	void busyKeyIsSkippedOrReportedEmptyWhenAskedTo() throws Exception {
+		LockHandle held = this.otherApplication.acquire(this.key, LockMode.EXCLUSIVE, Duration.ZERO);
+		LockRequest request = LockRequest.of(this.key).withWaitTime(Duration.ofMillis(100));
+		AtomicBoolean ran = new AtomicBoolean();
+		CompletableFuture<String> skipped = this.template.executeAsyncOrSkip(request, (handle) -> {
+			ran.set(true);
+			return CompletableFuture.completedFuture("ran");
+		}, () -> "skipped");
+		assertThat(skipped.get(10, TimeUnit.SECONDS)).isEqualTo("skipped");
+		assertThat(this.template.tryAcquireAsync(request).get(10, TimeUnit.SECONDS)).isEmpty();
+		assertThat(ran).isFalse();
+		held.release();
+
+		assertThat(this.template.executeAsyncOrSkip(request, (handle) -> CompletableFuture.completedFuture("ran"),
+				() -> "skipped"))
+			.succeedsWithin(WAIT)
+			.isEqualTo("ran");
+		Optional<AsyncLockHandle> granted = this.template.tryAcquireAsync(request).get(10, TimeUnit.SECONDS);
+		assertThat(granted).isPresent();
+		granted.get().release();
+		assertThat(this.registry.heldLockCount()).isZero();
+	}
+
+	@Test
+	void invalidKeyThrowsAtCallTimeWithNothingRequested() {
+		this.counts.reset();
+		AtomicBoolean ran = new AtomicBoolean();
+		assertThatExceptionOfType(InvalidLockPathException.class)
+			.isThrownBy(() -> this.template.executeAsync("no-leading-slash", LockMode.EXCLUSIVE, WAIT, (handle) -> {
+				ran.set(true);
+				return CompletableFuture.completedFuture(null);
+			}));
+		assertThatExceptionOfType(InvalidLockPathException.class)
+			.isThrownBy(() -> this.template.acquireAsync(LockRequest.of("/bad//key")));
+		assertThatExceptionOfType(InvalidLockPathException.class)
+			.isThrownBy(() -> this.template.executeAllAsync(
+					List.of(LockRequest.of(this.key + "/a"), LockRequest.of("/bad//key")),
+					(handle) -> CompletableFuture.completedFuture(null)));
+		assertThat(ran).isFalse();
+		assertThat(this.counts.total()).as("requests sent: %s", this.counts).isZero();
+		assertThat(this.registry.describeWaitingLocks()).isEmpty();
+	}
+
+	@Test
+	void cancellingWhileWaitingLeavesNoGrantBehind() throws Exception {
+		LockHandle held = this.otherApplication.acquire(this.key, LockMode.EXCLUSIVE, Duration.ZERO);
+		AtomicBoolean ran = new AtomicBoolean();
+		CompletableFuture<String> result = this.template.executeAsync(this.key, LockMode.EXCLUSIVE, WAIT, (handle) -> {
+			ran.set(true);
+			return CompletableFuture.completedFuture("ran");
+		});
+		await().atMost(WAIT).until(() -> !this.registry.describeWaitingLocks().isEmpty());
+
+		assertThat(result.cancel(true)).isTrue();
+		await().atMost(WAIT).until(() -> this.registry.describeWaitingLocks().isEmpty());
+		held.release();
+
+		await().atMost(WAIT).until(() -> ownZnodes().isEmpty() && this.registry.heldLockCount() == 0);
+		assertThat(ran).isFalse();
+		assertOtherApplicationCanAcquire();
+	}
+
+	@Test
+	void cancellingAfterTheGrantCancelsTheStageAndReleases() throws Exception {
+		CompletableFuture<String> work = new CompletableFuture<>();
+		CountDownLatch granted = new CountDownLatch(1);
+		CompletableFuture<String> result = this.template.executeAsync(this.key, LockMode.EXCLUSIVE, WAIT, (handle) -> {
+			granted.countDown();
+			return work;
+		});
+		assertThat(granted.await(10, TimeUnit.SECONDS)).isTrue();
+
+		assertThat(result.cancel(true)).isTrue();
+		// The action may still be returning its stage when the cancel comes: cancelled once it has.
+		await().atMost(WAIT).until(work::isCancelled);
+		await().atMost(WAIT).until(() -> this.registry.heldLockCount() == 0 && lockZnodes().isEmpty());
+		assertOtherApplicationCanAcquire();
+	}
+
+	@Test
+	void cancellingAnAsyncAcquisitionWhileWaitingLeavesNoGrantBehind() throws Exception {
+		LockHandle held = this.otherApplication.acquire(this.key, LockMode.WRITE, Duration.ZERO);
+		CompletableFuture<AsyncLockHandle> acquisition = this.template
+			.acquireAsync(LockRequest.of(this.key).withMode(LockMode.READ));
+		await().atMost(WAIT).until(() -> !this.registry.describeWaitingLocks().isEmpty());
+
+		assertThat(acquisition.cancel(true)).isTrue();
+		await().atMost(WAIT).until(() -> this.registry.describeWaitingLocks().isEmpty());
+		held.release();
+
+		await().atMost(WAIT).until(() -> ownZnodes().isEmpty() && this.registry.heldLockCount() == 0);
+		Optional<LockHandle> write = this.otherApplication.tryAcquire(this.key, LockMode.WRITE, Duration.ZERO);
+		assertThat(write).isPresent();
+		write.get().release();
+	}
+
+	@Test
+	void observesTheAcquisitionAndHoldOfAnAsyncGrantUnderTheCallersObservation() throws Exception {
+		TestObservationRegistry observations = TestObservationRegistry.create();
+		this.template.setObservationRegistry(observations);
+		Observation caller = Observation.start("caller", observations);
+		CompletableFuture<String> work = new CompletableFuture<>();
+		AtomicReference<String> currentInAction = new AtomicReference<>();
+		CompletableFuture<String> result;
+		try (Observation.Scope scope = caller.openScope()) {
+			result = this.template.executeAsync(this.key, LockMode.WRITE, WAIT, (handle) -> {
+				Observation current = observations.getCurrentObservation();
+				currentInAction.set((current != null) ? current.getContext().getName() : null);
+				return work;
+			});
+		}
+		await().atMost(WAIT).until(() -> currentInAction.get() != null);
+		assertThat(observations).hasObservationWithNameEqualTo("zk.lock.held").that().hasBeenStarted().isNotStopped();
+
+		work.complete("done");
+		assertThat(result.get(10, TimeUnit.SECONDS)).isEqualTo("done");
+		caller.stop();
+		assertThat(currentInAction).hasValue("zk.lock.held");
+		assertThat(observations).hasObservationWithNameEqualTo("zk.lock.acquire")
+			.that()
+			.hasBeenStopped()
+			.hasLowCardinalityKeyValue("outcome", "acquired")
+			.hasLowCardinalityKeyValue("mode", "WRITE")
+			.hasParentObservationEqualTo(caller);
+		assertThat(observations).hasObservationWithNameEqualTo("zk.lock.held")
+			.that()
+			.hasBeenStopped()
+			.hasParentObservationEqualTo(caller);
+	}
+
+	@Test
+	void actionRunsOnTheAsyncExecutor() throws Exception {
+		ExecutorService executor = Executors.newSingleThreadExecutor((task) -> new Thread(task, "async-action"));
+		try {
+			this.template.setAsyncExecutor(executor);
+			assertThat(this.template.getAsyncExecutor()).isSameAs(executor);
+			CompletableFuture<String> result = this.template.executeAsync(this.key, LockMode.EXCLUSIVE, WAIT,
+					(handle) -> CompletableFuture.completedFuture(Thread.currentThread().getName()));
+			assertThat(result.get(10, TimeUnit.SECONDS)).isEqualTo("async-action");
+			assertThat(this.registry.heldLockCount()).isZero();
+		}
+		finally {
+			executor.shutdownNow();
+		}
+	}
+
+	@Test
+	void rejectingAsyncExecutorFailsTheFutureAndReleasesTheGrant() throws Exception {
+		RejectedExecutionException rejected = new RejectedExecutionException("full");
+		this.template.setAsyncExecutor((task) -> {
+			throw rejected;
+		});
+		AtomicBoolean ran = new AtomicBoolean();
+		CompletableFuture<String> result = this.template.executeAsync(this.key, LockMode.EXCLUSIVE, WAIT, (handle) -> {
+			ran.set(true);
+			return CompletableFuture.completedFuture("ran");
+		});
+		assertFailsWith(result, rejected);
+		assertThat(ran).isFalse();
+		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(lockZnodes()).isEmpty();
+		assertOtherApplicationCanAcquire();
+	}
+
+	private static void assertFailsWith(CompletableFuture<?> result, Throwable expected) {
+		assertThat(result).failsWithin(WAIT).withThrowableOfType(ExecutionException.class).havingCause().isSameAs(expected);
+	}
+
+	private void assertOtherApplicationCanAcquire() {
+		Optional<LockHandle> next = this.otherApplication.tryAcquire(this.key, LockMode.EXCLUSIVE, Duration.ZERO);
+		assertThat(next).isPresent();
+		next.get().release();
+	}
+
+	/** The lock znodes of the key, of any client. */
+	private List<String> lockZnodes() throws Exception {
+		return ZooKeeperExtension.ephemeralZnodes(this.client, ROOT + this.key);
+	}
+
+	/** The lock znodes of the key that this application's session owns. */
+	private List<String> ownZnodes() throws Exception {
+		long session = this.client.getZookeeperClient().getZooKeeper().getSessionId();
+		return lockZnodes().stream().filter((path) -> {
+			try {
+				Stat stat = this.client.checkExists().forPath(path);
+				return stat != null && stat.getEphemeralOwner() == session;
+			}
+			catch (Exception ex) {
+				throw new IllegalStateException(ex);
+			}
+		}).toList();
+	}
+
+}
