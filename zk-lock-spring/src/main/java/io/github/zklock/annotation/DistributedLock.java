@@ -39,8 +39,36 @@ import io.github.zklock.LockMode;
  * key's grant, with its own fencing token. See
  * {@link io.github.zklock.LockTemplate#acquireAll(java.util.List)}.
  *
- * <p>Methods returning {@code CompletionStage}, {@code Future} or a Reactive Streams
- * {@code Publisher} are rejected at start-up: the lock is bound to the thread that acquired it.
+ * <p>Asynchronous methods: the lock is owned by its grant, not by a thread.
+ * <ul>
+ * <li>A method declared to return exactly {@code CompletionStage} or {@code CompletableFuture}
+ * holds the lock from before it is invoked until the stage it returns completes (normally,
+ * exceptionally or by cancellation); the caller gets a future that completes after the release,
+ * with the stage's outcome (see
+ * {@link io.github.zklock.LockTemplate#executeAsync(io.github.zklock.LockRequest, java.util.function.Function)}).
+ * The calling thread does not wait for ZooKeeper; an invalid key value still throws at call
+ * time; what the method throws, checked or not, fails the future; a {@code null} stage completes
+ * with {@code null}; {@link OnBusy#SKIP} completes with {@code null} (an empty {@code Optional}
+ * for a stage of {@code Optional}); cancelling the caller's future cancels the work.</li>
+ * <li>A method returning Reactor's {@code Mono} or {@code Flux} (reactor-core on the class path)
+ * acquires on subscription, never on assembly: each subscription is its own grant and its own
+ * invocation of the method, released on complete, error or cancel (a subscription cancelled
+ * while waiting gives up the wait). {@link OnBusy#SKIP} completes empty.</li>
+ * <li>With interrupt-on-lost ({@code zk.lock.interrupt-on-lost}), a lost lock cancels the work
+ * and fails the future or the publisher with {@link io.github.zklock.LockLostException}.</li>
+ * <li>Not reentrant: a nested asynchronous call on a key its caller holds waits like any other
+ * and fails with {@link io.github.zklock.LockAcquisitionException} after its wait time (give it a
+ * finite one).</li>
+ * <li>{@link io.github.zklock.LockContext#current()} sees the grant only while the method itself
+ * runs (for a future; never for a {@code Mono} or {@code Flux}), not in later callbacks: use the
+ * Reactor context ({@link io.github.zklock.aop.ReactiveLockContext#current()}), or pass the handle
+ * on.</li>
+ * <li>The method body runs on the template's async executor
+ * ({@link io.github.zklock.LockTemplate#setAsyncExecutor}: Boot's {@code applicationTaskExecutor}
+ * when there is one), else on the grant's own thread.</li>
+ * </ul>
+ * Other asynchronous return types ({@code Future}, subclasses of {@code CompletableFuture},
+ * {@code Flow.Publisher} and other Reactive Streams publishers) are rejected at start-up.
  *
  * <p>Example: {@code @DistributedLock(path = "/stock/#{#sku}", waitTime = 2, timeUnit = SECONDS)}.
  *

@@ -33,9 +33,11 @@ import java.util.concurrent.TimeUnit;
  * the lease znode. The permit is lost with the ZooKeeper session, like a lock.</li>
  * </ul>
  *
- * <p>Methods returning {@code CompletionStage}, {@code Future} or a Reactive Streams
- * {@code Publisher} are rejected at start-up, as for {@code @DistributedLock}. A method may not
- * carry both annotations.
+ * <p>Asynchronous methods follow the rules of {@code @DistributedLock}: a method returning exactly
+ * {@code CompletionStage} or {@code CompletableFuture} holds its permit until the returned stage
+ * completes; one returning Reactor's {@code Mono} or {@code Flux} takes a permit per
+ * subscription, on subscription, and gives it back on complete, error or cancel; other
+ * asynchronous return types are rejected at start-up. A method may not carry both annotations.
  *
  * <p>Example: {@code @DistributedSemaphore(path = "/partner/#{#partnerId}", permits = 4)}.
  *

@@ -19,7 +19,7 @@ import io.github.zklock.annotation.LeaderOnly;
 /**
  * Validates every {@link DistributedLock @DistributedLock}, {@link DistributedSemaphore @DistributedSemaphore}
  * and {@link LeaderOnly @LeaderOnly} method of each bean as the bean is created, so that a
- * malformed key template, an illegal static path or group, an asynchronous return type or any
+ * malformed key template, an illegal static path or group, an unsupported asynchronous return type or any
  * other invalid declaration fails the application start (naming the method) instead of the first
  * call; the groups found are then known to {@link LeaderGroupsLifecycle} before the context
  * starts.

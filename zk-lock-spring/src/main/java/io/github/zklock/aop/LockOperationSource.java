@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Flow;
@@ -50,6 +51,10 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 
 	private static final String SEMAPHORE = "@DistributedSemaphore";
 
+	private static final String MONO = "reactor.core.publisher.Mono";
+
+	private static final String FLUX = "reactor.core.publisher.Flux";
+
 	private final Map<MethodClassKey, Optional<LockOperation>> operations = new ConcurrentHashMap<>(64);
 
 	private final Map<String, LockOperation> operationsByPath = new ConcurrentHashMap<>(64);
@@ -79,7 +84,8 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 	 * @throws InvalidLockPathException if a key template is malformed or not a legal path, or
 	 * {@code @DistributedLock} names no key
 	 * @throws IllegalStateException if the declaration is otherwise invalid: both annotations on
-	 * one method, an asynchronous or reactive return type, a negative wait time other than
+	 * one method, an asynchronous or reactive return type other than exactly {@code CompletionStage},
+	 * {@code CompletableFuture}, Reactor's {@code Mono} or {@code Flux}, a negative wait time other than
 	 * {@code WAIT_FOREVER}, {@code reentrant = false} on READ or WRITE, fewer than one permit,
 	 * {@code onBusy = SKIP} with a primitive return type other than {@code void}, a negative or
 	 * malformed {@code lockAtLeastFor} or one on READ or WRITE, or a key template
@@ -142,7 +148,7 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 	}
 
 	private LockOperation lockOperation(DistributedLock annotation, Method method, String where) {
-		rejectAsyncReturnType(method, LOCK, where);
+		rejectUnsupportedAsyncReturnType(method, LOCK, where);
 		if (!annotation.reentrant() && annotation.mode() != LockMode.EXCLUSIVE) {
 			throw new IllegalStateException(LOCK + " on " + where + ": reentrant = false applies to "
 					+ LockMode.EXCLUSIVE + " only; " + annotation.mode() + " locks are always reentrant");
@@ -194,7 +200,7 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 	}
 
 	private LockOperation semaphoreOperation(DistributedSemaphore annotation, Method method, String where) {
-		rejectAsyncReturnType(method, SEMAPHORE, where);
+		rejectUnsupportedAsyncReturnType(method, SEMAPHORE, where);
 		if (annotation.permits() < 1) {
 			throw new IllegalStateException(SEMAPHORE + " on " + where + ": permits = " + annotation.permits()
 					+ " lets nobody in; a semaphore needs at least 1 permit");
@@ -284,6 +290,14 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 		}
 	}
 
+	/**
+	 * Whether a return type is Reactor's {@code Mono} or {@code Flux}, compared by name: Reactor is
+	 * an optional dependency, and a method can only declare these types when it is present.
+	 */
+	static boolean isReactorType(Class<?> type) {
+		return type.getName().equals(MONO) || type.getName().equals(FLUX);
+	}
+
 	private static boolean isReactiveStreamsPublisher(Class<?> type) {
 		// By name: Reactive Streams is not a dependency, and the registry above only knows the
 		// libraries that are present.
@@ -292,16 +306,35 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 			.anyMatch((candidate) -> candidate.getName().equals("org.reactivestreams.Publisher"));
 	}
 
-	private static void rejectAsyncReturnType(Method method, String annotation, String where) {
+	/**
+	 * Accept the asynchronous return types the interceptor can hold a grant for (exactly
+	 * {@code CompletionStage}, {@code CompletableFuture}, Reactor's {@code Mono} and {@code Flux});
+	 * reject every other asynchronous type, whose completion the grant could not follow.
+	 */
+	private static void rejectUnsupportedAsyncReturnType(Method method, String annotation, String where) {
 		Class<?> returnType = method.getReturnType();
-		if (CompletionStage.class.isAssignableFrom(returnType) || Future.class.isAssignableFrom(returnType)
-				|| Flow.Publisher.class.isAssignableFrom(returnType) || isReactiveStreamsPublisher(returnType)
+		if (returnType == CompletionStage.class || returnType == CompletableFuture.class
+				|| isReactorType(returnType)) {
+			return;
+		}
+		String prefix = annotation + " on " + where + ": return type " + returnType.getName();
+		String release = annotation.equals(SEMAPHORE) ? "the permit" : "the lock";
+		if (CompletionStage.class.isAssignableFrom(returnType)) {
+			throw new IllegalStateException(prefix + " is not supported: " + release + " is held until the "
+					+ "returned stage completes for methods declared to return exactly CompletionStage or "
+					+ "CompletableFuture, not a subtype, whose cancellation and completion the advice cannot rely "
+					+ "on. Declare CompletionStage or CompletableFuture");
+		}
+		if (Future.class.isAssignableFrom(returnType)) {
+			throw new IllegalStateException(prefix + " is a Future that cannot say when it completes, so "
+					+ release + " could not be held until then. Declare CompletableFuture or CompletionStage");
+		}
+		if (Flow.Publisher.class.isAssignableFrom(returnType) || isReactiveStreamsPublisher(returnType)
 				|| ReactiveAdapterRegistry.getSharedInstance().getAdapter(returnType) != null) {
-			String why = annotation.equals(SEMAPHORE) ? "the permit is released when the method returns"
-					: "the lock is bound to the calling thread and would be released";
-			throw new IllegalStateException(annotation + " on " + where + ": return type " + returnType.getName()
-					+ " is asynchronous; " + why + " before the work completes. Lock inside the asynchronous task "
-					+ "instead");
+			throw new IllegalStateException(prefix + " is a reactive type other than Reactor's Mono and Flux; "
+					+ release + " follows the subscriptions of a Mono or Flux only (acquired on subscription, "
+					+ "released on complete, error or cancel). Declare Mono or Flux (reactor-core on the class "
+					+ "path) and adapt the publisher with Mono.from or Flux.from");
 		}
 	}
 

@@ -6,15 +6,21 @@ import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.reactivestreams.Publisher;
 import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.util.ReflectionUtils;
+import reactor.core.publisher.ConnectableFlux;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 import io.github.zklock.InvalidLockPathException;
 import io.github.zklock.LockMode;
@@ -34,7 +40,10 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
  * How {@link LockOperationSource} reads and validates {@code @DistributedLock} and
  * {@code @DistributedSemaphore} declarations: wait-time constants and units, several keys,
  * {@code onBusy}, permits, composed and interface annotations, and the declarations it rejects
- * (naming the method), also at the start of a plain Spring context. No ZooKeeper involved: this is
+ * (naming the method), also at the start of a plain Spring context: among them the asynchronous
+ * return types the advice cannot follow (a plain {@code Future}, a {@code CompletableFuture}
+ * subclass, publishers other than Reactor's {@code Mono} and {@code Flux}), while exactly
+ * {@code CompletionStage}, {@code CompletableFuture}, {@code Mono} and {@code Flux} are accepted. No ZooKeeper involved: this is
  * the declaration side only.
  */
 class LockOperationSourceTests {
@@ -92,18 +101,44 @@ class LockOperationSourceTests {
 		assertThat(fromInterface.paths()).extracting(LockPathTemplate::getSource).containsExactly("/api/#{#id}");
 	}
 
+	@ParameterizedTest
+	@ValueSource(strings = { "completionStage", "completableFuture", "mono", "flux", "monoPermit", "fluxPermit" })
+	void completionStageCompletableFutureMonoAndFluxAreAccepted(String method) {
+		assertThat(operation(Asynchronous.class, method)).isNotNull();
+	}
+
 	@Test
-	void asynchronousReturnTypeIsRejected() {
-		assertThatIllegalStateException().isThrownBy(() -> operation(Invalid.class, "async"))
-			.withMessageContaining("Invalid.async")
-			.withMessageContaining("CompletableFuture");
+	void futureThatIsNotACompletionStageIsRejected() {
+		assertThatIllegalStateException().isThrownBy(() -> operation(Invalid.class, "future"))
+			.withMessageContaining("Invalid.future")
+			.withMessageContaining("java.util.concurrent.Future is a Future that cannot say when it completes")
+			.withMessageContaining("Declare CompletableFuture or CompletionStage");
+	}
+
+	@Test
+	void subclassOfCompletableFutureIsRejected() {
+		assertThatIllegalStateException().isThrownBy(() -> operation(Invalid.class, "futureSubclass"))
+			.withMessageContaining("Invalid.futureSubclass")
+			.withMessageContaining("OwnFuture is not supported")
+			.withMessageContaining("exactly CompletionStage or CompletableFuture, not a subtype");
 	}
 
 	@Test
 	void flowPublisherReturnTypeIsRejected() {
 		assertThatIllegalStateException().isThrownBy(() -> operation(Invalid.class, "publisher"))
 			.withMessageContaining("Invalid.publisher")
-			.withMessageContaining("SubmissionPublisher");
+			.withMessageContaining("SubmissionPublisher is a reactive type other than Reactor's Mono and Flux")
+			.withMessageContaining("Declare Mono or Flux");
+	}
+
+	@Test
+	void reactiveStreamsPublisherOtherThanMonoAndFluxIsRejected() {
+		assertThatIllegalStateException().isThrownBy(() -> operation(Invalid.class, "reactiveStreamsPublisher"))
+			.withMessageContaining("Invalid.reactiveStreamsPublisher")
+			.withMessageContaining("org.reactivestreams.Publisher is a reactive type other than Reactor's Mono");
+		assertThatIllegalStateException().isThrownBy(() -> operation(Invalid.class, "connectableFlux"))
+			.withMessageContaining("Invalid.connectableFlux")
+			.withMessageContaining("ConnectableFlux is a reactive type other than Reactor's Mono and Flux");
 	}
 
 	@Test
@@ -253,7 +288,7 @@ class LockOperationSourceTests {
 		assertThatIllegalStateException().isThrownBy(() -> operation(Invalid.class, "asyncPermit"))
 			.withMessageContaining("@DistributedSemaphore on")
 			.withMessageContaining("Invalid.asyncPermit")
-			.withMessageContaining("CompletableFuture");
+			.withMessageContaining("Future that cannot say when it completes, so the permit");
 		assertThatIllegalStateException().isThrownBy(() -> operation(Invalid.class, "negativePermitWait"))
 			.withMessageContaining("Invalid.negativePermitWait")
 			.withMessageContaining("waitTime -3");
@@ -298,7 +333,7 @@ class LockOperationSourceTests {
 
 	@ParameterizedTest
 	@ValueSource(classes = { NoKey.class, ZeroPermits.class, LockAndSemaphore.class, SkipReturningBoolean.class,
-			SkipPermitReturningInt.class, AsyncPermit.class })
+			SkipPermitReturningInt.class, AsyncPermit.class, FutureSubclassWork.class, FlowPublisherWork.class })
 	void invalidDeclarationFailsTheStartNamingTheMethod(Class<?> service) {
 		try (AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext()) {
 			context.register(Advice.class);
@@ -443,11 +478,65 @@ class LockOperationSourceTests {
 
 	}
 
+	static class Asynchronous {
+
+		@DistributedLock(path = "/async/stage")
+		CompletionStage<String> completionStage() {
+			return CompletableFuture.completedFuture("x");
+		}
+
+		@DistributedLock(path = "/async/future")
+		CompletableFuture<String> completableFuture() {
+			return CompletableFuture.completedFuture("x");
+		}
+
+		@DistributedLock(path = "/async/mono", mode = LockMode.READ)
+		Mono<String> mono() {
+			return Mono.just("x");
+		}
+
+		@DistributedLock(path = { "/async/flux/a", "/async/flux/b" }, onBusy = OnBusy.SKIP)
+		Flux<String> flux() {
+			return Flux.just("x");
+		}
+
+		@DistributedSemaphore(path = "/async/mono-permit", permits = 2)
+		Mono<String> monoPermit() {
+			return Mono.just("x");
+		}
+
+		@DistributedSemaphore(path = "/async/flux-permit", permits = 2)
+		Flux<String> fluxPermit() {
+			return Flux.just("x");
+		}
+
+	}
+
+	@SuppressWarnings("serial")
+	static class OwnFuture<T> extends CompletableFuture<T> {
+
+	}
+
 	static class Invalid {
 
-		@DistributedLock(path = "/async")
-		CompletableFuture<String> async() {
+		@DistributedLock(path = "/future")
+		Future<String> future() {
 			return CompletableFuture.completedFuture("x");
+		}
+
+		@DistributedLock(path = "/future-subclass")
+		OwnFuture<String> futureSubclass() {
+			return new OwnFuture<>();
+		}
+
+		@DistributedLock(path = "/reactive-streams")
+		Publisher<String> reactiveStreamsPublisher() {
+			return Flux.just("x");
+		}
+
+		@DistributedLock(path = "/connectable")
+		ConnectableFlux<String> connectableFlux() {
+			return Flux.just("x").publish();
 		}
 
 		@DistributedLock(path = "/publisher")
@@ -507,7 +596,7 @@ class LockOperationSourceTests {
 		}
 
 		@DistributedSemaphore(path = "/async-permit", permits = 2)
-		CompletableFuture<String> asyncPermit() {
+		Future<String> asyncPermit() {
 			return CompletableFuture.completedFuture("x");
 		}
 
@@ -638,8 +727,26 @@ class LockOperationSourceTests {
 	static class AsyncPermit {
 
 		@DistributedSemaphore(path = "/async-permit", permits = 2)
-		public CompletableFuture<String> work() {
+		public Future<String> work() {
 			return CompletableFuture.completedFuture("x");
+		}
+
+	}
+
+	static class FutureSubclassWork {
+
+		@DistributedLock(path = "/future-subclass-work")
+		public OwnFuture<String> work() {
+			return new OwnFuture<>();
+		}
+
+	}
+
+	static class FlowPublisherWork {
+
+		@DistributedLock(path = "/flow-publisher-work")
+		public java.util.concurrent.Flow.Publisher<String> work() {
+			return new java.util.concurrent.SubmissionPublisher<>();
 		}
 
 	}
