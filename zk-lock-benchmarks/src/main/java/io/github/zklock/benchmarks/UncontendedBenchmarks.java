@@ -1,8 +1,10 @@
 package io.github.zklock.benchmarks;
 
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
+import java.util.function.Function;
 
 import com.baomidou.lock.LockInfo;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
@@ -19,6 +21,7 @@ import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
 
 import io.github.zklock.LockCallback;
+import io.github.zklock.LockHandle;
 import io.github.zklock.LockRequest;
 import io.github.zklock.LockMode;
 
@@ -36,6 +39,12 @@ import io.github.zklock.LockMode;
 public class UncontendedBenchmarks {
 
 	private static final LockCallback<Object> NOTHING = (handle) -> null;
+
+	private static final Object DONE = new Object();
+
+	/** An asynchronous action that has nothing to do: its stage is complete when it returns. */
+	private static final Function<LockHandle, CompletableFuture<Object>> NOTHING_ASYNC = (handle) -> CompletableFuture
+		.completedFuture(DONE);
 
 	private static final byte[] NO_DATA = new byte[0];
 
@@ -84,6 +93,18 @@ public class UncontendedBenchmarks {
 	}
 
 	/**
+	 * {@code LockTemplate.executeAsync}, EXCLUSIVE, on the key of {@link #templateMutex}: the lock is
+	 * acquired and released by a grant thread of its own (a virtual thread on Java 21+), the action
+	 * returns a completed stage, and the caller joins the future, which completes after the release.
+	 * @param ours the template
+	 * @return the action's result, for JMH to consume
+	 */
+	@Benchmark
+	public Object templateAsync(ZkLockState ours) {
+		return ours.template.executeAsync("/mutex/k", LockMode.EXCLUSIVE, null, NOTHING_ASYNC).join();
+	}
+
+	/**
 	 * {@code @DistributedLock} proxy call, EXCLUSIVE, SpEL path.
 	 * @param annotated the application
 	 */
@@ -120,6 +141,17 @@ public class UncontendedBenchmarks {
 	@Benchmark
 	public Object templateRead(ZkLockState ours) {
 		return ours.template.execute("/rw/k", LockMode.READ, null, NOTHING);
+	}
+
+	/**
+	 * {@code LockTemplate.executeAsync}, READ, on the key of {@link #templateRead} (see
+	 * {@link #templateAsync}).
+	 * @param ours the template
+	 * @return the action's result, for JMH to consume
+	 */
+	@Benchmark
+	public Object templateAsyncRead(ZkLockState ours) {
+		return ours.template.executeAsync("/rw/k", LockMode.READ, null, NOTHING_ASYNC).join();
 	}
 
 	/**

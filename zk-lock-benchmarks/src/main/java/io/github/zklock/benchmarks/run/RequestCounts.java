@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.StringJoiner;
 import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -41,11 +42,12 @@ import io.github.zklock.test.CountingZooKeeper;
 
 /**
  * Counts the ZooKeeper requests of one uncontended lock cycle, at the ZooKeeper client
- * ({@link CountingZooKeeper}), for each lock kind through {@code @DistributedLock} and for the raw
- * Curator recipe of the same kind, the peers and the plain-client floor. Each kind runs one cycle
- * first (it creates the parent znodes), then {@value #CYCLES} counted cycles; the cold-key kind
- * locks a never-seen key in every cycle, so that each creates its parents. Then the requests per
- * grant with {@value #THREADS} threads on one path.
+ * ({@link CountingZooKeeper}), for each lock kind through {@code @DistributedLock} (the
+ * asynchronous kinds through {@code LockTemplate.executeAsync}) and for the raw Curator recipe of
+ * the same kind, the peers and the plain-client floor. Each kind runs one cycle first (it creates
+ * the parent znodes), then {@value #CYCLES} counted cycles; the cold-key kind locks a never-seen key
+ * in every cycle, so that each creates its parents. Then the requests per grant with
+ * {@value #THREADS} threads on one path.
  */
 final class RequestCounts {
 
@@ -103,6 +105,12 @@ final class RequestCounts {
 						count(counts, () -> service.exclusiveWithFencingToken("k")), count(counts, () -> cycle(mutex))));
 				LockTemplate template = context.getBean(LockTemplate.class);
 				lines.add(coldKey(counts, template, client));
+				lines.add(ours("EXCLUSIVE_ASYNC", count(counts, () -> template.executeAsync("/async/mutex/k",
+						LockMode.EXCLUSIVE, null, (handle) -> CompletableFuture.completedFuture(handle)).join()),
+						count(counts, () -> cycle(mutex))));
+				lines.add(ours("READ_ASYNC", count(counts, () -> template.executeAsync("/async/rw/k", LockMode.READ, null,
+						(handle) -> CompletableFuture.completedFuture(handle)).join()),
+						count(counts, () -> cycle(readWrite.readLock()))));
 				lines.add(peer("spring_integration", count(counts, () -> {
 					Lock lock = springIntegration.obtain("k");
 					lock.lock();
