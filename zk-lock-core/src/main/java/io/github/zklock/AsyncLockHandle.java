@@ -19,7 +19,10 @@ import java.util.concurrent.CompletionStage;
  * asynchronous work runs on it, so a second request for a key that an asynchronous grant holds
  * (from the same chain of work or not) waits like any other and fails when its wait time runs
  * out. With {@link LockRequest#WAIT_FOREVER} it would wait forever: give nested asynchronous
- * requests a finite wait time.
+ * requests a finite wait time. One exception: when the template has no async executor, the
+ * action of {@code executeAsync} starts on the grant's own thread, and a synchronous request made
+ * there, before the action returns its stage, re-enters the grant as on any thread that holds a
+ * lock (it is released before the action returns, so it never outlives the grant).
  */
 public interface AsyncLockHandle extends LockHandle {
 

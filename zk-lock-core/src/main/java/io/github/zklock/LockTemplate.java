@@ -446,6 +446,16 @@ public class LockTemplate {
 	}
 
 	private LockHandle acquireAll(MultiLock multiLock, boolean skipOnBusy, @Nullable Object parentObservation) {
+		return acquireAll(multiLock, skipOnBusy, skipOnBusy, parentObservation);
+	}
+
+	/**
+	 * @param busyAsBusyException whether a busy key throws {@link BusyException} (for the callers
+	 * that turn it into a skip or an empty result) rather than {@link LockAcquisitionException}
+	 * @param skipOnBusy whether a busy key is observed as skipped
+	 */
+	private LockHandle acquireAll(MultiLock multiLock, boolean busyAsBusyException, boolean skipOnBusy,
+			@Nullable Object parentObservation) {
 		TreeMap<String, LockRequest> byLockPath = multiLock.byLockPath();
 		LockRequest first = multiLock.first();
 		Duration waitTime = Objects.requireNonNull(first.waitTime());
@@ -463,7 +473,7 @@ public class LockTemplate {
 					String reason = (byLockPath.size() == 1) ? "held by another owner"
 							: "held by another owner; the multi-lock's keys acquired before it (" + acquired.size()
 									+ " of " + byLockPath.size() + ") were released";
-					throw skipOnBusy ? new BusyException(entry.getKey(), first.mode(), waitTime, reason)
+					throw busyAsBusyException ? new BusyException(entry.getKey(), first.mode(), waitTime, reason)
 							: new LockAcquisitionException(entry.getKey(), first.mode(), waitTime, reason);
 				}
 				acquired.add(handle.get());
@@ -701,7 +711,7 @@ public class LockTemplate {
 		Objects.requireNonNull(whenBusy, "whenBusy must not be null");
 		MultiLock multiLock = checkedMultiLock(requests);
 		Object parent = parentObservation();
-		return runAsync(startAsync(() -> tryAcquireAll(multiLock, parent), multiLock.first()), action, whenBusy);
+		return runAsync(startAsync(() -> tryAcquireAll(multiLock, true, parent), multiLock.first()), action, whenBusy);
 	}
 
 	/**
@@ -735,6 +745,22 @@ public class LockTemplate {
 	}
 
 	/**
+	 * Try to acquire the requested lock for work that is skipped when the lock stays busy for the
+	 * whole wait time, without blocking the calling thread: as
+	 * {@link #tryAcquireAsync(LockRequest)}, but a busy lock is observed as the outcome
+	 * {@code skipped} of {@code zk.lock.acquire}, not {@code timeout} (the reactive form of
+	 * {@link #executeOrSkip}).
+	 * @param request what to lock
+	 * @return the grant, or empty when the lock was busy
+	 * @throws InvalidLockPathException if the key is not legal (thrown at once, nothing requested)
+	 */
+	public CompletableFuture<Optional<AsyncLockHandle>> acquireAsyncOrSkip(LockRequest request) {
+		LockRequest resolved = checkedAsync(request);
+		Object parent = parentObservation();
+		return startAsync(() -> tryAcquireResolved(resolved, true, parent), resolved);
+	}
+
+	/**
 	 * Acquire several keys as one grant, all or nothing (see {@link #acquireAll(List)}), without
 	 * blocking the calling thread; any thread may release it (see {@link AsyncLockHandle}).
 	 * @param requests one request per key, sharing mode, reentrancy and wait time
@@ -761,12 +787,25 @@ public class LockTemplate {
 	public CompletableFuture<Optional<AsyncLockHandle>> tryAcquireAllAsync(List<LockRequest> requests) {
 		MultiLock multiLock = checkedMultiLock(requests);
 		Object parent = parentObservation();
-		return startAsync(() -> tryAcquireAll(multiLock, parent), multiLock.first());
+		return startAsync(() -> tryAcquireAll(multiLock, false, parent), multiLock.first());
 	}
 
-	private Optional<LockHandle> tryAcquireAll(MultiLock multiLock, @Nullable Object parent) {
+	/**
+	 * The multi-lock form of {@link #acquireAsyncOrSkip(LockRequest)}.
+	 * @param requests one request per key, sharing mode, reentrancy and wait time
+	 * @return the grant of all keys, or empty when a key was busy (no key left held)
+	 * @throws InvalidLockPathException if a key is not legal (thrown at once, nothing requested)
+	 * @throws IllegalArgumentException if no request is given, or the requests differ
+	 */
+	public CompletableFuture<Optional<AsyncLockHandle>> acquireAllAsyncOrSkip(List<LockRequest> requests) {
+		MultiLock multiLock = checkedMultiLock(requests);
+		Object parent = parentObservation();
+		return startAsync(() -> tryAcquireAll(multiLock, true, parent), multiLock.first());
+	}
+
+	private Optional<LockHandle> tryAcquireAll(MultiLock multiLock, boolean skipOnBusy, @Nullable Object parent) {
 		try {
-			return Optional.of(acquireAll(multiLock, true, parent));
+			return Optional.of(acquireAll(multiLock, true, skipOnBusy, parent));
 		}
 		catch (BusyException ex) {
 			return Optional.empty();

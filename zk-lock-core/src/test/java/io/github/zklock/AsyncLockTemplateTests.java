@@ -343,6 +343,31 @@ class AsyncLockTemplateTests {
 	}
 
 	@Test
+	void busyLocksAreObservedAsSkippedOnlyByTheSkippingForms() throws Exception {
+		TestObservationRegistry observations = TestObservationRegistry.create();
+		this.template.setObservationRegistry(observations);
+		LockHandle held = this.otherApplication.acquire(this.key, LockMode.EXCLUSIVE, Duration.ZERO);
+		try {
+			LockRequest request = new LockRequest(this.key, LockMode.EXCLUSIVE, true, Duration.ZERO);
+			assertThat(this.template.acquireAsyncOrSkip(request).get(10, TimeUnit.SECONDS)).isEmpty();
+			assertThat(this.template.acquireAllAsyncOrSkip(List.of(request, request.withWaitTime(Duration.ZERO)))
+				.get(10, TimeUnit.SECONDS)).isEmpty();
+			assertThat(observations).hasNumberOfObservationsWithNameEqualTo("zk.lock.acquire", 2)
+				.forAllObservationsWithNameEqualTo("zk.lock.acquire",
+						(observation) -> observation.hasLowCardinalityKeyValue("outcome", "skipped"));
+			observations.clear();
+			assertThat(this.template.tryAcquireAsync(request).get(10, TimeUnit.SECONDS)).isEmpty();
+			assertThat(this.template.tryAcquireAllAsync(List.of(request)).get(10, TimeUnit.SECONDS)).isEmpty();
+			assertThat(observations).hasNumberOfObservationsWithNameEqualTo("zk.lock.acquire", 2)
+				.forAllObservationsWithNameEqualTo("zk.lock.acquire",
+						(observation) -> observation.hasLowCardinalityKeyValue("outcome", "timeout"));
+		}
+		finally {
+			held.release();
+		}
+	}
+
+	@Test
 	void actionRunsOnTheAsyncExecutor() throws Exception {
 		ExecutorService executor = Executors.newSingleThreadExecutor((task) -> new Thread(task, "async-action"));
 		try {

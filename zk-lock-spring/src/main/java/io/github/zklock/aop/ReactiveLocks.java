@@ -72,8 +72,8 @@ final class ReactiveLocks {
 		Mono<AsyncLockHandle> grant;
 		if (skip) {
 			grant = Mono
-				.fromFuture(() -> (requests.size() == 1) ? template.tryAcquireAsync(requests.get(0))
-						: template.tryAcquireAllAsync(requests))
+				.fromFuture(() -> (requests.size() == 1) ? template.acquireAsyncOrSkip(requests.get(0))
+						: template.acquireAllAsyncOrSkip(requests))
 				.flatMap(Mono::justOrEmpty);
 		}
 		else {
