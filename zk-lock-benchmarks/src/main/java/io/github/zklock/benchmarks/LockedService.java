@@ -1,5 +1,7 @@
 package io.github.zklock.benchmarks;
 
+import java.util.concurrent.CompletableFuture;
+
 import io.github.zklock.LockContext;
 import io.github.zklock.annotation.DistributedLock;
 import io.github.zklock.annotation.DistributedSemaphore;
@@ -28,6 +30,17 @@ public class LockedService {
 	@DistributedLock(path = "/amutex/#{#key}")
 	public long exclusiveWithFencingToken(String key) {
 		return LockContext.require().fencingToken();
+	}
+
+	/**
+	 * Reentrant EXCLUSIVE, asynchronous: the method returns a completed future; the lock is taken
+	 * and released by a grant thread of its own.
+	 * @param key the key
+	 * @return a completed future
+	 */
+	@DistributedLock(path = "/amutex/#{#key}")
+	public CompletableFuture<Void> exclusiveAsync(String key) {
+		return CompletableFuture.completedFuture(null);
 	}
 
 	/**

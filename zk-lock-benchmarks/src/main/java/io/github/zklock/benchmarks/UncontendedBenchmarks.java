@@ -114,6 +114,18 @@ public class UncontendedBenchmarks {
 	}
 
 	/**
+	 * {@code @DistributedLock} proxy call of a method returning a completed
+	 * {@code CompletableFuture}, EXCLUSIVE, SpEL path, joined: the asynchronous twin of
+	 * {@link #annotatedMutex}.
+	 * @param annotated the application
+	 * @return the method's result, for JMH to consume
+	 */
+	@Benchmark
+	public Object annotatedAsync(AnnotatedState annotated) {
+		return annotated.service.exclusiveAsync(AnnotatedState.KEY).join();
+	}
+
+	/**
 	 * Diagnosis: {@code @DistributedLock} proxy call, EXCLUSIVE, with the prototype fast path for
 	 * argument-only path templates ({@link FastPathLockOperationSource}).
 	 * @param annotated the application

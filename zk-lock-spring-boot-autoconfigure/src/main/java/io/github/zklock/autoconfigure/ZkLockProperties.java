@@ -69,7 +69,9 @@ public class ZkLockProperties implements Validator {
 	/**
 	 * Whether to interrupt the thread that holds a lock when the ZooKeeper session is lost, so
 	 * that blocking work under a lost lock stops early. Concerns locks bound to their thread
-	 * (reentrant EXCLUSIVE, READ, WRITE), not reentrant = false, permits or lockAtLeastFor.
+	 * (reentrant EXCLUSIVE, READ, WRITE), not reentrant = false, permits or lockAtLeastFor. The
+	 * work of an asynchronous method of those kinds is cancelled instead, and its result fails
+	 * with LockLostException.
 	 */
 	private boolean interruptOnLost;
 

@@ -108,6 +108,8 @@ final class RequestCounts {
 				lines.add(ours("EXCLUSIVE_ASYNC", count(counts, () -> template.executeAsync("/async/mutex/k",
 						LockMode.EXCLUSIVE, null, (handle) -> CompletableFuture.completedFuture(handle)).join()),
 						count(counts, () -> cycle(mutex))));
+				lines.add(ours("EXCLUSIVE_ASYNC_ANNOTATED", count(counts, () -> service.exclusiveAsync("k").join()),
+						count(counts, () -> cycle(mutex))));
 				lines.add(ours("READ_ASYNC", count(counts, () -> template.executeAsync("/async/rw/k", LockMode.READ, null,
 						(handle) -> CompletableFuture.completedFuture(handle)).join()),
 						count(counts, () -> cycle(readWrite.readLock()))));
