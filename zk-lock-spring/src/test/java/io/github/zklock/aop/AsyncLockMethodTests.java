@@ -31,7 +31,6 @@ import io.github.zklock.LockContext;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockLostException;
 import io.github.zklock.LockMode;
-import io.github.zklock.LockRequest;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.annotation.DistributedLock;
 import io.github.zklock.annotation.DistributedSemaphore;
@@ -63,9 +62,7 @@ class AsyncLockMethodTests {
 
 	private static AnnotationConfigApplicationContext application;
 
-	private CuratorFramework otherClient;
-
-	private CuratorLockRegistry otherApplication;
+	private OtherApplication other;
 
 	@BeforeAll
 	static void start() throws InterruptedException {
@@ -80,14 +77,13 @@ class AsyncLockMethodTests {
 
 	@BeforeEach
 	void connectOtherApplication() throws InterruptedException {
-		this.otherClient = zooKeeper.newClient();
-		this.otherApplication = new CuratorLockRegistry(this.otherClient, "/locks", 10);
+		this.other = new OtherApplication(zooKeeper);
 		service().reset();
 	}
 
 	@AfterEach
 	void closeOtherApplication() {
-		this.otherApplication.close();
+		this.other.close();
 	}
 
 	@Test
@@ -95,13 +91,13 @@ class AsyncLockMethodTests {
 		AsyncService service = service();
 		CompletableFuture<String> result = service.hold("held");
 		CompletableFuture<String> work = service.nextWork();
-		assertThat(otherCanTake("/async/held", LockMode.EXCLUSIVE)).isFalse();
+		assertThat(this.other.canTake("/async/held", LockMode.EXCLUSIVE)).isFalse();
 		assertThat(result).isNotDone();
 		work.complete("done");
 		assertThat(result.get(10, TimeUnit.SECONDS)).isEqualTo("done");
 		// The caller's future completes after the release.
-		assertThat(otherCanTake("/async/held", LockMode.EXCLUSIVE)).isTrue();
-		assertNoZnodes("/locks/async/held");
+		assertThat(this.other.canTake("/async/held", LockMode.EXCLUSIVE)).isTrue();
+		this.other.assertNoZnodes("/locks/async/held");
 	}
 
 	@Test
@@ -113,8 +109,8 @@ class AsyncLockMethodTests {
 			.isThrownBy(() -> result.toCompletableFuture().get(10, TimeUnit.SECONDS))
 			.withCauseInstanceOf(IllegalStateException.class)
 			.withMessageContaining("boom");
-		assertThat(otherCanTake("/async/failing", LockMode.EXCLUSIVE)).isTrue();
-		assertNoZnodes("/locks/async/failing");
+		assertThat(this.other.canTake("/async/failing", LockMode.EXCLUSIVE)).isTrue();
+		this.other.assertNoZnodes("/locks/async/failing");
 	}
 
 	@Test
@@ -123,14 +119,14 @@ class AsyncLockMethodTests {
 		assertThatExceptionOfType(ExecutionException.class).isThrownBy(() -> result.get(10, TimeUnit.SECONDS))
 			.withCauseInstanceOf(IOException.class)
 			.withMessageContaining("checked throwing");
-		assertThat(otherCanTake("/async/throwing", LockMode.EXCLUSIVE)).isTrue();
-		assertNoZnodes("/locks/async/throwing");
+		assertThat(this.other.canTake("/async/throwing", LockMode.EXCLUSIVE)).isTrue();
+		this.other.assertNoZnodes("/locks/async/throwing");
 	}
 
 	@Test
 	void nullStageCompletesWithNullAfterTheRelease() throws Exception {
 		assertThat(service().returnNull("null").get(10, TimeUnit.SECONDS)).isNull();
-		assertThat(otherCanTake("/async/null", LockMode.EXCLUSIVE)).isTrue();
+		assertThat(this.other.canTake("/async/null", LockMode.EXCLUSIVE)).isTrue();
 	}
 
 	@Test
@@ -147,14 +143,14 @@ class AsyncLockMethodTests {
 		CompletableFuture<String> work = service.nextWork();
 		result.cancel(true);
 		await().atMost(Duration.ofSeconds(10)).until(work::isCancelled);
-		await().atMost(Duration.ofSeconds(10)).until(() -> otherCanTake("/async/cancelled", LockMode.EXCLUSIVE));
-		assertNoZnodes("/locks/async/cancelled");
+		await().atMost(Duration.ofSeconds(10)).until(() -> this.other.canTake("/async/cancelled", LockMode.EXCLUSIVE));
+		this.other.assertNoZnodes("/locks/async/cancelled");
 	}
 
 	@Test
 	void busyLockSkipsTheMethodWithNullOrEmptyOptional() throws Exception {
 		AsyncService service = service();
-		LockHandle held = otherTakes("/async/busy");
+		LockHandle held = this.other.take("/async/busy");
 		try {
 			assertThat(service.skip("busy").get(10, TimeUnit.SECONDS)).isNull();
 			assertThat(service.skipOptional("busy").get(10, TimeUnit.SECONDS)).isEmpty();
@@ -170,7 +166,7 @@ class AsyncLockMethodTests {
 	@Test
 	void busyLockFailsTheFutureAfterTheWaitTime() {
 		AsyncService service = service();
-		LockHandle held = otherTakes("/async/taken");
+		LockHandle held = this.other.take("/async/taken");
 		try {
 			CompletableFuture<String> result = service.holdBriefly("taken");
 			assertThatExceptionOfType(ExecutionException.class).isThrownBy(() -> result.get(10, TimeUnit.SECONDS))
@@ -189,8 +185,8 @@ class AsyncLockMethodTests {
 		CompletableFuture<String> firstWork = service.nextWork();
 		CompletableFuture<String> secondRead = service.read("rw");
 		CompletableFuture<String> secondWork = service.nextWork();
-		assertThat(otherCanTake("/rw/rw", LockMode.READ)).isTrue();
-		assertThat(otherCanTake("/rw/rw", LockMode.WRITE)).isFalse();
+		assertThat(this.other.canTake("/rw/rw", LockMode.READ)).isTrue();
+		assertThat(this.other.canTake("/rw/rw", LockMode.WRITE)).isFalse();
 		firstWork.complete("one");
 		secondWork.complete("two");
 		assertThat(firstRead.get(10, TimeUnit.SECONDS)).isEqualTo("one");
@@ -198,10 +194,10 @@ class AsyncLockMethodTests {
 
 		CompletableFuture<String> write = service.write("rw");
 		CompletableFuture<String> writeWork = service.nextWork();
-		assertThat(otherCanTake("/rw/rw", LockMode.READ)).isFalse();
+		assertThat(this.other.canTake("/rw/rw", LockMode.READ)).isFalse();
 		writeWork.complete("written");
 		assertThat(write.get(10, TimeUnit.SECONDS)).isEqualTo("written");
-		assertThat(otherCanTake("/rw/rw", LockMode.WRITE)).isTrue();
+		assertThat(this.other.canTake("/rw/rw", LockMode.WRITE)).isTrue();
 	}
 
 	@Test
@@ -221,7 +217,7 @@ class AsyncLockMethodTests {
 		secondWork.complete("two");
 		assertThat(third.get(10, TimeUnit.SECONDS)).isEqualTo("three");
 		assertThat(second.get(10, TimeUnit.SECONDS)).isEqualTo("two");
-		assertNoZnodes("/locks/permits/partner");
+		this.other.assertNoZnodes("/locks/permits/partner");
 	}
 
 	@Test
@@ -229,12 +225,12 @@ class AsyncLockMethodTests {
 		AsyncService service = service();
 		CompletableFuture<String> result = service.both("multi-b", "multi-a");
 		CompletableFuture<String> work = service.nextWork();
-		assertThat(otherCanTake("/async/multi-a", LockMode.EXCLUSIVE)).isFalse();
-		assertThat(otherCanTake("/async/multi-b", LockMode.EXCLUSIVE)).isFalse();
+		assertThat(this.other.canTake("/async/multi-a", LockMode.EXCLUSIVE)).isFalse();
+		assertThat(this.other.canTake("/async/multi-b", LockMode.EXCLUSIVE)).isFalse();
 		work.complete("both");
 		assertThat(result.get(10, TimeUnit.SECONDS)).isEqualTo("both");
-		assertThat(otherCanTake("/async/multi-a", LockMode.EXCLUSIVE)).isTrue();
-		assertThat(otherCanTake("/async/multi-b", LockMode.EXCLUSIVE)).isTrue();
+		assertThat(this.other.canTake("/async/multi-a", LockMode.EXCLUSIVE)).isTrue();
+		assertThat(this.other.canTake("/async/multi-b", LockMode.EXCLUSIVE)).isTrue();
 	}
 
 	@Test
@@ -243,7 +239,7 @@ class AsyncLockMethodTests {
 		CompletableFuture<String> result = caller.outer("nested");
 		assertThatExceptionOfType(ExecutionException.class).isThrownBy(() -> result.get(10, TimeUnit.SECONDS))
 			.withCauseInstanceOf(LockAcquisitionException.class);
-		assertThat(otherCanTake("/nested/nested", LockMode.EXCLUSIVE)).isTrue();
+		assertThat(this.other.canTake("/nested/nested", LockMode.EXCLUSIVE)).isTrue();
 	}
 
 	@Test
@@ -290,7 +286,7 @@ class AsyncLockMethodTests {
 			registry.setInterruptOnLost(false);
 			await().atMost(Duration.ofSeconds(10)).until(() -> client.getZookeeperClient().isConnected());
 		}
-		assertThat(otherCanTake("/async/lost", LockMode.EXCLUSIVE)).isTrue();
+		assertThat(this.other.canTake("/async/lost", LockMode.EXCLUSIVE)).isTrue();
 	}
 
 	@Test
@@ -313,28 +309,11 @@ class AsyncLockMethodTests {
 		finally {
 			second.close();
 		}
-		assertNoZnodes("/locks/contended");
+		this.other.assertNoZnodes("/locks/contended");
 	}
 
 	private static AsyncService service() {
 		return application.getBean(AsyncService.class);
-	}
-
-	/** Try the key in the other application without waiting, releasing at once if granted. */
-	private boolean otherCanTake(String key, LockMode mode) {
-		Optional<LockHandle> handle = this.otherApplication.tryAcquire(new LockRequest(key, mode, true, Duration.ZERO));
-		handle.ifPresent(LockHandle::release);
-		return handle.isPresent();
-	}
-
-	private LockHandle otherTakes(String key) {
-		return this.otherApplication.tryAcquire(new LockRequest(key, LockMode.EXCLUSIVE, true, Duration.ZERO))
-			.orElseThrow();
-	}
-
-	private void assertNoZnodes(String path) {
-		await().atMost(Duration.ofSeconds(10))
-			.untilAsserted(() -> assertThat(ZooKeeperExtension.ephemeralZnodes(this.otherClient, path)).isEmpty());
 	}
 
 	static class AsyncService {

@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -29,7 +28,6 @@ import io.github.zklock.LockAcquisitionException;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockLostException;
 import io.github.zklock.LockMode;
-import io.github.zklock.LockRequest;
 import io.github.zklock.annotation.DistributedLock;
 import io.github.zklock.annotation.DistributedSemaphore;
 import io.github.zklock.annotation.OnBusy;
@@ -62,9 +60,7 @@ class ReactiveLockMethodTests {
 
 	private static AnnotationConfigApplicationContext application;
 
-	private CuratorFramework otherClient;
-
-	private CuratorLockRegistry otherApplication;
+	private OtherApplication other;
 
 	@BeforeAll
 	static void start() throws InterruptedException {
@@ -79,14 +75,13 @@ class ReactiveLockMethodTests {
 
 	@BeforeEach
 	void connectOtherApplication() throws InterruptedException {
-		this.otherClient = zooKeeper.newClient();
-		this.otherApplication = new CuratorLockRegistry(this.otherClient, "/locks", 10);
+		this.other = new OtherApplication(zooKeeper);
 		service().reset();
 	}
 
 	@AfterEach
 	void closeOtherApplication() {
-		this.otherApplication.close();
+		this.other.close();
 	}
 
 	@Test
@@ -94,16 +89,16 @@ class ReactiveLockMethodTests {
 		ReactiveService service = service();
 		Mono<String> assembled = service.hold("assembled");
 		assertThat(service.invocations()).isZero();
-		assertThat(otherCanTake("/reactive/assembled", LockMode.EXCLUSIVE)).isTrue();
-		assertThat(ZooKeeperExtension.ephemeralZnodes(this.otherClient, "/locks/reactive")).isEmpty();
+		assertThat(this.other.canTake("/reactive/assembled", LockMode.EXCLUSIVE)).isTrue();
+		assertThat(ZooKeeperExtension.ephemeralZnodes(this.other.client(), "/locks/reactive")).isEmpty();
 
 		CompletableFuture<String> result = assembled.toFuture();
 		CompletableFuture<String> work = service.nextWork();
-		assertThat(otherCanTake("/reactive/assembled", LockMode.EXCLUSIVE)).isFalse();
+		assertThat(this.other.canTake("/reactive/assembled", LockMode.EXCLUSIVE)).isFalse();
 		work.complete("done");
 		assertThat(result.get(10, TimeUnit.SECONDS)).isEqualTo("done");
-		assertThat(otherCanTake("/reactive/assembled", LockMode.EXCLUSIVE)).isTrue();
-		assertNoZnodes("/locks/reactive/assembled");
+		assertThat(this.other.canTake("/reactive/assembled", LockMode.EXCLUSIVE)).isTrue();
+		this.other.assertNoZnodes("/locks/reactive/assembled");
 	}
 
 	@Test
@@ -133,31 +128,31 @@ class ReactiveLockMethodTests {
 		ReactiveService service = service();
 		Disposable subscription = service.hold("disposed").subscribe();
 		CompletableFuture<String> work = service.nextWork();
-		assertThat(otherCanTake("/reactive/disposed", LockMode.EXCLUSIVE)).isFalse();
+		assertThat(this.other.canTake("/reactive/disposed", LockMode.EXCLUSIVE)).isFalse();
 		subscription.dispose();
 		await().atMost(BOUND).until(work::isCancelled);
-		assertNoZnodes("/locks/reactive/disposed");
-		assertThat(otherCanTake("/reactive/disposed", LockMode.EXCLUSIVE)).isTrue();
+		this.other.assertNoZnodes("/locks/reactive/disposed");
+		assertThat(this.other.canTake("/reactive/disposed", LockMode.EXCLUSIVE)).isTrue();
 	}
 
 	@Test
 	void disposingWhileWaitingGivesUpTheWaitAndLeavesNoZnode() throws Exception {
 		ReactiveService service = service();
-		LockHandle held = otherTakes("/reactive/waiting");
+		LockHandle held = this.other.take("/reactive/waiting");
 		try {
 			Disposable subscription = service.hold("waiting").subscribe();
 			// The other application's grant and this one's waiter.
 			await().atMost(BOUND)
-				.until(() -> ZooKeeperExtension.ephemeralZnodes(this.otherClient, "/locks/reactive/waiting").size() == 2);
+				.until(() -> ZooKeeperExtension.ephemeralZnodes(this.other.client(), "/locks/reactive/waiting").size() == 2);
 			subscription.dispose();
 			await().atMost(BOUND)
-				.until(() -> ZooKeeperExtension.ephemeralZnodes(this.otherClient, "/locks/reactive/waiting").size() == 1);
+				.until(() -> ZooKeeperExtension.ephemeralZnodes(this.other.client(), "/locks/reactive/waiting").size() == 1);
 		}
 		finally {
 			held.release();
 		}
-		assertNoZnodes("/locks/reactive/waiting");
-		assertThat(otherCanTake("/reactive/waiting", LockMode.EXCLUSIVE)).isTrue();
+		this.other.assertNoZnodes("/locks/reactive/waiting");
+		assertThat(this.other.canTake("/reactive/waiting", LockMode.EXCLUSIVE)).isTrue();
 		assertThat(service.invocations()).isZero();
 	}
 
@@ -166,8 +161,8 @@ class ReactiveLockMethodTests {
 		ReactiveService service = service();
 		assertThatExceptionOfType(IllegalStateException.class).isThrownBy(() -> service.fail("error").block(BOUND))
 			.withMessage("boom error");
-		assertThat(otherCanTake("/reactive/error", LockMode.EXCLUSIVE)).isTrue();
-		assertNoZnodes("/locks/reactive/error");
+		assertThat(this.other.canTake("/reactive/error", LockMode.EXCLUSIVE)).isTrue();
+		this.other.assertNoZnodes("/locks/reactive/error");
 	}
 
 	@Test
@@ -179,14 +174,14 @@ class ReactiveLockMethodTests {
 			.isThrownBy(() -> assembled.toFuture().get(10, TimeUnit.SECONDS))
 			.withCauseInstanceOf(IOException.class)
 			.withMessageContaining("checked throwing");
-		assertThat(otherCanTake("/reactive/throwing", LockMode.EXCLUSIVE)).isTrue();
-		assertNoZnodes("/locks/reactive/throwing");
+		assertThat(this.other.canTake("/reactive/throwing", LockMode.EXCLUSIVE)).isTrue();
+		this.other.assertNoZnodes("/locks/reactive/throwing");
 	}
 
 	@Test
 	void busyLockSkipsMonoAndFluxWithNothing() {
 		ReactiveService service = service();
-		LockHandle held = otherTakes("/reactive/busy");
+		LockHandle held = this.other.take("/reactive/busy");
 		try {
 			assertThat(service.skipMono("busy").blockOptional(BOUND)).isEmpty();
 			assertThat(service.skipFlux("busy").collectList().block(BOUND)).isEmpty();
@@ -197,13 +192,13 @@ class ReactiveLockMethodTests {
 		}
 		assertThat(service.skipMono("busy").block(BOUND)).isEqualTo("ran busy");
 		assertThat(service.skipFlux("busy").collectList().block(BOUND)).containsExactly("ran busy", "again busy");
-		assertNoZnodes("/locks/reactive/busy");
+		this.other.assertNoZnodes("/locks/reactive/busy");
 	}
 
 	@Test
 	void busyLockErrorsAfterTheWaitTime() {
 		ReactiveService service = service();
-		LockHandle held = otherTakes("/reactive/taken");
+		LockHandle held = this.other.take("/reactive/taken");
 		try {
 			assertThatExceptionOfType(LockAcquisitionException.class)
 				.isThrownBy(() -> service.holdBriefly("taken").block(BOUND));
@@ -216,12 +211,12 @@ class ReactiveLockMethodTests {
 
 	@Test
 	void fluxEmitsEveryItemUnderOneGrant() {
-		List<String> items = service().items("flux", this::otherCanTake).collectList().block(BOUND);
+		List<String> items = service().items("flux", this.other::canTake).collectList().block(BOUND);
 		assertThat(items).hasSize(3);
 		// One token for all items, and the other application never got the key meanwhile.
 		assertThat(items).extracting((item) -> item.substring(item.indexOf(' '))).containsOnly(" false");
 		assertThat(items.stream().map((item) -> item.substring(0, item.indexOf(' '))).distinct()).hasSize(1);
-		assertThat(otherCanTake("/reactive/flux", LockMode.EXCLUSIVE)).isTrue();
+		assertThat(this.other.canTake("/reactive/flux", LockMode.EXCLUSIVE)).isTrue();
 	}
 
 	@Test
@@ -231,8 +226,8 @@ class ReactiveLockMethodTests {
 		CompletableFuture<String> firstWork = service.nextWork();
 		CompletableFuture<String> secondRead = service.read("rw").toFuture();
 		CompletableFuture<String> secondWork = service.nextWork();
-		assertThat(otherCanTake("/reactive-rw/rw", LockMode.READ)).isTrue();
-		assertThat(otherCanTake("/reactive-rw/rw", LockMode.WRITE)).isFalse();
+		assertThat(this.other.canTake("/reactive-rw/rw", LockMode.READ)).isTrue();
+		assertThat(this.other.canTake("/reactive-rw/rw", LockMode.WRITE)).isFalse();
 		firstWork.complete("one");
 		secondWork.complete("two");
 		assertThat(firstRead.get(10, TimeUnit.SECONDS)).isEqualTo("one");
@@ -240,10 +235,10 @@ class ReactiveLockMethodTests {
 
 		CompletableFuture<String> write = service.write("rw").toFuture();
 		CompletableFuture<String> writeWork = service.nextWork();
-		assertThat(otherCanTake("/reactive-rw/rw", LockMode.READ)).isFalse();
+		assertThat(this.other.canTake("/reactive-rw/rw", LockMode.READ)).isFalse();
 		writeWork.complete("written");
 		assertThat(write.get(10, TimeUnit.SECONDS)).isEqualTo("written");
-		assertThat(otherCanTake("/reactive-rw/rw", LockMode.WRITE)).isTrue();
+		assertThat(this.other.canTake("/reactive-rw/rw", LockMode.WRITE)).isTrue();
 	}
 
 	@Test
@@ -259,7 +254,7 @@ class ReactiveLockMethodTests {
 		secondWork.complete("two");
 		assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo("one");
 		assertThat(second.get(10, TimeUnit.SECONDS)).isEqualTo("two");
-		assertNoZnodes("/locks/reactive-permits/partner");
+		this.other.assertNoZnodes("/locks/reactive-permits/partner");
 	}
 
 	@Test
@@ -267,19 +262,19 @@ class ReactiveLockMethodTests {
 		ReactiveService service = service();
 		CompletableFuture<List<String>> result = service.both("multi-b", "multi-a").collectList().toFuture();
 		CompletableFuture<String> work = service.nextWork();
-		assertThat(otherCanTake("/reactive/multi-a", LockMode.EXCLUSIVE)).isFalse();
-		assertThat(otherCanTake("/reactive/multi-b", LockMode.EXCLUSIVE)).isFalse();
+		assertThat(this.other.canTake("/reactive/multi-a", LockMode.EXCLUSIVE)).isFalse();
+		assertThat(this.other.canTake("/reactive/multi-b", LockMode.EXCLUSIVE)).isFalse();
 		work.complete("both");
 		assertThat(result.get(10, TimeUnit.SECONDS)).containsExactly("both");
-		assertThat(otherCanTake("/reactive/multi-a", LockMode.EXCLUSIVE)).isTrue();
-		assertThat(otherCanTake("/reactive/multi-b", LockMode.EXCLUSIVE)).isTrue();
+		assertThat(this.other.canTake("/reactive/multi-a", LockMode.EXCLUSIVE)).isTrue();
+		assertThat(this.other.canTake("/reactive/multi-b", LockMode.EXCLUSIVE)).isTrue();
 	}
 
 	@Test
 	void nestedPublisherOnTheKeyItsCallerHoldsErrorsAfterItsWaitInsteadOfHanging() {
 		assertThatExceptionOfType(LockAcquisitionException.class)
 			.isThrownBy(() -> service().outer("nested").block(BOUND));
-		assertThat(otherCanTake("/reactive-nested/nested", LockMode.EXCLUSIVE)).isTrue();
+		assertThat(this.other.canTake("/reactive-nested/nested", LockMode.EXCLUSIVE)).isTrue();
 	}
 
 	@Test
@@ -301,7 +296,7 @@ class ReactiveLockMethodTests {
 			registry.setInterruptOnLost(false);
 			await().atMost(BOUND).until(() -> client.getZookeeperClient().isConnected());
 		}
-		assertThat(otherCanTake("/reactive/lost", LockMode.EXCLUSIVE)).isTrue();
+		assertThat(this.other.canTake("/reactive/lost", LockMode.EXCLUSIVE)).isTrue();
 	}
 
 	@Test
@@ -324,28 +319,11 @@ class ReactiveLockMethodTests {
 		finally {
 			second.close();
 		}
-		assertNoZnodes("/locks/reactive-contended");
+		this.other.assertNoZnodes("/locks/reactive-contended");
 	}
 
 	private static ReactiveService service() {
 		return application.getBean(ReactiveService.class);
-	}
-
-	/** Try the key in the other application without waiting, releasing at once if granted. */
-	private boolean otherCanTake(String key, LockMode mode) {
-		Optional<LockHandle> handle = this.otherApplication.tryAcquire(new LockRequest(key, mode, true, Duration.ZERO));
-		handle.ifPresent(LockHandle::release);
-		return handle.isPresent();
-	}
-
-	private LockHandle otherTakes(String key) {
-		return this.otherApplication.tryAcquire(new LockRequest(key, LockMode.EXCLUSIVE, true, Duration.ZERO))
-			.orElseThrow();
-	}
-
-	private void assertNoZnodes(String path) {
-		await().atMost(BOUND)
-			.untilAsserted(() -> assertThat(ZooKeeperExtension.ephemeralZnodes(this.otherClient, path)).isEmpty());
 	}
 
 	/** The grants a Mono saw in its Reactor context, and whether the first was held then. */
