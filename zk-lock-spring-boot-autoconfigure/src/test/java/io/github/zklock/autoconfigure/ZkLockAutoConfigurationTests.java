@@ -6,6 +6,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
@@ -439,11 +441,21 @@ class ZkLockAutoConfigurationTests {
 	}
 
 	@Test
-	void failsOnAsynchronousReturnTypeNamingTheMethod() {
-		this.contextRunner.withBean(AsyncService.class).run((context) -> {
+	void failsOnAsynchronousReturnTypeItCannotFollowNamingTheMethod() {
+		this.contextRunner.withBean(FutureService.class).run((context) -> {
 			assertThat(context).hasFailed();
 			IllegalStateException ex = causeOfType(context.getStartupFailure(), IllegalStateException.class);
-			assertThat(ex).hasMessageContaining("AsyncService.lock").hasMessageContaining("CompletableFuture");
+			assertThat(ex).hasMessageContaining("FutureService.lock").hasMessageContaining("java.util.concurrent.Future");
+		});
+	}
+
+	@Test
+	void startsWithACompletableFutureMethodAndHoldsItsLockUntilTheFutureCompletes() {
+		this.contextRunner.withBean(AsyncService.class).run((context) -> {
+			assertThat(context).hasNotFailed();
+			AsyncService service = context.getBean(AsyncService.class);
+			assertThat(service.lock().get(10, TimeUnit.SECONDS)).isEqualTo("x");
+			assertThat(context.getBean(CuratorLockRegistry.class).heldLockCount()).isZero();
 		});
 	}
 
@@ -619,6 +631,15 @@ class ZkLockAutoConfigurationTests {
 
 		@DistributedLock(path = "/x")
 		public CompletableFuture<String> lock() {
+			return CompletableFuture.completedFuture("x");
+		}
+
+	}
+
+	static class FutureService {
+
+		@DistributedLock(path = "/x")
+		public Future<String> lock() {
 			return CompletableFuture.completedFuture("x");
 		}
 
