@@ -5,6 +5,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.jspecify.annotations.Nullable;
@@ -29,9 +30,13 @@ final class AsyncGrant implements AsyncLockHandle {
 
 	private final AtomicBoolean releasing = new AtomicBoolean();
 
-	AsyncGrant(LockHandle grant, @Nullable Thread owner) {
+	/** Where a grant that is not bound to a thread is released without blocking the caller. */
+	private final Executor grantThreads;
+
+	AsyncGrant(LockHandle grant, @Nullable Thread owner, Executor grantThreads) {
 		this.grant = grant;
 		this.owner = owner;
+		this.grantThreads = grantThreads;
 	}
 
 	/** The registry's grant, as the template observes it. */
@@ -87,7 +92,7 @@ final class AsyncGrant implements AsyncLockHandle {
 		if (this.owner == null) {
 			if (!this.releasing.get()) {
 				// Not bound: released on a grant thread, so that the caller does not wait for ZooKeeper.
-				GrantThreads.start(this::releaseNow);
+				this.grantThreads.execute(this::releaseNow);
 			}
 		}
 		else if (this.owner == Thread.currentThread()) {

@@ -11,9 +11,9 @@ import java.util.concurrent.CompletionStage;
  * <p>Thread rules: every method may be called from any thread, {@link #release()} included. Curator's
  * reentrant recipes (EXCLUSIVE, READ, WRITE) only let the thread that acquired a znode release it,
  * so such a grant is acquired and released by a thread of its own, parked while the grant is held
- * (a virtual thread on Java 21 and later, a pooled daemon thread on Java 17); {@code release()} from
- * another thread asks that thread to release and waits until it has. Non-reentrant EXCLUSIVE grants
- * and permits have no such thread.
+ * (a pooled daemon thread, or a virtual thread, see {@link LockTemplate#setVirtualGrantThreads});
+ * {@code release()} from another thread asks that thread to release and waits until it has.
+ * Non-reentrant EXCLUSIVE grants and permits have no such thread.
  *
  * <p>Asynchronous grants are not reentrant: a thread's identity says nothing about which
  * asynchronous work runs on it, so a second request for a key that an asynchronous grant holds

@@ -3,6 +3,7 @@ package io.github.zklock;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.SynchronousQueue;
@@ -13,16 +14,22 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The threads that own asynchronous grants ({@link LockTemplate#acquireAsync}): each grant bound to
  * a thread by its recipe acquires and releases on one thread of its own, parked while the grant is
- * held. On Java 21 and later a new virtual thread per grant (a parked virtual thread costs a few
- * hundred bytes and no carrier thread); on Java 17 a daemon platform thread of an unbounded pool
- * that keeps idle threads for 60 s, so that back-to-back grants reuse them. Threads are named
- * {@code zk-lock-grant-N}. Never a bounded pool: a grant's thread is occupied for the whole wait and
- * hold, so a bounded pool would queue acquisitions behind holders and could starve the very work
- * that ends a hold.
+ * held. Two kinds, chosen per template ({@link LockTemplate#setVirtualGrantThreads}):
+ * <ul>
+ * <li>platform threads (the default): daemon threads of an unbounded pool that keeps idle threads
+ * for 60 s, so that back-to-back grants reuse them;</li>
+ * <li>virtual threads (Java 21 and later): a new one per grant; a parked virtual thread costs a
+ * few hundred bytes and no platform thread, so thousands of waiting or held asynchronous grants
+ * cost little, at some latency per cycle (see BENCHMARKS.md, "Async cycles").</li>
+ * </ul>
+ * Threads are named {@code zk-lock-grant-N}. Never a bounded pool: a grant's thread is occupied for
+ * the whole wait and hold, so a bounded pool would queue acquisitions behind holders and could
+ * starve the very work that ends a hold.
  */
 final class GrantThreads {
 
@@ -30,27 +37,48 @@ final class GrantThreads {
 
 	private static final String NAME_PREFIX = "zk-lock-grant-";
 
-	private static final ExecutorService executor = createExecutor();
-
-	private static final boolean virtual = !(executor instanceof ThreadPoolExecutor);
-
 	private GrantThreads() {
 	}
 
-	/** Run a grant's owner task on a thread of its own. */
-	static void start(Runnable task) {
-		executor.execute(task);
+	/** The pool of platform threads. */
+	static Executor platform() {
+		return Platform.executor;
 	}
 
-	/** Whether grants are owned by virtual threads (Java 21 and later). */
-	static boolean isVirtual() {
-		return virtual;
+	/** A new virtual thread per task, or {@code null} before Java 21. */
+	static @Nullable Executor virtual() {
+		return Virtual.executor;
 	}
 
-	private static ExecutorService createExecutor() {
-		if (Runtime.version().feature() >= 21) {
+	/** Holder: created on first use. */
+	private static final class Platform {
+
+		static final ExecutorService executor = create();
+
+		private static ExecutorService create() {
+			AtomicLong count = new AtomicLong();
+			ThreadFactory factory = (task) -> {
+				Thread thread = new Thread(task, NAME_PREFIX + count.incrementAndGet());
+				thread.setDaemon(true);
+				return thread;
+			};
+			return new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS, new SynchronousQueue<>(),
+					factory);
+		}
+
+	}
+
+	/** Holder: created on first use. */
+	private static final class Virtual {
+
+		static final @Nullable ExecutorService executor = create();
+
+		private static @Nullable ExecutorService create() {
+			if (Runtime.version().feature() < 21) {
+				return null;
+			}
 			try {
-				// Thread.ofVirtual().name(prefix, 0).factory(), without compiling against Java 21.
+				// Thread.ofVirtual().name(prefix, 1).factory(), without compiling against Java 21.
 				MethodHandles.Lookup lookup = MethodHandles.publicLookup();
 				Class<?> builderClass = Class.forName("java.lang.Thread$Builder");
 				Object builder = lookup.findStatic(Thread.class, "ofVirtual",
@@ -69,15 +97,10 @@ final class GrantThreads {
 			}
 			catch (Throwable ex) {
 				logger.warn("Virtual threads are not available; asynchronous grants use platform threads", ex);
+				return null;
 			}
 		}
-		AtomicLong count = new AtomicLong();
-		ThreadFactory factory = (task) -> {
-			Thread thread = new Thread(task, NAME_PREFIX + count.incrementAndGet());
-			thread.setDaemon(true);
-			return thread;
-		};
-		return new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS, new SynchronousQueue<>(), factory);
+
 	}
 
 }

@@ -16,11 +16,14 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Tests for many asynchronous grants of one key on a real ZooKeeper server: 10,000
@@ -65,8 +68,11 @@ class AsyncLockLoadTests {
 		this.otherRegistry.close();
 	}
 
-	@Test
-	void tenThousandAsyncCallsLeaveNoGrantBehind() throws Exception {
+	@ParameterizedTest(name = "virtual grant threads {0}")
+	@ValueSource(booleans = { false, true })
+	void tenThousandAsyncCallsLeaveNoGrantBehind(boolean virtualGrantThreads) throws Exception {
+		assumeTrue(!virtualGrantThreads || Runtime.version().feature() >= 21, "virtual threads need Java 21");
+		assertThat(this.template.setVirtualGrantThreads(virtualGrantThreads)).isEqualTo(virtualGrantThreads);
 		int calls = 10_000;
 		int inFlight = 8;
 		Semaphore slots = new Semaphore(inFlight);
@@ -91,7 +97,7 @@ class AsyncLockLoadTests {
 		assertThat(slots.tryAcquire(inFlight, 60, TimeUnit.SECONDS)).isTrue();
 		long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
 		System.out.printf("ASYNC calls=%d in_flight=%d run_ms=%d per_call_us=%d java=%d virtual_grants=%s%n", calls,
-				inFlight, elapsedMs, elapsedMs * 1000 / calls, Runtime.version().feature(), GrantThreads.isVirtual());
+				inFlight, elapsedMs, elapsedMs * 1000 / calls, Runtime.version().feature(), this.template.isVirtualGrantThreads());
 
 		assertThat(failures).isEmpty();
 		assertThat(completed).hasValue(calls);

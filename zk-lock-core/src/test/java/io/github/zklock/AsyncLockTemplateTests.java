@@ -368,6 +368,34 @@ class AsyncLockTemplateTests {
 	}
 
 	@Test
+	void grantsAreOwnedByVirtualThreadsOnlyWhenAskedForAndAvailable() throws Exception {
+		assertThat(this.template.isVirtualGrantThreads()).isFalse();
+		assertThat(ownerIsVirtual()).isFalse();
+		boolean available = Runtime.version().feature() >= 21;
+		assertThat(this.template.setVirtualGrantThreads(true)).isEqualTo(available);
+		assertThat(this.template.isVirtualGrantThreads()).isEqualTo(available);
+		assertThat(ownerIsVirtual()).isEqualTo(available);
+		assertThat(this.template.setVirtualGrantThreads(false)).isFalse();
+		assertThat(ownerIsVirtual()).isFalse();
+	}
+
+	/** Whether the thread that runs an action (the grant's own, without an async executor) is virtual. */
+	private boolean ownerIsVirtual() throws Exception {
+		return this.template.executeAsync(this.key, LockMode.EXCLUSIVE, WAIT, (handle) -> {
+			try {
+				return CompletableFuture.completedFuture((Boolean) Thread.class.getMethod("isVirtual")
+					.invoke(Thread.currentThread()));
+			}
+			catch (NoSuchMethodException ex) {
+				return CompletableFuture.completedFuture(false);
+			}
+			catch (ReflectiveOperationException ex) {
+				return CompletableFuture.failedFuture(ex);
+			}
+		}).get(10, TimeUnit.SECONDS);
+	}
+
+	@Test
 	void actionRunsOnTheAsyncExecutor() throws Exception {
 		ExecutorService executor = Executors.newSingleThreadExecutor((task) -> new Thread(task, "async-action"));
 		try {

@@ -64,6 +64,7 @@ class VirtualThreadLockTests {
 		assumeTrue(Runtime.version().feature() >= 21, "virtual threads need Java 21");
 		this.registry = new CuratorLockRegistry(zooKeeper.newClient(), "/locks", 100);
 		this.template = new LockTemplate(this.registry, BOUND);
+		assertThat(this.template.setVirtualGrantThreads(true)).isTrue();
 		this.otherRegistry = new CuratorLockRegistry(zooKeeper.newClient(), "/locks", 100);
 		this.key = "/" + testInfo.getTestMethod().orElseThrow().getName();
 	}
@@ -112,7 +113,7 @@ class VirtualThreadLockTests {
 
 	@Test
 	void thousandConcurrentAsyncCallsOnOneKeyCompleteWithinTheBound() throws Exception {
-		assertThat(GrantThreads.isVirtual()).as("grants owned by virtual threads").isTrue();
+		assertThat(this.template.isVirtualGrantThreads()).as("grants owned by virtual threads").isTrue();
 		AtomicInteger inside = new AtomicInteger();
 		AtomicInteger maxInside = new AtomicInteger();
 		Map<Boolean, LongAdder> actionThreads = new ConcurrentHashMap<>();

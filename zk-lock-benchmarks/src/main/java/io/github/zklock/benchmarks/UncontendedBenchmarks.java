@@ -94,7 +94,7 @@ public class UncontendedBenchmarks {
 
 	/**
 	 * {@code LockTemplate.executeAsync}, EXCLUSIVE, on the key of {@link #templateMutex}: the lock is
-	 * acquired and released by a grant thread of its own (a virtual thread on Java 21+), the action
+	 * acquired and released by a grant thread of its own (a pooled platform thread, the template's default), the action
 	 * returns a completed stage, and the caller joins the future, which completes after the release.
 	 * @param ours the template
 	 * @return the action's result, for JMH to consume

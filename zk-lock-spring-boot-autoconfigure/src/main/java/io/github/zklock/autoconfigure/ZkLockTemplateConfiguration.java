@@ -9,7 +9,9 @@ import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
+import org.springframework.boot.thread.Threading;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 
 import io.github.zklock.LockRegistry;
 import io.github.zklock.LockStateListener;
@@ -50,17 +52,23 @@ class ZkLockTemplateConfiguration {
 	/**
 	 * The template. Its asynchronous methods (and {@code @DistributedLock} methods returning
 	 * {@code CompletableFuture}) invoke their work on Boot's {@code applicationTaskExecutor} when
-	 * there is one (virtual threads with {@code spring.threads.virtual.enabled=true}); the waits
-	 * for ZooKeeper never occupy it (see {@link LockTemplate#setAsyncExecutor}).
+	 * there is one; the waits for ZooKeeper never occupy it (see
+	 * {@link LockTemplate#setAsyncExecutor}). With {@code spring.threads.virtual.enabled=true} (on
+	 * Java 21+) asynchronous grants are owned by virtual threads
+	 * ({@link LockTemplate#setVirtualGrantThreads}).
 	 */
 	@Bean
 	@ConditionalOnMissingBean
 	LockTemplate lockTemplate(LockRegistry lockRegistry, ZkLockProperties properties,
 			ObjectProvider<ObservationRegistry> observationRegistry,
-			@Qualifier(APPLICATION_TASK_EXECUTOR) ObjectProvider<Executor> applicationTaskExecutor) {
+			@Qualifier(APPLICATION_TASK_EXECUTOR) ObjectProvider<Executor> applicationTaskExecutor,
+			Environment environment) {
 		LockTemplate template = new LockTemplate(lockRegistry, properties.getDefaultWaitTime());
 		observationRegistry.ifAvailable(template::setObservationRegistry);
 		applicationTaskExecutor.ifAvailable(template::setAsyncExecutor);
+		if (Threading.VIRTUAL.isActive(environment)) {
+			template.setVirtualGrantThreads(true);
+		}
 		return template;
 	}
 

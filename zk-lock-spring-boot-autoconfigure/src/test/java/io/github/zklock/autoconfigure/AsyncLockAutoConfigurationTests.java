@@ -55,6 +55,7 @@ class AsyncLockAutoConfigurationTests {
 		this.contextRunner.run((context) -> {
 			LockTemplate template = context.getBean(LockTemplate.class);
 			assertThat(template.getAsyncExecutor()).isSameAs(context.getBean("applicationTaskExecutor"));
+			assertThat(template.isVirtualGrantThreads()).isFalse();
 			String thread = template
 				.executeAsync("/async/executor", LockMode.EXCLUSIVE, null,
 						(handle) -> CompletableFuture.completedFuture(Thread.currentThread().getName()))
@@ -80,10 +81,11 @@ class AsyncLockAutoConfigurationTests {
 	}
 
 	@Test
-	void virtualThreadsRunAsyncWorkWhenEnabled() {
+	void virtualThreadsRunAsyncWorkAndOwnAsyncGrantsWhenEnabled() {
 		assumeTrue(Runtime.version().feature() >= 21, "virtual threads need Java 21");
 		this.contextRunner.withPropertyValues("spring.threads.virtual.enabled=true").run((context) -> {
 			LockTemplate template = context.getBean(LockTemplate.class);
+			assertThat(template.isVirtualGrantThreads()).isTrue();
 			boolean virtual = template
 				.executeAsync("/async/virtual", LockMode.EXCLUSIVE, null,
 						(handle) -> CompletableFuture.completedFuture(isVirtual(Thread.currentThread())))
