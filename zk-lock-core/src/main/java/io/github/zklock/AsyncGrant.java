@@ -15,9 +15,7 @@ import org.jspecify.annotations.Nullable;
  * {@link GrantThreads}, that any thread may release. A grant bound to its thread is released by
  * that thread, which parks in {@link #holdUntilReleased()} until asked to.
  */
-final class AsyncGrant implements AsyncLockHandle {
-
-	private final LockHandle grant;
+final class AsyncGrant extends ForwardingLockHandle implements AsyncLockHandle {
 
 	/** The thread that acquired a thread-bound grant and must release it; {@code null} if not bound. */
 	private final @Nullable Thread owner;
@@ -34,14 +32,14 @@ final class AsyncGrant implements AsyncLockHandle {
 	private final Executor grantThreads;
 
 	AsyncGrant(LockHandle grant, @Nullable Thread owner, Executor grantThreads) {
-		this.grant = grant;
+		super(grant);
 		this.owner = owner;
 		this.grantThreads = grantThreads;
 	}
 
 	/** The registry's grant, as the template observes it. */
 	LockHandle grant() {
-		return this.grant;
+		return this.delegate;
 	}
 
 	/**
@@ -50,7 +48,7 @@ final class AsyncGrant implements AsyncLockHandle {
 	 * {@link #whenLost()} and the thread goes on waiting for the release.
 	 */
 	void holdUntilReleased() {
-		if (this.grant.state() == LockState.LOST) {
+		if (this.delegate.state() == LockState.LOST) {
 			// Lost before this thread parked: its interrupt may have been cleared with a cancellation's.
 			this.lost.complete(null);
 		}
@@ -60,7 +58,7 @@ final class AsyncGrant implements AsyncLockHandle {
 				break;
 			}
 			catch (InterruptedException ex) {
-				if (this.grant.state() == LockState.LOST) {
+				if (this.delegate.state() == LockState.LOST) {
 					this.lost.complete(null);
 				}
 			}
@@ -79,7 +77,7 @@ final class AsyncGrant implements AsyncLockHandle {
 			return;
 		}
 		try {
-			this.grant.release();
+			this.delegate.release();
 			this.released.complete(null);
 		}
 		catch (Throwable ex) {
@@ -143,49 +141,14 @@ final class AsyncGrant implements AsyncLockHandle {
 	}
 
 	@Override
-	public String path() {
-		return this.grant.path();
-	}
-
-	@Override
-	public LockMode mode() {
-		return this.grant.mode();
-	}
-
-	@Override
-	public boolean isHeld() {
-		return this.grant.isHeld();
-	}
-
-	@Override
-	public LockState state() {
-		return this.grant.state();
-	}
-
-	@Override
-	public void checkHeld() {
-		this.grant.checkHeld();
-	}
-
-	@Override
-	public long fencingToken() {
-		return this.grant.fencingToken();
-	}
-
-	@Override
-	public boolean isLocalHandoff() {
-		return this.grant.isLocalHandoff();
-	}
-
-	@Override
 	public List<LockHandle> parts() {
-		List<LockHandle> parts = this.grant.parts();
-		return (parts.size() == 1 && parts.get(0) == this.grant) ? List.of(this) : parts;
+		List<LockHandle> parts = this.delegate.parts();
+		return (parts.size() == 1 && parts.get(0) == this.delegate) ? List.of(this) : parts;
 	}
 
 	@Override
 	public String toString() {
-		return "async " + this.grant;
+		return "async " + this.delegate;
 	}
 
 	/** The cause of a {@link CompletionException}, else the exception itself. */
