@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReadWriteLock;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -682,7 +683,7 @@ public class LockTemplate {
 		LockRequest resolved = checkedAsync(request);
 		// Read on the calling thread: the grant thread has no current observation.
 		Object parent = parentObservation();
-		return runAsync(startAsync(() -> Optional.of(acquireResolved(resolved, parent)), resolved), action, null);
+		return runAsync(() -> Optional.of(acquireResolved(resolved, parent)), resolved, action, null);
 	}
 
 	/**
@@ -702,7 +703,7 @@ public class LockTemplate {
 		Objects.requireNonNull(whenBusy, "whenBusy must not be null");
 		LockRequest resolved = checkedAsync(request);
 		Object parent = parentObservation();
-		return runAsync(startAsync(() -> tryAcquireResolved(resolved, true, parent), resolved), action, whenBusy);
+		return runAsync(() -> tryAcquireResolved(resolved, true, parent), resolved, action, whenBusy);
 	}
 
 	/**
@@ -721,8 +722,7 @@ public class LockTemplate {
 		Objects.requireNonNull(action, "action must not be null");
 		MultiLock multiLock = checkedMultiLock(requests);
 		Object parent = parentObservation();
-		return runAsync(startAsync(() -> Optional.of(acquireAll(multiLock, false, parent)), multiLock.first()),
-				action, null);
+		return runAsync(() -> Optional.of(acquireAll(multiLock, false, parent)), multiLock.first(), action, null);
 	}
 
 	/**
@@ -741,7 +741,7 @@ public class LockTemplate {
 		Objects.requireNonNull(whenBusy, "whenBusy must not be null");
 		MultiLock multiLock = checkedMultiLock(requests);
 		Object parent = parentObservation();
-		return runAsync(startAsync(() -> tryAcquireAll(multiLock, true, parent), multiLock.first()), action, whenBusy);
+		return runAsync(() -> tryAcquireAll(multiLock, true, parent), multiLock.first(), action, whenBusy);
 	}
 
 	/**
@@ -863,6 +863,15 @@ public class LockTemplate {
 	 */
 	private CompletableFuture<Optional<AsyncLockHandle>> startAsync(Supplier<Optional<LockHandle>> acquisition,
 			LockRequest request) {
+		return startAsync(acquisition, request, null);
+	}
+
+	/**
+	 * @param whenGranted called with the outcome on the grant thread (registered before the thread
+	 * starts, so never on the caller's), {@code null} for none
+	 */
+	private CompletableFuture<Optional<AsyncLockHandle>> startAsync(Supplier<Optional<LockHandle>> acquisition,
+			LockRequest request, @Nullable BiConsumer<Optional<AsyncLockHandle>, Throwable> whenGranted) {
 		boolean threadBound = request.reentrant() || request.mode() != LockMode.EXCLUSIVE;
 		CompletableFuture<Optional<AsyncLockHandle>> result = new CompletableFuture<>();
 		// The thread waiting for the grant, guarded by itself: a cancellation interrupts the wait,
@@ -878,6 +887,9 @@ public class LockTemplate {
 				}
 			}
 		});
+		if (whenGranted != null) {
+			result.whenComplete(whenGranted);
+		}
 		Executor grantThreads = this.grantThreads;
 		grantThreads.execute(() -> {
 			Thread.interrupted();
@@ -936,15 +948,10 @@ public class LockTemplate {
 	 * @param whenBusy supplies the result when the lock was busy; {@code null} when the acquisition
 	 * fails instead
 	 */
-	private <T> CompletableFuture<T> runAsync(CompletableFuture<Optional<AsyncLockHandle>> acquisition,
+	private <T> CompletableFuture<T> runAsync(Supplier<Optional<LockHandle>> acquisition, LockRequest request,
 			Function<LockHandle, ? extends CompletionStage<T>> action, @Nullable Supplier<? extends @Nullable T> whenBusy) {
 		CompletableFuture<T> result = new CompletableFuture<>();
-		result.whenComplete((value, ex) -> {
-			if (result.isCancelled()) {
-				acquisition.cancel(false);
-			}
-		});
-		acquisition.whenComplete((granted, ex) -> {
+		CompletableFuture<Optional<AsyncLockHandle>> grant = startAsync(acquisition, request, (granted, ex) -> {
 			if (ex != null) {
 				result.completeExceptionally(AsyncGrant.unwrap(ex));
 				return;
@@ -958,17 +965,23 @@ public class LockTemplate {
 				}
 				return;
 			}
-			AsyncGrant grant = (AsyncGrant) granted.get();
+			AsyncGrant asyncGrant = (AsyncGrant) granted.get();
 			Executor executor = this.asyncExecutor;
 			if (executor == null) {
-				invokeAsync(grant, action, result);
+				invokeAsync(asyncGrant, action, result);
 				return;
 			}
 			try {
-				executor.execute(() -> invokeAsync(grant, action, result));
+				executor.execute(() -> invokeAsync(asyncGrant, action, result));
 			}
 			catch (RuntimeException rejected) {
-				grant.releaseAsync().whenComplete((released, releaseFailure) -> result.completeExceptionally(rejected));
+				asyncGrant.releaseAsync()
+					.whenComplete((released, releaseFailure) -> result.completeExceptionally(rejected));
+			}
+		});
+		result.whenComplete((value, ex) -> {
+			if (result.isCancelled()) {
+				grant.cancel(false);
 			}
 		});
 		return result;
