@@ -13,6 +13,14 @@ import io.github.zklock.LockMode;
 /**
  * Runs the annotated method while holding a ZooKeeper lock on each key of {@link #path()}.
  *
+ * <p><strong>Only calls through the Spring proxy are locked.</strong> A call from another method
+ * of the same class ({@code this.purchase(sku)}, also from a lambda or a subclass) goes around
+ * the proxy and runs the method <em>without</em> its lock, with no error. Call it through the bean
+ * (from another bean, or through a reference to this bean's proxy). The application start logs a
+ * warning for each such call it finds in the class's bytecode ("Self-invocation: ..."), and
+ * {@link io.github.zklock.LockAssert#assertHeld() LockAssert.assertHeld()} as the method's first
+ * statement turns a missed lock into an {@code IllegalStateException} on the first call.
+ *
  * <p>The lock is taken before the method runs and released in a {@code finally} block on the
  * same thread after it returns or throws; an exception thrown by the method propagates unchanged
  * after the release. When the lock is not acquired within the wait time the method is not invoked

@@ -13,6 +13,9 @@ import java.util.concurrent.TimeUnit;
  * at most {@link #permits()} calls of the key run at once across every application that uses it,
  * as for a rate-limited partner API or a pool of licences.
  *
+ * <p>Only calls through the Spring proxy take a permit: a call from the same class runs without
+ * one (see {@link DistributedLock} on self-invocation; the same start-up warning applies).
+ *
  * <p>Backed by Curator's {@code InterProcessSemaphoreV2} on the key's lock path: the permit is a
  * lease znode below it, taken before the method runs and released in a {@code finally} block after
  * it returns or throws (an exception of the method propagates unchanged). When no permit is free

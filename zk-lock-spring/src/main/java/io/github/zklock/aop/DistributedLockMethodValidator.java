@@ -4,6 +4,11 @@ import java.lang.annotation.Annotation;
 import java.lang.reflect.Method;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.BeansException;
@@ -23,8 +28,14 @@ import io.github.zklock.annotation.LeaderOnly;
  * other invalid declaration fails the application start (naming the method) instead of the first
  * call; the groups found are then known to {@link LeaderGroupsLifecycle} before the context
  * starts.
+ *
+ * <p>It also reads each such class's bytecode once for calls from the class to its own advised
+ * methods, and logs a warning per call found: a {@code @DistributedLock} method invoked on
+ * {@code this} bypasses the proxy and runs without its lock (see {@link SelfInvocations}).
  */
 public class DistributedLockMethodValidator implements BeanPostProcessor {
+
+	private static final Log logger = LogFactory.getLog(DistributedLockMethodValidator.class);
 
 	private static final List<Class<? extends Annotation>> ANNOTATIONS = List.of(DistributedLock.class,
 			DistributedSemaphore.class, LeaderOnly.class);
@@ -32,6 +43,8 @@ public class DistributedLockMethodValidator implements BeanPostProcessor {
 	private final LockOperationSource operationSource;
 
 	private final LeaderOnlyOperationSource leaderOnlySource;
+
+	private final Set<Class<?>> inspected = ConcurrentHashMap.newKeySet();
 
 	/**
 	 * Create a validator.
@@ -55,6 +68,14 @@ public class DistributedLockMethodValidator implements BeanPostProcessor {
 		for (Method method : annotated.keySet()) {
 			this.operationSource.getOperation(method, targetClass);
 			this.leaderOnlySource.getGroup(method, targetClass);
+		}
+		if (this.inspected.add(targetClass)) {
+			for (String call : SelfInvocations.find(targetClass, annotated.keySet())) {
+				logger.warn("Self-invocation: " + call + ". Called on 'this', a method of the same class bypasses "
+						+ "the proxy and runs without its lock (or semaphore, or leadership check); call it "
+						+ "through the bean instead (from another bean, or a reference to this bean's proxy). "
+						+ "LockAssert.assertHeld() in the locked method turns a missed lock into an exception.");
+			}
 		}
 		return bean;
 	}
