@@ -1,7 +1,9 @@
 /**
  * Transaction support: the commit guard that rolls back when a lock was lost before commit (for
  * thread-bound transactions, and for reactive transactions inside a locked {@code Mono} or
- * {@code Flux}), and the post-processor that adds it to the application's transaction managers.
+ * {@code Flux}), the post-processor that adds it to the application's transaction managers, and
+ * {@link io.github.zklock.transaction.JdbcLockFence}, which makes a JDBC store reject writes
+ * carrying a stale fencing token (with spring-jdbc, an optional dependency).
  */
 @NullMarked
 package io.github.zklock.transaction;

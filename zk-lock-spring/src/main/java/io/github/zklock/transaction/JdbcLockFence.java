@@ -1,0 +1,425 @@
+package io.github.zklock.transaction;
+
+import java.util.List;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+import javax.sql.DataSource;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import org.springframework.dao.EmptyResultDataAccessException;
+import org.springframework.jdbc.core.ConnectionCallback;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockLostException;
+import io.github.zklock.LockMode;
+
+/**
+ * Fencing checked by the store: makes a JDBC write conditional on the fencing token of the lock
+ * grant it runs under, so that a "zombie" holder (a process paused past its session timeout, whose
+ * lock another holder got meanwhile, and which has not noticed yet) cannot write after a newer
+ * holder did. Call {@link #advance(LockHandle)} (or {@link #advance(LockHandle, Object)}) in the
+ * transaction of the write, before the write: it moves the highest token seen for the key up to
+ * the grant's {@linkplain LockHandle#fencingToken() token}, or throws
+ * {@link StaleFencingTokenException} when the store has already seen a higher one, which rolls
+ * the transaction back. Equal tokens are accepted: grants handed over locally within one
+ * application share the token of the znode they ride on, so tokens of a key are non-decreasing,
+ * not strictly increasing (DESIGN.md, semantics 8).
+ *
+ * <p><strong>Call it before reading what the write depends on</strong>, as the first statement
+ * of the transaction on the guarded data. The accepted call locks the fence row (below), so a
+ * zombie that passed the fence first is waited for, and what the caller reads afterwards includes
+ * the zombie's committed write. A read-modify-write that reads first and fences at the write can
+ * still lose an update: it may read the value before a zombie's pending write commits, then wait at
+ * the fence for that commit and overwrite it with a value computed from the stale read.
+ *
+ * <p>Two ways to keep the highest token:
+ * <ul>
+ * <li>{@linkplain #fenceTable(DataSource) a fence table} keyed by the lock path (by default
+ * {@value #DEFAULT_TABLE}), one row per key, created by the first write of the key:
+ * <pre class="code">
+ * CREATE TABLE IF NOT EXISTS zk_lock_fence (lock_path VARCHAR(1024) PRIMARY KEY, fencing_token BIGINT NOT NULL)
+ * </pre>
+ * ({@link #createTableSql()}; valid on H2 and PostgreSQL);</li>
+ * <li>{@linkplain #guardedRows(DataSource, String, String, String) guarded rows}: the row being
+ * written keeps the token in a {@code BIGINT} column of its own (nullable or not; {@code NULL}
+ * counts as no token yet, so a column added to an existing table needs no back-fill). The row must
+ * exist.</li>
+ * </ul>
+ *
+ * <p>The SQL of one call ({@code t} the table, {@code k} the key column, {@code f} the token
+ * column; {@code ?} are bind parameters, never interpolated values), stopping at the first
+ * statement that settles it:
+ * <ol>
+ * <li>{@code UPDATE t SET fencing_token = ? WHERE lock_path = ? AND fencing_token <= ?} (fence
+ * table) or {@code UPDATE t SET f = ? WHERE k = ? AND (f IS NULL OR f <= ?)} (guarded rows): one
+ * row updated means accepted, and the row stays locked by the transaction until it ends;</li>
+ * <li>fence table only, no row updated: {@code INSERT INTO t (lock_path, fencing_token) SELECT
+ * CAST(? AS VARCHAR(1024)), CAST(? AS BIGINT) WHERE NOT EXISTS (SELECT 1 FROM t WHERE lock_path
+ * = ?)}: one row inserted means accepted (the first write of the key); then the statement of step
+ * 1 once more, for a first row committed by another transaction between steps 1 and 2;</li>
+ * <li>{@code SELECT fencing_token FROM t WHERE lock_path = ?} (or {@code SELECT f FROM t WHERE k
+ * = ?}): the row exists with a higher token, {@link StaleFencingTokenException} carrying it; no row
+ * (guarded rows), {@link EmptyResultDataAccessException}.</li>
+ * </ol>
+ * So an accepted call issues one statement (two or three for the first write of a key); a
+ * rejected one two (guarded rows) or four (fence table).
+ *
+ * <p>Why this is atomic: the accepting {@code UPDATE} (or {@code INSERT}) locks the row until the
+ * transaction ends. A zombie that passed the fence before the newer holder therefore blocks every
+ * later writer of the key until its transaction commits or rolls back; the later writer's
+ * {@code UPDATE} then sees the zombie's outcome (PostgreSQL and H2 re-check the condition against
+ * the committed row in READ COMMITTED, the default of both), and the newer holder's token is
+ * stored after it. Under REPEATABLE READ or SERIALIZABLE the later writer fails with a
+ * serialization error instead (a {@code ConcurrencyFailureException}), and its transaction rolls
+ * back. A blocked statement waits as long as the database lets a lock wait (PostgreSQL's
+ * {@code lock_timeout}, H2's {@code LOCK_TIMEOUT}) or until the transaction's timeout, which
+ * {@link JdbcTemplate} applies as query timeout.
+ *
+ * <p>Two transactions writing the first row of a key at once: the second {@code INSERT} waits
+ * for the first transaction's uncommitted row; if that transaction commits, the second fails with
+ * {@link org.springframework.dao.DuplicateKeyException} (a {@code DataIntegrityViolationException},
+ * SQL state 23505) and its transaction must roll back (PostgreSQL aborts a transaction on any
+ * failed statement: nothing here catches it to go on); a retry of that transaction sees the row. On
+ * H2 the wait may end with a lock timeout instead ({@code PessimisticLockingFailureException}).
+ * Create the rows up front (or {@code INSERT} with token 0) if such a failure is not acceptable.
+ *
+ * <p>Transactions: {@code advance} must run in an actual transaction on this instance's
+ * {@link DataSource}, managed by Spring (a {@code DataSourceTransactionManager},
+ * {@code JdbcTransactionManager}, {@code JpaTransactionManager} on the same DataSource or
+ * {@code JtaTransactionManager}), and the write it guards in the same transaction: it uses a
+ * {@link JdbcTemplate} on the DataSource, which joins that transaction. An auto-committed fence
+ * would protect nothing, so {@code advance} throws {@link IllegalStateException} before any
+ * statement when no transaction is active, or when the connection it gets from the DataSource is
+ * in auto-commit mode (a transaction on another DataSource).
+ *
+ * <p>Keys: with a fence table, {@link #advance(LockHandle)} uses the grant's
+ * {@linkplain LockHandle#path() lock path} (root path included, for example
+ * {@code /locks/stock/apple}); {@link #advance(LockHandle, Object)} the given key's
+ * {@code toString()} (at most 1024 characters). With guarded rows the key is the value of the
+ * row's key column, bound as given.
+ *
+ * <p>Grants: EXCLUSIVE and WRITE grants, and permits (a one-permit semaphore is exclusive; with
+ * more permits the holders write side by side, and the fence only rejects holders older than the
+ * last writer). READ grants are rejected: readers do not exclude each other. A multi-lock
+ * ({@code LockTemplate.acquireAll}) has one token per key: {@link #advance(LockHandle)} with a fence
+ * table advances the row of every part, in the parts' order (sorted lock paths, so that two
+ * multi-lock writers lock the rows in one order), after taking every part's token; it is all or
+ * nothing with the transaction. {@link #advance(LockHandle, Object)} needs a single grant: pass
+ * the part ({@code grant.parts().get(i)}) whose key guards the row.
+ *
+ * <p>Instances are immutable and thread-safe: share one per DataSource and table.
+ *
+ * @see LockHandle#fencingToken()
+ * @see LockCommitGuard
+ */
+public final class JdbcLockFence {
+
+	/** Name of the fence table unless another is given. */
+	public static final String DEFAULT_TABLE = "zk_lock_fence";
+
+	/** Key column of the fence table: the lock path. */
+	static final String LOCK_PATH_COLUMN = "lock_path";
+
+	/** Token column of the fence table. */
+	static final String TOKEN_COLUMN = "fencing_token";
+
+	/** Longest key of the fence table. */
+	static final int MAX_KEY_LENGTH = 1024;
+
+	private static final String PART = "[A-Za-z_][A-Za-z0-9_]*";
+
+	private static final Pattern COLUMN = Pattern.compile(PART);
+
+	private static final Pattern TABLE = Pattern.compile(PART + "(\\." + PART + "){0,2}");
+
+	private static final Log logger = LogFactory.getLog(JdbcLockFence.class);
+
+	private final DataSource dataSource;
+
+	private final JdbcTemplate jdbcTemplate;
+
+	private final String tableName;
+
+	private final String keyColumn;
+
+	private final String tokenColumn;
+
+	private final boolean fenceTable;
+
+	private final String updateSql;
+
+	private final @Nullable String insertSql;
+
+	private final String selectSql;
+
+	private JdbcLockFence(DataSource dataSource, String tableName, String keyColumn, String tokenColumn,
+			boolean fenceTable) {
+		Objects.requireNonNull(dataSource, "dataSource must not be null");
+		this.dataSource = dataSource;
+		this.jdbcTemplate = new JdbcTemplate(dataSource);
+		this.tableName = checkIdentifier(TABLE, "Table name", tableName);
+		this.keyColumn = checkIdentifier(COLUMN, "Key column", keyColumn);
+		this.tokenColumn = checkIdentifier(COLUMN, "Token column", tokenColumn);
+		if (keyColumn.equalsIgnoreCase(tokenColumn)) {
+			throw new IllegalArgumentException("The key column and the token column must differ, both were '"
+					+ keyColumn + "'");
+		}
+		this.fenceTable = fenceTable;
+		String t = this.tableName;
+		String k = this.keyColumn;
+		String f = this.tokenColumn;
+		if (fenceTable) {
+			this.updateSql = "UPDATE " + t + " SET " + f + " = ? WHERE " + k + " = ? AND " + f + " <= ?";
+			this.insertSql = "INSERT INTO " + t + " (" + k + ", " + f + ") SELECT CAST(? AS VARCHAR(" + MAX_KEY_LENGTH
+					+ ")), CAST(? AS BIGINT) WHERE NOT EXISTS (SELECT 1 FROM " + t + " WHERE " + k + " = ?)";
+		}
+		else {
+			this.updateSql = "UPDATE " + t + " SET " + f + " = ? WHERE " + k + " = ? AND (" + f + " IS NULL OR " + f
+					+ " <= ?)";
+			this.insertSql = null;
+		}
+		this.selectSql = "SELECT " + f + " FROM " + t + " WHERE " + k + " = ?";
+	}
+
+	/**
+	 * Create a fence on the table {@value #DEFAULT_TABLE}, keyed by lock path (see
+	 * {@link #createTableSql()}).
+	 * @param dataSource the DataSource of the writes to fence
+	 * @return the fence
+	 */
+	public static JdbcLockFence fenceTable(DataSource dataSource) {
+		return fenceTable(dataSource, DEFAULT_TABLE);
+	}
+
+	/**
+	 * Create a fence on a table of the shape {@link #createTableSql()} gives: {@code lock_path
+	 * VARCHAR(1024) PRIMARY KEY, fencing_token BIGINT NOT NULL}.
+	 * @param dataSource the DataSource of the writes to fence
+	 * @param tableName the table: a plain SQL identifier, optionally qualified by schema (and
+	 * catalog) with dots, unquoted (letters, digits, underscores; not starting with a digit)
+	 * @return the fence
+	 * @throws IllegalArgumentException if the table name is not such an identifier
+	 */
+	public static JdbcLockFence fenceTable(DataSource dataSource, String tableName) {
+		return new JdbcLockFence(dataSource, tableName, LOCK_PATH_COLUMN, TOKEN_COLUMN, true);
+	}
+
+	/**
+	 * Create a fence that keeps the token in the guarded rows themselves: each row of the table has
+	 * a {@code BIGINT} token column, and {@link #advance(LockHandle, Object)} names the row by the
+	 * value of its key column. The row must exist.
+	 * @param dataSource the DataSource of the writes to fence
+	 * @param tableName the table: a plain SQL identifier, optionally qualified by schema (and
+	 * catalog) with dots, unquoted
+	 * @param keyColumn the column that identifies the row (typically its primary key): a plain,
+	 * unqualified, unquoted identifier
+	 * @param tokenColumn the {@code BIGINT} column that keeps the highest token: a plain identifier,
+	 * not the key column
+	 * @return the fence
+	 * @throws IllegalArgumentException if a name is not such an identifier, or both columns are one
+	 */
+	public static JdbcLockFence guardedRows(DataSource dataSource, String tableName, String keyColumn,
+			String tokenColumn) {
+		return new JdbcLockFence(dataSource, tableName, keyColumn, tokenColumn, false);
+	}
+
+	/**
+	 * Advance the fence of the grant's lock path (fence table only): accept the grant's token if no
+	 * higher one was seen for the path, else reject it. For a multi-lock, the path of every part
+	 * with that part's token, in the parts' order. See the class description for the SQL.
+	 * @param grant the grant the caller's write runs under, held
+	 * @throws StaleFencingTokenException if the store has seen a higher token for the path (roll the
+	 * transaction back: letting the exception propagate does)
+	 * @throws LockLostException if the grant is lost or in doubt already ({@code fencingToken()}
+	 * says so; no statement was issued)
+	 * @throws IllegalStateException if no transaction is active on this DataSource (no statement
+	 * was issued), if the grant was released, or if this fence keeps tokens in guarded rows, which
+	 * need the row's key ({@link #advance(LockHandle, Object)})
+	 * @throws IllegalArgumentException if the grant is a READ grant
+	 * @throws org.springframework.dao.DuplicateKeyException if another transaction wrote the first
+	 * row of the path at the same time and committed first (roll back and retry)
+	 * @throws org.springframework.dao.DataAccessException if the database fails otherwise, for
+	 * example with a lock timeout while another transaction holds the row
+	 * @throws io.github.zklock.LockException if ZooKeeper cannot be reached to read the token of a
+	 * grant that does not know it yet
+	 */
+	public void advance(LockHandle grant) {
+		Objects.requireNonNull(grant, "grant must not be null");
+		if (!this.fenceTable) {
+			throw new IllegalStateException("The guarded rows of " + this.tableName
+					+ " keep their own tokens: name the row with advance(grant, key)");
+		}
+		List<LockHandle> parts = grant.parts();
+		for (LockHandle part : parts) {
+			checkMode(part);
+		}
+		checkTransaction();
+		long[] tokens = new long[parts.size()];
+		for (int i = 0; i < tokens.length; i++) {
+			tokens[i] = parts.get(i).fencingToken();
+		}
+		checkConnection();
+		for (int i = 0; i < tokens.length; i++) {
+			LockHandle part = parts.get(i);
+			fence(part, fenceKey(part.path()), tokens[i]);
+		}
+	}
+
+	/**
+	 * Advance the fence of one key: accept the grant's token if no higher one was seen for the key,
+	 * else reject it. See the class description for the SQL.
+	 * @param grant the grant the caller's write runs under, held; a single grant (a part of a
+	 * multi-lock, not the multi-lock)
+	 * @param key with a fence table, the row's key ({@code toString()}, typically the lock path or
+	 * key); with guarded rows, the value of the guarded row's key column, bound as given
+	 * @throws StaleFencingTokenException if the store has seen a higher token for the key (roll the
+	 * transaction back: letting the exception propagate does)
+	 * @throws EmptyResultDataAccessException if the guarded row does not exist (no row was changed)
+	 * @throws LockLostException if the grant is lost or in doubt already (no statement was issued)
+	 * @throws IllegalStateException if no transaction is active on this DataSource (no statement
+	 * was issued), or if the grant was released
+	 * @throws IllegalArgumentException if the grant is a multi-lock or a READ grant, or a fence
+	 * table key is empty or longer than 1024 characters
+	 * @throws org.springframework.dao.DuplicateKeyException if another transaction wrote the first
+	 * row of the key of a fence table at the same time and committed first (roll back and retry)
+	 * @throws org.springframework.dao.DataAccessException if the database fails otherwise
+	 * @throws io.github.zklock.LockException if ZooKeeper cannot be reached to read the token of a
+	 * grant that does not know it yet
+	 */
+	public void advance(LockHandle grant, Object key) {
+		Objects.requireNonNull(grant, "grant must not be null");
+		Objects.requireNonNull(key, "key must not be null");
+		if (grant.parts().size() > 1) {
+			throw new IllegalArgumentException("The multi-lock " + grant.path()
+					+ " has one fencing token per key: pass the part that guards '" + key + "' (grant.parts())");
+		}
+		checkMode(grant);
+		Object boundKey = this.fenceTable ? fenceKey(key.toString()) : key;
+		checkTransaction();
+		long token = grant.fencingToken();
+		checkConnection();
+		fence(grant, boundKey, token);
+	}
+
+	/**
+	 * Return the DDL of this fence's table, for a schema script or a start-up initializer:
+	 * {@code CREATE TABLE IF NOT EXISTS <table> (lock_path VARCHAR(1024) PRIMARY KEY, fencing_token
+	 * BIGINT NOT NULL)}, valid on H2 and PostgreSQL (9.1 or later).
+	 * @return the statement
+	 * @throws IllegalStateException if this fence keeps tokens in guarded rows (the application's
+	 * own table)
+	 */
+	public String createTableSql() {
+		if (!this.fenceTable) {
+			throw new IllegalStateException("The guarded rows live in the application's table " + this.tableName
+					+ ": add a BIGINT column " + this.tokenColumn + " there");
+		}
+		return "CREATE TABLE IF NOT EXISTS " + this.tableName + " (" + this.keyColumn + " VARCHAR(" + MAX_KEY_LENGTH
+				+ ") PRIMARY KEY, " + this.tokenColumn + " BIGINT NOT NULL)";
+	}
+
+	/**
+	 * Return the table that keeps the tokens.
+	 * @return the table name, as given
+	 */
+	public String getTableName() {
+		return this.tableName;
+	}
+
+	/**
+	 * Return whether this fence keeps the tokens in a fence table keyed by lock path, rather than in
+	 * guarded rows.
+	 * @return {@code true} for a fence table
+	 */
+	public boolean isFenceTable() {
+		return this.fenceTable;
+	}
+
+	/**
+	 * The statements: accept with the conditional update (or the first insert of a fence table
+	 * key), else read what the store has and reject.
+	 */
+	private void fence(LockHandle grant, Object key, long token) {
+		if (update(key, token)) {
+			return;
+		}
+		if (this.insertSql != null) {
+			if (this.jdbcTemplate.update(this.insertSql, key, token, key) == 1) {
+				return;
+			}
+			// Another transaction committed the first row of the key after our update looked.
+			if (update(key, token)) {
+				return;
+			}
+		}
+		List<Long> stored = this.jdbcTemplate.queryForList(this.selectSql, Long.class, key);
+		if (stored.isEmpty()) {
+			throw new EmptyResultDataAccessException("No row of " + this.tableName + " has " + this.keyColumn + " = '"
+					+ key + "': a guarded row must exist before it is fenced", 1);
+		}
+		StaleFencingTokenException stale = new StaleFencingTokenException(grant, key, token, stored.get(0));
+		if (logger.isDebugEnabled()) {
+			logger.debug(stale.getMessage() + " (" + this.tableName + ")");
+		}
+		throw stale;
+	}
+
+	private boolean update(Object key, long token) {
+		return this.jdbcTemplate.update(this.updateSql, token, key, token) == 1;
+	}
+
+	private void checkTransaction() {
+		if (!TransactionSynchronizationManager.isActualTransactionActive()) {
+			throw new IllegalStateException("No transaction is active: call advance in the transaction of the write "
+					+ "it guards (an auto-committed fence protects nothing)");
+		}
+	}
+
+	/** Rejects a connection in auto-commit: the active transaction is not this DataSource's. */
+	private void checkConnection() {
+		this.jdbcTemplate.execute((ConnectionCallback<@Nullable Void>) (connection) -> {
+			if (connection.getAutoCommit()) {
+				throw new IllegalStateException("The active transaction does not cover the DataSource " + this.dataSource
+						+ " (its connection is in auto-commit): run advance in a transaction of that DataSource");
+			}
+			return null;
+		});
+	}
+
+	private static void checkMode(LockHandle grant) {
+		if (grant.mode() == LockMode.READ) {
+			throw new IllegalArgumentException("READ lock '" + grant.path()
+					+ "' does not exclude other readers: fence writes under an EXCLUSIVE or WRITE grant");
+		}
+	}
+
+	private static String fenceKey(String key) {
+		if (key.isEmpty() || key.length() > MAX_KEY_LENGTH) {
+			throw new IllegalArgumentException(
+					"A fence table key must have 1 to " + MAX_KEY_LENGTH + " characters, was '" + key + "'");
+		}
+		return key;
+	}
+
+	private static String checkIdentifier(Pattern pattern, String what, String name) {
+		Objects.requireNonNull(name, () -> what + " must not be null");
+		if (!pattern.matcher(name).matches()) {
+			throw new IllegalArgumentException(what + " '" + name + "' is not a plain SQL identifier"
+					+ ((pattern == TABLE) ? " (optionally qualified with dots)" : "")
+					+ ": letters, digits and underscores, not starting with a digit, unquoted");
+		}
+		return name;
+	}
+
+	@Override
+	public String toString() {
+		return "JdbcLockFence[" + (this.fenceTable ? "fence table " : "guarded rows of ") + this.tableName + "("
+				+ this.keyColumn + ", " + this.tokenColumn + ")]";
+	}
+
+}

@@ -1,0 +1,519 @@
+package io.github.zklock.transaction;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.dao.DuplicateKeyException;
+import org.springframework.dao.EmptyResultDataAccessException;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
+import org.springframework.transaction.support.TransactionTemplate;
+
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockLostException;
+import io.github.zklock.LockMode;
+import io.github.zklock.LockState;
+import io.github.zklock.LockTemplate;
+import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.test.ZooKeeperExtension;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * What {@link JdbcLockFence} does on a database, with grants of a real ZooKeeper server and real
+ * transactions ({@link DataSourceTransactionManager}): the first write of a key inserts its fence
+ * row; a higher token is accepted and stored, an equal one accepted, a lower one rejected with
+ * {@link StaleFencingTokenException} and the transaction's other write rolled back; the exact
+ * statements of each case; no statement outside a transaction, in a transaction of another
+ * DataSource, or for a lost grant; guarded rows keeping the token in their own column; multi-lock
+ * and READ grants; a zombie holder whose session expired cannot write after the newer holder; a
+ * newer holder waits for a zombie that passed the fence first, then succeeds; two first writes of
+ * a key never both insert. Each database subclass runs them all.
+ */
+abstract class AbstractJdbcLockFenceTests {
+
+	@RegisterExtension
+	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
+
+	static final String UPDATE = "UPDATE zk_lock_fence SET fencing_token = ? WHERE lock_path = ? AND fencing_token <= ?";
+
+	static final String INSERT = "INSERT INTO zk_lock_fence (lock_path, fencing_token) SELECT CAST(? AS VARCHAR(1024)), "
+			+ "CAST(? AS BIGINT) WHERE NOT EXISTS (SELECT 1 FROM zk_lock_fence WHERE lock_path = ?)";
+
+	static final String SELECT = "SELECT fencing_token FROM zk_lock_fence WHERE lock_path = ?";
+
+	static final String GUARDED_UPDATE = "UPDATE stock SET fencing_token = ? WHERE id = ? AND (fencing_token IS NULL OR fencing_token <= ?)";
+
+	static final String GUARDED_SELECT = "SELECT fencing_token FROM stock WHERE id = ?";
+
+	private static final Duration LONG = Duration.ofSeconds(10);
+
+	private RecordingDataSource dataSource;
+
+	private JdbcTemplate jdbc;
+
+	private TransactionTemplate transaction;
+
+	private JdbcLockFence fence;
+
+	private CuratorFramework clientA;
+
+	private CuratorLockRegistry registryA;
+
+	/** Application A. */
+	private LockTemplate appA;
+
+	private CuratorLockRegistry registryB;
+
+	/** Application B: its own ZooKeeper session. */
+	private LockTemplate appB;
+
+	/**
+	 * Return what to add to the H2 URL for the database under test, for example a compatibility
+	 * mode.
+	 * @return the URL settings, starting with {@code ;}, or empty
+	 */
+	abstract String urlSettings();
+
+	@BeforeEach
+	void setUp() throws Exception {
+		this.dataSource = new RecordingDataSource(database());
+		this.jdbc = new JdbcTemplate(this.dataSource);
+		this.transaction = new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
+		this.fence = JdbcLockFence.fenceTable(this.dataSource);
+		this.jdbc.execute(this.fence.createTableSql());
+		this.jdbc.execute("CREATE TABLE orders (id VARCHAR(64) PRIMARY KEY)");
+		this.jdbc.execute("CREATE TABLE stock (id BIGINT PRIMARY KEY, quantity INT NOT NULL, fencing_token BIGINT)");
+		this.clientA = zooKeeper.newClient();
+		this.registryA = new CuratorLockRegistry(this.clientA, "/locks", 100);
+		this.appA = new LockTemplate(this.registryA, LONG);
+		this.registryB = new CuratorLockRegistry(zooKeeper.newClient(), "/locks", 100);
+		this.appB = new LockTemplate(this.registryB, LONG);
+		this.dataSource.clear();
+	}
+
+	@AfterEach
+	void tearDown() {
+		this.registryA.close();
+		this.registryB.close();
+		this.jdbc.execute("SHUTDOWN");
+	}
+
+	@Test
+	void firstWriteOfAKeyInsertsItsFenceRow() {
+		LockHandle grant = this.appA.acquire("/stock/apple", LockMode.EXCLUSIVE, Duration.ZERO);
+		try {
+			placeOrder(grant, "first");
+			assertThat(this.dataSource.statements()).containsExactly(UPDATE, INSERT, "INSERT INTO orders (id) VALUES (?)");
+			assertThat(storedToken("/locks/stock/apple")).isEqualTo(grant.fencingToken());
+			assertThat(orders()).containsExactly("first");
+		}
+		finally {
+			grant.release();
+		}
+	}
+
+	@Test
+	void higherTokenIsAcceptedAndStored() {
+		long first = placeOrderUnderNewGrant(this.appA, "/stock/banana", "first");
+		LockHandle next = this.appA.acquire("/stock/banana", LockMode.EXCLUSIVE, Duration.ZERO);
+		try {
+			assertThat(next.fencingToken()).isGreaterThan(first);
+			this.dataSource.clear();
+			this.transaction.executeWithoutResult((status) -> this.fence.advance(next));
+			assertThat(this.dataSource.statements()).containsExactly(UPDATE);
+			assertThat(storedToken("/locks/stock/banana")).isEqualTo(next.fencingToken());
+		}
+		finally {
+			next.release();
+		}
+	}
+
+	@Test
+	void equalTokenIsAccepted() {
+		// Grants handed over locally share their znode's token (DESIGN.md, semantics 8); so do the
+		// writes of one grant.
+		LockHandle grant = this.appA.acquire("/stock/cherry", LockMode.EXCLUSIVE, Duration.ZERO);
+		try {
+			placeOrder(grant, "first");
+			this.dataSource.clear();
+			placeOrder(grant, "second");
+			assertThat(this.dataSource.statements()).containsExactly(UPDATE, "INSERT INTO orders (id) VALUES (?)");
+			assertThat(storedToken("/locks/stock/cherry")).isEqualTo(grant.fencingToken());
+			assertThat(orders()).containsExactlyInAnyOrder("first", "second");
+		}
+		finally {
+			grant.release();
+		}
+	}
+
+	@Test
+	void lowerTokenIsRejectedAndItsTransactionRolledBack() {
+		LockHandle old = this.appA.acquire("/stock/date", LockMode.EXCLUSIVE, Duration.ZERO);
+		long oldToken = old.fencingToken();
+		old.release();
+		long newToken = placeOrderUnderNewGrant(this.appB, "/stock/date", "newer");
+		this.dataSource.clear();
+
+		assertThatExceptionOfType(StaleFencingTokenException.class).isThrownBy(() -> this.transaction
+			.executeWithoutResult((status) -> {
+				this.jdbc.update("INSERT INTO orders (id) VALUES (?)", "stale");
+				this.fence.advance(new ZombieGrant(old, oldToken));
+			})).satisfies((ex) -> {
+				assertThat(ex).isInstanceOf(LockLostException.class)
+					.hasMessageContaining("/locks/stock/date")
+					.hasMessageContaining(Long.toString(oldToken))
+					.hasMessageContaining(Long.toString(newToken));
+				assertThat(ex.getKey()).isEqualTo("/locks/stock/date");
+				assertThat(ex.getPath()).isEqualTo("/locks/stock/date");
+				assertThat(ex.getMode()).isEqualTo(LockMode.EXCLUSIVE);
+				assertThat(ex.getFencingToken()).isEqualTo(oldToken);
+				assertThat(ex.getHighestToken()).hasValue(newToken);
+			});
+		assertThat(this.dataSource.statements()).containsExactly("INSERT INTO orders (id) VALUES (?)", UPDATE, INSERT,
+				UPDATE, SELECT);
+		assertThat(orders()).containsExactly("newer");
+		assertThat(storedToken("/locks/stock/date")).isEqualTo(newToken);
+	}
+
+	@Test
+	void outsideATransactionFailsBeforeAnyStatement() {
+		LockHandle grant = this.appA.acquire("/stock/elderberry", LockMode.EXCLUSIVE, Duration.ZERO);
+		try {
+			assertThatIllegalStateException().isThrownBy(() -> this.fence.advance(grant))
+				.withMessageContaining("No transaction is active");
+			assertThatIllegalStateException().isThrownBy(() -> this.fence.advance(grant, "/locks/stock/elderberry"));
+			assertThat(this.dataSource.statements()).isEmpty();
+			assertThat(fenceRows()).isZero();
+		}
+		finally {
+			grant.release();
+		}
+	}
+
+	@Test
+	void transactionOfAnotherDataSourceFailsBeforeAnyStatement() {
+		DriverManagerDataSource other = database();
+		TransactionTemplate otherTransaction = new TransactionTemplate(new DataSourceTransactionManager(other));
+		LockHandle grant = this.appA.acquire("/stock/fig", LockMode.EXCLUSIVE, Duration.ZERO);
+		try {
+			assertThatIllegalStateException()
+				.isThrownBy(() -> otherTransaction.executeWithoutResult((status) -> this.fence.advance(grant)))
+				.withMessageContaining("auto-commit");
+			assertThat(this.dataSource.statements()).isEmpty();
+			assertThat(fenceRows()).isZero();
+		}
+		finally {
+			grant.release();
+			new JdbcTemplate(other).execute("SHUTDOWN");
+		}
+	}
+
+	@Test
+	void lostGrantFailsBeforeAnyStatement() throws Exception {
+		LockHandle grant = this.appA.acquire("/stock/grape", LockMode.EXCLUSIVE, Duration.ZERO);
+		zooKeeper.expireSession(this.clientA);
+		await().atMost(LONG).until(() -> grant.state() == LockState.LOST);
+		assertThatExceptionOfType(LockLostException.class).isThrownBy(() -> placeOrder(grant, "lost"))
+			.isNotInstanceOf(StaleFencingTokenException.class);
+		assertThat(this.dataSource.statements()).isEmpty();
+		assertThat(fenceRows()).isZero();
+		assertThat(orders()).isEmpty();
+		grant.release();
+	}
+
+	@Test
+	void guardedRowKeepsTheHighestTokenInItsOwnColumn() {
+		JdbcLockFence guarded = JdbcLockFence.guardedRows(this.dataSource, "stock", "id", "fencing_token");
+		this.jdbc.update("INSERT INTO stock (id, quantity) VALUES (1, 10)");
+		LockHandle old = this.appA.acquire("/stock/1", LockMode.EXCLUSIVE, Duration.ZERO);
+		long oldToken = old.fencingToken();
+		old.release();
+		LockHandle grant = this.appB.acquire("/stock/1", LockMode.EXCLUSIVE, Duration.ZERO);
+		try {
+			this.dataSource.clear();
+			// A NULL token: no write was fenced yet.
+			this.transaction.executeWithoutResult((status) -> {
+				guarded.advance(grant, 1L);
+				this.jdbc.update("UPDATE stock SET quantity = quantity - 1 WHERE id = ?", 1L);
+			});
+			assertThat(this.dataSource.statements()).containsExactly(GUARDED_UPDATE,
+					"UPDATE stock SET quantity = quantity - 1 WHERE id = ?");
+			assertThat(this.jdbc.queryForMap("SELECT quantity, fencing_token FROM stock WHERE id = 1"))
+				.containsValues(9, grant.fencingToken());
+
+			this.dataSource.clear();
+			assertThatExceptionOfType(StaleFencingTokenException.class)
+				.isThrownBy(() -> this.transaction.executeWithoutResult((status) -> {
+					guarded.advance(new ZombieGrant(old, oldToken), 1L);
+					this.jdbc.update("UPDATE stock SET quantity = quantity - 1 WHERE id = ?", 1L);
+				}))
+				.satisfies((ex) -> {
+					assertThat(ex.getKey()).isEqualTo(1L);
+					assertThat(ex.getFencingToken()).isEqualTo(oldToken);
+					assertThat(ex.getHighestToken()).hasValue(grant.fencingToken());
+				});
+			assertThat(this.dataSource.statements()).containsExactly(GUARDED_UPDATE, GUARDED_SELECT);
+			assertThat(this.jdbc.queryForObject("SELECT quantity FROM stock WHERE id = 1", Integer.class)).isEqualTo(9);
+		}
+		finally {
+			grant.release();
+		}
+	}
+
+	@Test
+	void guardedRowThatDoesNotExistIsAnEmptyResult() {
+		JdbcLockFence guarded = JdbcLockFence.guardedRows(this.dataSource, "stock", "id", "fencing_token");
+		LockHandle grant = this.appA.acquire("/stock/2", LockMode.EXCLUSIVE, Duration.ZERO);
+		try {
+			assertThatExceptionOfType(EmptyResultDataAccessException.class)
+				.isThrownBy(() -> this.transaction.executeWithoutResult((status) -> guarded.advance(grant, 2L)))
+				.withMessageContaining("stock")
+				.withMessageContaining("id = '2'");
+			assertThat(this.dataSource.statements()).containsExactly(GUARDED_UPDATE, GUARDED_SELECT);
+			assertThatIllegalStateException()
+				.isThrownBy(() -> this.transaction.executeWithoutResult((status) -> guarded.advance(grant)))
+				.withMessageContaining("advance(grant, key)");
+			assertThatIllegalStateException().isThrownBy(guarded::createTableSql);
+		}
+		finally {
+			grant.release();
+		}
+	}
+
+	@Test
+	void multiLockAdvancesTheRowOfEveryKey() {
+		LockHandle multi = this.appA.acquireAll(List.of("/cart/b", "/cart/a"), LockMode.EXCLUSIVE, Duration.ZERO);
+		try {
+			this.transaction.executeWithoutResult((status) -> this.fence.advance(multi));
+			assertThat(this.dataSource.statements()).containsExactly(UPDATE, INSERT, UPDATE, INSERT);
+			assertThat(storedToken("/locks/cart/a")).isEqualTo(multi.parts().get(0).fencingToken());
+			assertThat(storedToken("/locks/cart/b")).isEqualTo(multi.parts().get(1).fencingToken());
+			this.dataSource.clear();
+			assertThatIllegalArgumentException()
+				.isThrownBy(() -> this.transaction
+					.executeWithoutResult((status) -> this.fence.advance(multi, "/locks/cart/a")))
+				.withMessageContaining("grant.parts()");
+			this.transaction.executeWithoutResult((status) -> this.fence.advance(multi.parts().get(0), "/locks/cart/a"));
+			assertThat(this.dataSource.statements()).containsExactly(UPDATE);
+		}
+		finally {
+			multi.release();
+		}
+	}
+
+	@Test
+	void readGrantIsRejected() {
+		LockHandle read = this.appA.acquire("/stock/honeydew", LockMode.READ, Duration.ZERO);
+		try {
+			assertThatIllegalArgumentException()
+				.isThrownBy(() -> this.transaction.executeWithoutResult((status) -> this.fence.advance(read)))
+				.withMessageContaining("READ");
+			assertThat(this.dataSource.statements()).isEmpty();
+		}
+		finally {
+			read.release();
+		}
+	}
+
+	/**
+	 * The zombie holder: application A holds the lock and writes; its session expires (as during a
+	 * pause longer than the session timeout); application B is granted and writes with its higher
+	 * token; then A, which has not noticed (see {@link ZombieGrant}), writes with its old token.
+	 */
+	@Test
+	void zombieWhoseSessionExpiredCannotWriteAfterTheNewHolder() throws Exception {
+		LockHandle grantA = this.appA.acquire("/stock/kiwi", LockMode.EXCLUSIVE, Duration.ZERO);
+		long tokenA = grantA.fencingToken();
+		placeOrder(grantA, "a-before-pause");
+
+		zooKeeper.expireSession(this.clientA);
+		LockHandle grantB = this.appB.acquire("/stock/kiwi", LockMode.EXCLUSIVE, LONG);
+		long tokenB = grantB.fencingToken();
+		assertThat(tokenB).isGreaterThan(tokenA);
+		placeOrder(grantB, "b");
+
+		this.dataSource.clear();
+		assertThatExceptionOfType(StaleFencingTokenException.class)
+			.isThrownBy(() -> placeOrder(new ZombieGrant(grantA, tokenA), "a-after-pause"))
+			.satisfies((ex) -> {
+				assertThat(ex.getFencingToken()).isEqualTo(tokenA);
+				assertThat(ex.getHighestToken()).hasValue(tokenB);
+			});
+		assertThat(this.dataSource.statements()).containsExactly(UPDATE, INSERT, UPDATE, SELECT);
+		assertThat(orders()).containsExactlyInAnyOrder("a-before-pause", "b");
+		assertThat(storedToken("/locks/stock/kiwi")).isEqualTo(tokenB);
+		grantB.release();
+		await().atMost(LONG).until(() -> grantA.state() == LockState.LOST);
+		grantA.release();
+	}
+
+	/**
+	 * The zombie passed the fence before the newer holder (its token was still the highest) and its
+	 * transaction is still open: the newer holder's advance waits on the row lock until the zombie's
+	 * transaction ends, then succeeds, and its token is stored after the zombie's.
+	 */
+	@Test
+	void newerHolderWaitsForTheZombieThatPassedTheFenceThenSucceeds() throws Exception {
+		LockHandle grantA = this.appA.acquire("/stock/lemon", LockMode.EXCLUSIVE, Duration.ZERO);
+		long tokenA = grantA.fencingToken();
+		placeOrder(grantA, "a-before-pause");
+		zooKeeper.expireSession(this.clientA);
+		LockHandle grantB = this.appB.acquire("/stock/lemon", LockMode.EXCLUSIVE, LONG);
+		long tokenB = grantB.fencingToken();
+
+		CountDownLatch passed = new CountDownLatch(1);
+		CountDownLatch finish = new CountDownLatch(1);
+		CompletableFuture<Void> zombie = inNewThread(() -> {
+			placeOrder(new ZombieGrant(grantA, tokenA), "a-after-pause", () -> {
+				passed.countDown();
+				awaitRelease(finish);
+			});
+			return null;
+		});
+		assertThat(passed.await(10, TimeUnit.SECONDS)).as("zombie passed the fence").isTrue();
+		CompletableFuture<Void> newer = inNewThread(() -> {
+			placeOrder(grantB, "b");
+			return null;
+		});
+		await().atMost(LONG).until(() -> blockedSessions() == 1);
+		assertThat(newer).isNotDone();
+
+		finish.countDown();
+		zombie.get(10, TimeUnit.SECONDS);
+		newer.get(10, TimeUnit.SECONDS);
+		assertThat(orders()).containsExactlyInAnyOrder("a-before-pause", "a-after-pause", "b");
+		assertThat(storedToken("/locks/stock/lemon")).isEqualTo(tokenB);
+		grantB.release();
+		await().atMost(LONG).until(() -> grantA.state() == LockState.LOST);
+		grantA.release();
+	}
+
+	/**
+	 * Two transactions write the first row of a key at once. The second one's insert waits for the
+	 * first one's uncommitted row; once the first commits, the second fails with a duplicate key
+	 * and rolls back. (Should the second reach its insert only after the first committed, its
+	 * repeated update accepts it instead: both outcomes are consistent, never two rows.)
+	 */
+	@Test
+	void concurrentFirstWritesOfAKeyNeverBothInsert() throws Exception {
+		LockHandle grant = this.appA.acquire("/stock/mango", LockMode.EXCLUSIVE, Duration.ZERO);
+		long token = grant.fencingToken();
+		CountDownLatch inserted = new CountDownLatch(1);
+		CountDownLatch finish = new CountDownLatch(1);
+		CompletableFuture<Void> first = inNewThread(() -> {
+			placeOrder(new ZombieGrant(grant, token), "first", () -> {
+				inserted.countDown();
+				awaitRelease(finish);
+			});
+			return null;
+		});
+		assertThat(inserted.await(10, TimeUnit.SECONDS)).isTrue();
+		CompletableFuture<Void> second = inNewThread(() -> {
+			placeOrder(new ZombieGrant(grant, token), "second");
+			return null;
+		});
+		await().atMost(LONG).until(() -> executingInserts() == 1);
+		finish.countDown();
+		first.get(10, TimeUnit.SECONDS);
+		try {
+			second.get(10, TimeUnit.SECONDS);
+			assertThat(orders()).containsExactlyInAnyOrder("first", "second");
+		}
+		catch (ExecutionException ex) {
+			assertThat(ex).cause().isInstanceOf(DuplicateKeyException.class);
+			assertThat(orders()).containsExactly("first");
+		}
+		assertThat(fenceRows()).isOne();
+		assertThat(storedToken("/locks/stock/mango")).isEqualTo(token);
+		grant.release();
+	}
+
+	private DriverManagerDataSource database() {
+		return new DriverManagerDataSource("jdbc:h2:mem:fence-" + UUID.randomUUID()
+				+ ";DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=10000" + urlSettings());
+	}
+
+	/** A locked write in one transaction: the fence first, then the write. */
+	private void placeOrder(LockHandle grant, String id) {
+		placeOrder(grant, id, () -> {
+		});
+	}
+
+	private void placeOrder(LockHandle grant, String id, Runnable beforeCommit) {
+		this.transaction.executeWithoutResult((status) -> {
+			this.fence.advance(grant);
+			this.jdbc.update("INSERT INTO orders (id) VALUES (?)", id);
+			beforeCommit.run();
+		});
+	}
+
+	private long placeOrderUnderNewGrant(LockTemplate app, String key, String id) {
+		LockHandle grant = app.acquire(key, LockMode.EXCLUSIVE, Duration.ZERO);
+		try {
+			placeOrder(grant, id);
+			return grant.fencingToken();
+		}
+		finally {
+			grant.release();
+		}
+	}
+
+	private long storedToken(String lockPath) {
+		return this.jdbc.queryForObject("SELECT fencing_token FROM zk_lock_fence WHERE lock_path = ?", Long.class,
+				lockPath);
+	}
+
+	private int fenceRows() {
+		return this.jdbc.queryForObject("SELECT COUNT(*) FROM zk_lock_fence", Integer.class);
+	}
+
+	private List<String> orders() {
+		return this.jdbc.queryForList("SELECT id FROM orders", String.class);
+	}
+
+	/** H2's sessions waiting for a row lock held by another session. */
+	private int blockedSessions() {
+		return this.jdbc.queryForObject(
+				"SELECT COUNT(*) FROM INFORMATION_SCHEMA.SESSIONS WHERE SESSION_STATE = 'BLOCKED'", Integer.class);
+	}
+
+	/** H2's sessions running an insert into the fence table (H2 shows a wait on a key as running). */
+	private int executingInserts() {
+		return this.jdbc.queryForObject(
+				"SELECT COUNT(*) FROM INFORMATION_SCHEMA.SESSIONS WHERE EXECUTING_STATEMENT LIKE 'INSERT INTO zk_lock_fence%'",
+				Integer.class);
+	}
+
+	private static void awaitRelease(CountDownLatch latch) {
+		try {
+			assertThat(latch.await(10, TimeUnit.SECONDS)).as("released within 10 s").isTrue();
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	/** Run a task in a new thread, as another process would. */
+	private static <T> CompletableFuture<T> inNewThread(Supplier<T> task) {
+		return CompletableFuture.supplyAsync(task, (runnable) -> new Thread(runnable).start());
+	}
+
+}
