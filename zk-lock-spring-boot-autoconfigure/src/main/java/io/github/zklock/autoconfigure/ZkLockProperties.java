@@ -113,6 +113,12 @@ public class ZkLockProperties implements Validator {
 	 */
 	private final LocalHandoff localHandoff = new LocalHandoff();
 
+	/**
+	 * Store-side fencing: the JdbcLockFence bean, when spring-jdbc is on the class path and the
+	 * application has a single DataSource.
+	 */
+	private final Fence fence = new Fence();
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
@@ -215,6 +221,10 @@ public class ZkLockProperties implements Validator {
 
 	public LocalHandoff getLocalHandoff() {
 		return this.localHandoff;
+	}
+
+	public Fence getFence() {
+		return this.fence;
 	}
 
 	/**
@@ -467,6 +477,43 @@ public class ZkLockProperties implements Validator {
 
 		public void setMaxTime(Duration maxTime) {
 			this.maxTime = maxTime;
+		}
+
+	}
+
+	/**
+	 * Store-side fencing with a {@code JdbcLockFence} on the application's DataSource: a fence table
+	 * keyed by lock path that keeps the highest fencing token written per key, so that a write
+	 * carrying a lower token is rejected and its transaction rolls back.
+	 */
+	public static class Fence {
+
+		/**
+		 * Fence table, a plain or schema-qualified SQL identifier. Its columns are lock_path
+		 * (VARCHAR(1024) PRIMARY KEY) and fencing_token (BIGINT NOT NULL).
+		 */
+		private String tableName = "zk_lock_fence";
+
+		/**
+		 * Whether to create the fence table at start-up, unless it exists (CREATE TABLE IF NOT
+		 * EXISTS). Off when the schema is managed elsewhere, such as by Flyway or Liquibase.
+		 */
+		private boolean initializeSchema;
+
+		public String getTableName() {
+			return this.tableName;
+		}
+
+		public void setTableName(String tableName) {
+			this.tableName = tableName;
+		}
+
+		public boolean isInitializeSchema() {
+			return this.initializeSchema;
+		}
+
+		public void setInitializeSchema(boolean initializeSchema) {
+			this.initializeSchema = initializeSchema;
 		}
 
 	}
