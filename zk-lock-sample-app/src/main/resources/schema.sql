@@ -1,8 +1,11 @@
 -- Run by every instance at start-up (spring.sql.init.mode=always), also against a database that
 -- another instance already created: each statement must be idempotent.
+-- fencing_token is the fence of the row (JdbcLockFence.guardedRows): the highest lock grant token
+-- that has written it; a locked write carrying a lower token is refused and rolled back.
 CREATE TABLE IF NOT EXISTS stock (
 	sku VARCHAR(100) PRIMARY KEY,
-	quantity INT NOT NULL CHECK (quantity >= 0)
+	quantity INT NOT NULL CHECK (quantity >= 0),
+	fencing_token BIGINT DEFAULT 0 NOT NULL
 );
 
 -- One row per sale. fencing_token is the lock grant's token (LockHandle.fencingToken()), NULL for a

@@ -1,9 +1,14 @@
 package io.github.zklock.sample;
 
+import javax.sql.DataSource;
+
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
 import org.springframework.scheduling.annotation.EnableScheduling;
+
+import io.github.zklock.transaction.JdbcLockFence;
 
 /**
  * Entry point of the zk-lock sample: a flash-sale stock REST service whose purchases are
@@ -23,6 +28,17 @@ public class SampleApplication {
 	 */
 	public static void main(String[] args) {
 		SpringApplication.run(SampleApplication.class, args);
+	}
+
+	/**
+	 * The store-side fence of the purchases: each SKU's stock row keeps the highest fencing token
+	 * that wrote it ({@code stock.fencing_token}), and a write carrying a lower one is rejected.
+	 * @param dataSource the shared database
+	 * @return the fence
+	 */
+	@Bean
+	JdbcLockFence stockFence(DataSource dataSource) {
+		return JdbcLockFence.guardedRows(dataSource, "stock", "sku", "fencing_token");
 	}
 
 }

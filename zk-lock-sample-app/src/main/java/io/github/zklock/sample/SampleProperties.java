@@ -23,6 +23,13 @@ public class SampleProperties {
 	 */
 	private Duration purchaseThinkTime = Duration.ZERO;
 
+	/**
+	 * Pause between the grant of a locked purchase and its first write (the fence), as a call to
+	 * another service would take. {@code ./demo.sh --chaos} sets it, so that a pause of the
+	 * process often falls between the last check of the lock and the write.
+	 */
+	private Duration purchasePrepareTime = Duration.ZERO;
+
 	public String getInstanceId() {
 		return this.instanceId;
 	}
@@ -37,6 +44,14 @@ public class SampleProperties {
 
 	public void setPurchaseThinkTime(Duration purchaseThinkTime) {
 		this.purchaseThinkTime = purchaseThinkTime;
+	}
+
+	public Duration getPurchasePrepareTime() {
+		return this.purchasePrepareTime;
+	}
+
+	public void setPurchasePrepareTime(Duration purchasePrepareTime) {
+		this.purchasePrepareTime = purchasePrepareTime;
 	}
 
 }

@@ -8,7 +8,9 @@ import org.springframework.stereotype.Repository;
 /**
  * Plain JDBC access to the {@code stock} table ({@code schema.sql}). Each method is a single
  * statement with no locking of its own: callers that read and then write must serialize
- * themselves, as {@link StockService} does with a distributed lock.
+ * themselves, as {@link StockService} does with a distributed lock. The row's
+ * {@code fencing_token} column is written by the fence ({@code JdbcLockFence}), not here, except
+ * when a row is added.
  */
 @Repository
 public class StockRepository {
@@ -52,11 +54,14 @@ public class StockRepository {
 	 * Add a SKU with its stock.
 	 * @param sku the SKU, not yet present
 	 * @param quantity the quantity
+	 * @param fencingToken the fencing token of the grant that adds it, the first value of the row's
+	 * fence ({@code stock.fencing_token})
 	 */
-	public void insert(String sku, int quantity) {
-		this.jdbcClient.sql("INSERT INTO stock (sku, quantity) VALUES (:sku, :quantity)")
+	public void insert(String sku, int quantity, long fencingToken) {
+		this.jdbcClient.sql("INSERT INTO stock (sku, quantity, fencing_token) VALUES (:sku, :quantity, :fencingToken)")
 			.param("sku", sku)
 			.param("quantity", quantity)
+			.param("fencingToken", fencingToken)
 			.update();
 	}
 

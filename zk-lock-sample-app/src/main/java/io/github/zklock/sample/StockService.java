@@ -2,13 +2,19 @@ package io.github.zklock.sample;
 
 import java.time.Duration;
 
+import org.jspecify.annotations.Nullable;
+import org.springframework.dao.EmptyResultDataAccessException;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
 import org.springframework.util.Assert;
 
+import io.github.zklock.LockAssert;
 import io.github.zklock.LockContext;
-import io.github.zklock.annotation.DistributedLock;
+import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
+import io.github.zklock.annotation.DistributedLock;
+import io.github.zklock.transaction.JdbcLockFence;
+import io.github.zklock.transaction.StaleFencingTokenException;
 
 /**
  * Stock of each SKU, changed under a ZooKeeper lock on {@code /stock/<sku>}.
@@ -26,6 +32,16 @@ import io.github.zklock.LockMode;
  * advice is ordered outside {@code @Transactional}, so the lock is released only after the
  * transaction has committed or rolled back.
  *
+ * <p>The lock alone cannot stop a <em>zombie</em>: a holder paused (GC, SIGSTOP, a slow call)
+ * past its session's expiry still believes it holds the lock when it resumes, while another
+ * instance already holds it. So every locked write goes through a store-side fence
+ * ({@link JdbcLockFence}, guarded rows): the first statement of a purchase's transaction writes the
+ * grant's fencing token into the SKU's stock row if it is not lower than the token there, and a
+ * lower one is refused with {@link StaleFencingTokenException}, which rolls the purchase back.
+ * Being the first statement, it also locks the row, so a newer holder never reads the stock
+ * before a zombie that passed the fence has committed or rolled back. Each locked method also
+ * starts with {@link LockAssert#assertHeld()}, which fails a call that bypassed the proxy.
+ *
  * <p>Every locked method waits {@code zk.lock.default-wait-time} for the lock and then throws
  * {@link io.github.zklock.LockAcquisitionException} without running; an empty SKU fails with
  * {@link io.github.zklock.InvalidLockPathException}.
@@ -41,17 +57,25 @@ public class StockService {
 
 	private final Duration thinkTime;
 
+	private final Duration prepareTime;
+
+	private final JdbcLockFence fence;
+
 	/**
 	 * Create a service.
 	 * @param stock the stock table
 	 * @param orders the orders table
-	 * @param properties the instance id and the think time of a purchase
+	 * @param properties the instance id, the think and prepare times of a purchase
+	 * @param fence the fence on the stock rows' {@code fencing_token} column
 	 */
-	public StockService(StockRepository stock, OrderRepository orders, SampleProperties properties) {
+	public StockService(StockRepository stock, OrderRepository orders, SampleProperties properties,
+			JdbcLockFence fence) {
 		this.stock = stock;
 		this.orders = orders;
 		this.instanceId = properties.getInstanceId();
 		this.thinkTime = properties.getPurchaseThinkTime();
+		this.prepareTime = properties.getPurchasePrepareTime();
+		this.fence = fence;
 	}
 
 	/**
@@ -63,12 +87,28 @@ public class StockService {
 	 * @throws SoldOutException if less than {@code quantity} is in stock (nothing bought)
 	 * @throws UnknownSkuException if the SKU has no stock row
 	 * @throws IllegalArgumentException if {@code quantity} is less than 1
+	 * @throws StaleFencingTokenException if a newer grant has written the SKU since this grant was
+	 * made: this holder is a zombie (nothing bought, the transaction rolls back)
+	 * @throws io.github.zklock.LockLostException if the lock is known to be lost before the write
+	 * or at commit (nothing bought)
 	 */
 	@DistributedLock(path = "/stock/#{#sku}", mode = LockMode.WRITE)
 	@Transactional
 	public Purchase purchase(String sku, int quantity) {
+		LockAssert.assertHeld();
 		LockWaitTimer.bodyStarted();
-		return sell(sku, quantity, true);
+		Assert.isTrue(quantity > 0, () -> "quantity must be at least 1, was " + quantity);
+		LockHandle grant = LockContext.require();
+		pause(this.prepareTime, sku);
+		try {
+			this.fence.advance(grant, sku);
+		}
+		catch (EmptyResultDataAccessException ex) {
+			// The fence is the stock row itself: no row, no SKU (no statement failed, the
+			// transaction is intact).
+			throw new UnknownSkuException(sku);
+		}
+		return sell(sku, quantity, grant.fencingToken());
 	}
 
 	/**
@@ -85,7 +125,8 @@ public class StockService {
 	@Transactional
 	public Purchase purchaseWithoutLock(String sku, int quantity) {
 		LockWaitTimer.bodyStarted();
-		return sell(sku, quantity, false);
+		Assert.isTrue(quantity > 0, () -> "quantity must be at least 1, was " + quantity);
+		return sell(sku, quantity, null);
 	}
 
 	/**
@@ -98,6 +139,7 @@ public class StockService {
 	@DistributedLock(path = "/stock/#{#sku}", mode = LockMode.READ)
 	@Transactional(readOnly = true)
 	public int getStock(String sku) {
+		LockAssert.assertHeld();
 		return getStockRow(sku);
 	}
 
@@ -110,34 +152,42 @@ public class StockService {
 	@DistributedLock(path = "/stock/#{#sku}", mode = LockMode.WRITE)
 	@Transactional
 	public void setStock(String sku, int quantity) {
+		LockAssert.assertHeld();
 		Assert.isTrue(quantity >= 0, () -> "quantity must not be negative, was " + quantity);
-		// Update-else-insert is race-free here: the write lock keeps other writers of this SKU out.
-		if (!this.stock.updateQuantity(sku, quantity)) {
-			this.stock.insert(sku, quantity);
+		LockHandle grant = LockContext.require();
+		// Update-else-insert is race-free here: the write lock keeps other writers of this SKU out,
+		// and the fence keeps out a zombie writer of an existing row.
+		if (this.stock.findQuantity(sku).isPresent()) {
+			this.fence.advance(grant, sku);
+			this.stock.updateQuantity(sku, quantity);
+		}
+		else {
+			this.stock.insert(sku, quantity, grant.fencingToken());
 		}
 	}
 
-	private Purchase sell(String sku, int quantity, boolean locked) {
-		Assert.isTrue(quantity > 0, () -> "quantity must be at least 1, was " + quantity);
+	/**
+	 * Sell from the stock row: read, think, write back, record the order.
+	 * @param fencingToken the grant's token recorded with the order, {@code null} without a lock
+	 */
+	private Purchase sell(String sku, int quantity, @Nullable Long fencingToken) {
 		int available = getStockRow(sku);
 		if (available < quantity) {
 			throw new SoldOutException(sku, quantity, available);
 		}
-		thinkAbout(sku);
+		pause(this.thinkTime, sku);
 		int remaining = available - quantity;
 		this.stock.updateQuantity(sku, remaining);
-		// Asked only for a sale: one ZooKeeper request that a sold-out call does not need.
-		Long fencingToken = locked ? LockContext.require().fencingToken() : null;
 		long orderId = this.orders.insert(sku, quantity, this.instanceId, fencingToken);
 		return new Purchase(orderId, sku, quantity, remaining, fencingToken, this.instanceId);
 	}
 
-	private void thinkAbout(String sku) {
-		if (this.thinkTime.isZero() || this.thinkTime.isNegative()) {
+	private static void pause(Duration time, String sku) {
+		if (time.isZero() || time.isNegative()) {
 			return;
 		}
 		try {
-			Thread.sleep(this.thinkTime.toMillis(), this.thinkTime.toNanosPart() % 1_000_000);
+			Thread.sleep(time.toMillis(), time.toNanosPart() % 1_000_000);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();

@@ -15,6 +15,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.webmvc.test.autoconfigure.AutoConfigureMockMvc;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
+import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.test.web.servlet.assertj.MockMvcTester;
 import org.springframework.test.web.servlet.assertj.MvcTestResult;
 
@@ -39,6 +40,9 @@ class StockControllerTests {
 
 	@Autowired
 	private LockTemplate lockTemplate;
+
+	@Autowired
+	private JdbcClient jdbcClient;
 
 	@Test
 	void putSetsStockFromParameterAndGetReturnsIt() {
@@ -222,6 +226,23 @@ class StockControllerTests {
 	private static long longAt(MvcTestResult result, String path) throws Exception {
 		Number value = JsonPath.read(result.getResponse().getContentAsString(StandardCharsets.UTF_8), path);
 		return value.longValue();
+	}
+
+	@Test
+	void purchaseRefusedByTheFenceIsConflictWithTheReasonInAHeader() {
+		setStock("quince", 5);
+		// As if a newer grant had written the row: this application's token is now stale.
+		this.jdbcClient.sql("UPDATE stock SET fencing_token = :token WHERE sku = 'quince'")
+			.param("token", Long.MAX_VALUE)
+			.update();
+		assertThat(this.mvc.post().uri("/api/stock/{sku}/purchase", "quince")).hasStatus(HttpStatus.CONFLICT)
+			.hasHeader(StockExceptionHandler.LOCK_LOST_HEADER, "stale-fencing-token")
+			.bodyJson()
+			.isLenientlyEqualTo("{\"title\": \"Stale fencing token\"}");
+		assertThat(this.mvc.get().uri("/api/stock/{sku}", "quince")).hasStatusOk()
+			.bodyJson()
+			.extractingPath("$.quantity")
+			.isEqualTo(5);
 	}
 
 	private void setStock(String sku, int quantity) {

@@ -29,9 +29,12 @@ import io.github.zklock.LockTemplate;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.sample.demo.SalesAudit;
 import io.github.zklock.test.AutoConfigureEmbeddedZooKeeper;
+import io.github.zklock.transaction.JdbcLockFence;
+import io.github.zklock.transaction.StaleFencingTokenException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -171,6 +174,47 @@ class StockServiceTests {
 		assertThat(sales.orders()).isEqualTo(2);
 		assertThat(sales.fencingTokensNonDecreasing()).isTrue();
 		assertThat(sales.ordersSharingPreviousToken()).isOne();
+	}
+
+	@Test
+	void purchaseAdvancesTheStockRowsFenceToItsToken() {
+		this.stockService.setStock("fig", 5);
+		long afterSet = fence("fig");
+		assertThat(afterSet).as("the token of the grant that added the row").isPositive();
+		Purchase purchase = this.stockService.purchase("fig", 1);
+		assertThat(fence("fig")).isEqualTo(purchase.fencingToken()).isGreaterThan(afterSet);
+	}
+
+	@Test
+	void purchaseWithATokenLowerThanTheFenceIsRefusedAndRolledBack() {
+		this.stockService.setStock("yuzu", 5);
+		// As if a newer grant (of another instance, after this one's session expired) had written.
+		this.jdbcClient.sql("UPDATE stock SET fencing_token = :token WHERE sku = 'yuzu'")
+			.param("token", Long.MAX_VALUE)
+			.update();
+		assertThatExceptionOfType(StaleFencingTokenException.class).isThrownBy(() -> this.stockService.purchase("yuzu", 1))
+			.satisfies((ex) -> assertThat(ex.getFencingToken()).isLessThan(Long.MAX_VALUE));
+		assertThat(this.stockService.getStock("yuzu")).isEqualTo(5);
+		assertThat(this.jdbcClient.sql("SELECT COUNT(*) FROM orders WHERE sku = 'yuzu'").query(Long.class).single())
+			.isZero();
+		assertThat(fence("yuzu")).isEqualTo(Long.MAX_VALUE);
+	}
+
+	@Test
+	void lockedMethodsCalledWithoutTheirProxyFailInsteadOfRunningUnlocked() {
+		StockService unproxied = new StockService(new StockRepository(this.jdbcClient), new OrderRepository(this.jdbcClient),
+				new SampleProperties(), JdbcLockFence.guardedRows(this.dataSource, "stock", "sku", "fencing_token"));
+		assertThatIllegalStateException().isThrownBy(() -> unproxied.purchase("kiwi", 1))
+			.withMessageContaining("bypasses the proxy");
+		assertThatIllegalStateException().isThrownBy(() -> unproxied.setStock("kiwi", 1));
+		assertThatIllegalStateException().isThrownBy(() -> unproxied.getStock("kiwi"));
+	}
+
+	private long fence(String sku) {
+		return this.jdbcClient.sql("SELECT fencing_token FROM stock WHERE sku = :sku")
+			.param("sku", sku)
+			.query(Long.class)
+			.single();
 	}
 
 	@Test

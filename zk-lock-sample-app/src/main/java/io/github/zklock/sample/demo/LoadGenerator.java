@@ -28,6 +28,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.stream.Collectors;
 
 import io.github.zklock.sample.StockController;
+import io.github.zklock.sample.StockExceptionHandler;
 
 /**
  * Sends concurrent purchase requests to several instances of the sample application over HTTP
@@ -46,7 +47,11 @@ import io.github.zklock.sample.StockController;
  * tokens are sales whose grant was handed over locally on the znode of the sale before (DESIGN.md,
  * semantics 8), counted and printed. In {@code locked-no-handoff} mode, meant for instances started
  * with {@code zk.lock.local-handoff.enabled=false}, every grant has a znode of its own, so the
- * tokens must strictly increase.
+ * tokens must strictly increase. In {@code locked-chaos} mode ({@code ./demo.sh --chaos}) the
+ * instances are frozen and resumed meanwhile, so purchases may also be refused because their lock
+ * was lost (409 with {@value StockExceptionHandler#LOCK_LOST_HEADER}, counted apart, the refusals
+ * by the store's fence as {@code stale_writes_rejected}) or fail because ZooKeeper could not serve
+ * the lock to an instance just resumed (503): expected there, and printed in a {@code FENCE} line.
  *
  * <p>Usage, from the sample's jar:
  * <pre>
@@ -57,16 +62,27 @@ import io.github.zklock.sample.StockController;
  *     [--sku flash-sale-locked] [--stock 500] [--requests 1500] [--concurrency 32] \
  *     [--timeout-seconds 120] [--jdbc-user sa] [--jdbc-password '']
  * </pre>
- * {@code --mode} is {@code locked}, {@code locked-no-handoff} or {@code unlocked}.
+ * {@code --mode} is {@code locked}, {@code locked-no-handoff}, {@code locked-chaos} or
+ * {@code unlocked}.
  *
  * <p>Exit status: 0 when the run completed; 1 when a request failed other than sold out (409) or
- * lock busy (423); 2 for bad arguments; 3 when a locked run oversold, lost an update, recorded an
+ * lock busy (423) (in {@code locked-chaos} mode also lock lost (409) and lock service unavailable
+ * (503)); 2 for bad arguments; 3 when a locked run oversold, lost an update, recorded an
  * order without a fencing token or a token lower than the one before; 4 when a
  * {@code locked-no-handoff} run recorded two sales on one token (a grant was handed over locally).
  */
 public final class LoadGenerator {
 
-	private static final Set<Integer> EXPECTED_STATUSES = Set.of(200, 409, 423);
+	/** The answer to a purchase refused by the store's fence. */
+	static final String STALE_TOKEN = "409 (stale-fencing-token)";
+
+	/** The answer to a purchase refused because its lock was known to be lost. */
+	static final String LOCK_LOST = "409 (lost)";
+
+	private static final Set<String> EXPECTED_STATUSES = Set.of("200", "409", "423");
+
+	/** Answers expected too while instances are frozen and resumed ({@code locked-chaos}). */
+	private static final Set<String> EXPECTED_UNDER_CHAOS = Set.of(STALE_TOKEN, LOCK_LOST, "503");
 
 	private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
 
@@ -133,7 +149,8 @@ public final class LoadGenerator {
 			response.headers()
 				.firstValue(StockController.LOCK_WAIT_HEADER)
 				.ifPresent((wait) -> lockWaits.add(Double.parseDouble(wait)));
-			return String.valueOf(response.statusCode());
+			String lockLost = response.headers().firstValue(StockExceptionHandler.LOCK_LOST_HEADER).orElse(null);
+			return response.statusCode() + ((lockLost != null) ? " (" + lockLost + ")" : "");
 		}
 		catch (IOException ex) {
 			return "I/O error (" + ex.getClass().getSimpleName() + ")";
@@ -186,6 +203,8 @@ public final class LoadGenerator {
 				+ " instances, " + options.concurrency() + " at a time; answers: " + outcome.describeStatuses());
 		System.out.println(tag + "orders by instance: " + outcome.sales().ordersByInstance());
 		if (options.mode().locked()) {
+			System.out.println("FENCE stale_writes_rejected=" + outcome.count(STALE_TOKEN) + " lock_lost="
+					+ outcome.count(LOCK_LOST) + " lock_service_unavailable=" + outcome.count("503"));
 			System.out.println(tag + "fencing tokens non-decreasing in order-id order: "
 					+ (outcome.lockedBooksStraight() ? "yes" : "NO") + "; sales handed over locally (same token as the "
 					+ "sale before): " + outcome.sales().ordersSharingPreviousToken() + " of " + outcome.sales().orders());
@@ -248,12 +267,18 @@ public final class LoadGenerator {
 		 */
 		LOCKED_NO_HANDOFF,
 
+		/**
+		 * The same endpoint as {@link #LOCKED}, while {@code ./demo.sh --chaos} freezes and resumes
+		 * an instance: answers of lost locks and of a lock service unavailable are expected too.
+		 */
+		LOCKED_CHAOS,
+
 		/** {@code POST /api/stock/{sku}/purchase-unlocked}: the same code without the lock. */
 		UNLOCKED;
 
 		/**
 		 * Return the name used on the command line and in the {@code RESULT} line.
-		 * @return {@code locked}, {@code locked-no-handoff} or {@code unlocked}
+		 * @return {@code locked}, {@code locked-no-handoff}, {@code locked-chaos} or {@code unlocked}
 		 */
 		public String label() {
 			return name().toLowerCase(Locale.ROOT).replace('_', '-');
@@ -274,7 +299,7 @@ public final class LoadGenerator {
 				}
 			}
 			throw new IllegalArgumentException(
-					"--mode must be locked, locked-no-handoff or unlocked, was '" + label + "'");
+					"--mode must be locked, locked-no-handoff, locked-chaos or unlocked, was '" + label + "'");
 		}
 
 	}
@@ -346,15 +371,29 @@ public final class LoadGenerator {
 	public record Outcome(LoadReport report, SalesAudit.Sales sales, SortedMap<String, Long> statuses) {
 
 		/**
-		 * Return how many requests got an answer other than 200, 409 (sold out) or 423 (lock busy).
+		 * Return how many requests got an answer other than 200, 409 (sold out) or 423 (lock busy),
+		 * and, in {@code locked-chaos} mode, other than 409 (lock lost) or 503 (lock service
+		 * unavailable).
 		 * @return the number of failed requests
 		 */
 		public long unexpectedAnswers() {
+			boolean chaos = Mode.of(this.report.mode()) == Mode.LOCKED_CHAOS;
 			return this.statuses.entrySet()
 				.stream()
-				.filter((entry) -> !isExpected(entry.getKey()))
+				.filter((entry) -> !(EXPECTED_STATUSES.contains(entry.getKey())
+						|| (chaos && EXPECTED_UNDER_CHAOS.contains(entry.getKey()))))
 				.mapToLong(Map.Entry::getValue)
 				.sum();
+		}
+
+		/**
+		 * Return how many requests got one answer.
+		 * @param status the answer, as counted: an HTTP status code, followed for a 409 of a lost
+		 * lock by the reason in parentheses
+		 * @return the number of requests
+		 */
+		public long count(String status) {
+			return this.statuses.getOrDefault(status, 0L);
 		}
 
 		/**
@@ -372,15 +411,6 @@ public final class LoadGenerator {
 				.stream()
 				.map((entry) -> entry.getValue() + " x " + entry.getKey())
 				.collect(Collectors.joining(", "));
-		}
-
-		private static boolean isExpected(String status) {
-			try {
-				return EXPECTED_STATUSES.contains(Integer.parseInt(status));
-			}
-			catch (NumberFormatException ex) {
-				return false;
-			}
 		}
 
 	}

@@ -27,6 +27,8 @@ public final class StandaloneZooKeeper {
 
 	private static final String HOST = "127.0.0.1";
 
+	private static final int TICK_TIME_MS = 500;
+
 	private StandaloneZooKeeper() {
 	}
 
@@ -47,8 +49,10 @@ public final class StandaloneZooKeeper {
 		}
 		// No admin HTTP server (it would take port 8080); client connections on loopback only.
 		System.setProperty("zookeeper.admin.enableServer", "false");
-		InstanceSpec spec = new InstanceSpec(dataDir, port, -1, -1, true, -1, -1, -1,
-				Map.of("clientPortAddress", HOST), HOST);
+		// A 500 ms tick lets clients ask for sessions as short as 1 s (2 ticks; ./demo.sh --chaos
+		// uses 2 s); the maximum is raised from 20 ticks so that the default 60 s is granted.
+		InstanceSpec spec = new InstanceSpec(dataDir, port, -1, -1, true, -1, TICK_TIME_MS, -1,
+				Map.of("clientPortAddress", HOST, "maxSessionTimeout", "120000"), HOST);
 		TestingServer server = new TestingServer(spec, true);
 		CountDownLatch stopped = new CountDownLatch(1);
 		Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -12,14 +12,14 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
  * Tests for {@link LoadGenerator}'s modes (names on the command line and in the {@code RESULT}
  * line, which endpoint they call) and for the audit of a locked run's books in
  * {@link LoadGenerator.Outcome}: fencing tokens never lower than the one before, equal ones
- * accepted. The runs themselves are in {@code MultiInstanceTests}.
+ * accepted; and which answers count as failures in each mode. The runs themselves are in {@code MultiInstanceTests}.
  */
 class LoadGeneratorTests {
 
 	@Test
 	void modesAreNamedOnTheCommandLineAsInTheResultLine() {
 		assertThat(LoadGenerator.Mode.values()).extracting(LoadGenerator.Mode::label)
-			.containsExactly("locked", "locked-no-handoff", "unlocked");
+			.containsExactly("locked", "locked-no-handoff", "locked-chaos", "unlocked");
 		assertThat(LoadGenerator.Options.from(Map.of("mode", "locked-no-handoff", "urls", "http://127.0.0.1:1"))
 			.mode()).isEqualTo(LoadGenerator.Mode.LOCKED_NO_HANDOFF);
 	}
@@ -28,6 +28,7 @@ class LoadGeneratorTests {
 	void bothLockedModesCallTheLockedPurchase() {
 		assertThat(LoadGenerator.Mode.LOCKED.locked()).isTrue();
 		assertThat(LoadGenerator.Mode.LOCKED_NO_HANDOFF.locked()).isTrue();
+		assertThat(LoadGenerator.Mode.LOCKED_CHAOS.locked()).isTrue();
 		assertThat(LoadGenerator.Mode.UNLOCKED.locked()).isFalse();
 	}
 
@@ -35,7 +36,7 @@ class LoadGeneratorTests {
 	void unknownModeNamesTheModes() {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> LoadGenerator.Options.from(Map.of("mode", "no-handoff", "urls", "http://127.0.0.1:1")))
-			.withMessage("--mode must be locked, locked-no-handoff or unlocked, was 'no-handoff'");
+			.withMessage("--mode must be locked, locked-no-handoff, locked-chaos or unlocked, was 'no-handoff'");
 	}
 
 	@Test
@@ -53,11 +54,28 @@ class LoadGeneratorTests {
 		assertThat(outcome(1, true, 0).lockedBooksStraight()).isFalse();
 	}
 
+	@Test
+	void lostLocksAndAnUnavailableLockServiceAreExpectedOnlyUnderChaos() {
+		Map<String, Long> answers = Map.of("200", 5L, "409", 2L, "423", 1L, LoadGenerator.STALE_TOKEN, 3L,
+				LoadGenerator.LOCK_LOST, 4L, "503", 6L, "500", 7L);
+		LoadGenerator.Outcome chaos = outcome("locked-chaos", answers);
+		assertThat(chaos.unexpectedAnswers()).as("only the 500s").isEqualTo(7);
+		assertThat(chaos.count(LoadGenerator.STALE_TOKEN)).isEqualTo(3);
+		assertThat(chaos.count(LoadGenerator.LOCK_LOST)).isEqualTo(4);
+		assertThat(chaos.count("404")).isZero();
+		assertThat(outcome("locked", answers).unexpectedAnswers()).as("3 + 4 + 6 + 7").isEqualTo(20);
+	}
+
 	private static LoadGenerator.Outcome outcome(long withoutToken, boolean nonDecreasing, long sharing) {
 		SalesAudit.Sales sales = new SalesAudit.Sales(0, 5, 5, Map.of("app-1", 5L), withoutToken, nonDecreasing,
 				sharing);
 		LoadReport report = new LoadReport("locked", 5, 5, 5, 0, 1, 2, 3);
 		return new LoadGenerator.Outcome(report, sales, new TreeMap<>(Map.of("200", 5L)));
+	}
+
+	private static LoadGenerator.Outcome outcome(String mode, Map<String, Long> answers) {
+		SalesAudit.Sales sales = new SalesAudit.Sales(0, 5, 5, Map.of("app-1", 5L), 0, true, 0);
+		return new LoadGenerator.Outcome(new LoadReport(mode, 28, 5, 5, 0, 1, 2, 3), sales, new TreeMap<>(answers));
 	}
 
 }
