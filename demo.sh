@@ -7,12 +7,22 @@
 # Meanwhile every instance fires a scheduled stock report every 2 s; one SCHEDULED line per job says
 # how many ticks ran and how many ran on more than one instance.
 #
+# With --chaos, only the locked run is made, and while it goes on app-2 (never app-1, which serves
+# the database) is frozen with SIGSTOP for longer than its session timeout, then resumed with
+# SIGCONT, again and again: its grants expire while it sleeps, another instance takes the lock, and
+# the resumed instance is a zombie holder. Each freeze waits (bounded) until app-2 holds a lock.
+# The instances run with a 2 s session timeout and 10 ms of work between grant and first write; the
+# store's fence (JdbcLockFence) must refuse the zombies' writes. A CHAOS line counts the pauses, the
+# grants the instances reported lost (zk.lock.lost) and the writes the fence refused; the RESULT
+# line must still say oversold=0 lost_updates=0. --zookeeper runs any mode on an existing ensemble.
+#
 # Usage: ./demo.sh [--instances N] [--requests N] [--concurrency N] [--stock N] [--think-time MS]
-#                  [--skip-no-handoff]
+#                  [--skip-no-handoff] [--chaos [--pause MS]] [--zookeeper HOST:PORT]
 #
 # Exit status: 0 when neither locked run oversold nor lost an update, no request failed (other
-# than sold out or lock busy) and no scheduled tick ran twice; non-zero otherwise. The HANDOFF goal
-# is reported, not enforced. Every process it starts is stopped on exit, also on failure and on
+# than sold out or lock busy; under --chaos also lock lost or lock service unavailable) and no
+# scheduled tick ran twice (under --chaos: and app-2 was frozen at least once); non-zero otherwise.
+# The HANDOFF goal is reported, not enforced. Every process it starts is stopped on exit, also on failure and on
 # Ctrl-C. It writes only to target/ directories: the build's, and zk-lock-sample-app/target/demo for
 # the database, the ZooKeeper data and the logs.
 set -euo pipefail
@@ -23,9 +33,12 @@ concurrency=32
 stock=500
 think_time_ms=0
 no_handoff_run=1
+chaos=0
+pause_ms=3500
+zookeeper=
 
 usage() {
-	sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
 	cat <<'EOF'
 
 Options:
@@ -37,6 +50,13 @@ Options:
                     default 0
   --skip-no-handoff skip the locked run without local hand-off and the restart of the instances
                     it needs (no HANDOFF line)
+  --chaos           the zombie-holder run instead (see above); default --requests 2000 and
+                    --stock 2000 there; needs at least 2 instances
+  --pause MS        with --chaos, how long each freeze lasts, default 3500: it must exceed the
+                    session timeout the ensemble grants (2 s with the demo's own server; an
+                    ensemble grants at least 2 x its tickTime)
+  --zookeeper HOST:PORT
+                    use this ZooKeeper ensemble (a connect string) instead of starting a server
 EOF
 }
 
@@ -46,21 +66,33 @@ positive() {
 
 while (($#)); do
 	case $1 in
-		--instances | --requests | --concurrency | --stock | --think-time)
+		--instances | --requests | --concurrency | --stock | --think-time | --pause | --zookeeper)
 			(($# >= 2)) || { echo "demo.sh: $1 needs a value" >&2; exit 2; }
 			case $1 in
 				--instances) positive "$1" "$2" 1; instances=$2 ;;
-				--requests) positive "$1" "$2" 1; requests=$2 ;;
+				--requests) positive "$1" "$2" 1; requests=$2; requests_given=1 ;;
 				--concurrency) positive "$1" "$2" 1; concurrency=$2 ;;
-				--stock) positive "$1" "$2" 0; stock=$2 ;;
+				--stock) positive "$1" "$2" 0; stock=$2; stock_given=1 ;;
 				--think-time) positive "$1" "$2" 0; think_time_ms=$2 ;;
+				--pause) positive "$1" "$2" 100; pause_ms=$2 ;;
+				--zookeeper)
+					[[ $2 =~ ^[^[:space:]/]+$ ]] || { echo "demo.sh: --zookeeper needs HOST:PORT[,HOST:PORT...], was '$2'" >&2; exit 2; }
+					zookeeper=$2 ;;
 			esac
 			shift 2 ;;
 		--skip-no-handoff) no_handoff_run=0; shift ;;
+		--chaos) chaos=1; shift ;;
 		-h | --help) usage; exit 0 ;;
 		*) echo "demo.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
+
+if ((chaos)); then
+	((instances >= 2)) || { echo "demo.sh: --chaos needs at least 2 instances (app-1 serves the database and is never frozen)" >&2; exit 2; }
+	[[ -n ${requests_given:-} ]] || requests=2000
+	[[ -n ${stock_given:-} ]] || stock=2000
+	no_handoff_run=0
+fi
 
 cd "$(dirname "$0")"
 root=$(pwd)
@@ -78,6 +110,7 @@ launcher=org.springframework.boot.loader.launch.PropertiesLauncher
 zk_pid=
 app_pids=()
 load_pid=
+chaos_pid=
 # Stop processes with SIGTERM, wait a bounded time for them to exit, then SIGKILL what is left.
 stop() {
 	(($#)) || return 0
@@ -102,7 +135,10 @@ cleanup() {
 	if [[ -n $load_pid$zk_pid ]] || ((${#app_pids[@]})); then
 		echo "Stopping the demo processes"
 	fi
+	[[ -z $chaos_pid ]] || stop "$chaos_pid"
 	[[ -z $load_pid ]] || stop "$load_pid"
+	# A frozen instance handles no signal but SIGKILL until it is resumed.
+	((${#app_pids[@]} == 0)) || kill -CONT "${app_pids[@]}" 2>/dev/null || true
 	((${#app_pids[@]} < 2)) || stop "${app_pids[@]:1}"
 	((${#app_pids[@]} < 1)) || stop "${app_pids[0]}"
 	[[ -z $zk_pid ]] || stop "$zk_pid"
@@ -134,8 +170,9 @@ next_free_port() {
 	fail "no free port found"
 }
 
+# $1 port, $2 host (default 127.0.0.1)
 tcp_open() {
-	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+	(exec 3<>"/dev/tcp/${2:-127.0.0.1}/$1") 2>/dev/null
 }
 
 # Wait until a started process answers, failing early if it dies. $1 pid, $2 name, $3 log file,
@@ -178,15 +215,25 @@ rm -rf "$work"
 mkdir -p "$work/tmp"
 started_at=$SECONDS
 
-next_free_port
-zk_port=$free_port
-echo "Starting ZooKeeper on 127.0.0.1:$zk_port"
-"$java" "${jvm_opts[@]}" -cp "$jar" -Dloader.main=io.github.zklock.sample.demo.StandaloneZooKeeper "$launcher" \
-	"$zk_port" "$work/zookeeper" >"$work/zookeeper.log" 2>&1 &
-zk_pid=$!
+if [[ -n $zookeeper ]]; then
+	zk_connect=$zookeeper
+	first=${zookeeper%%,*}
+	[[ $first == *:* ]] || fail "--zookeeper $zookeeper: the first server has no port"
+	echo "Using the ZooKeeper ensemble $zk_connect"
+	tcp_open "${first##*:}" "${first%:*}" || fail "ZooKeeper at $first does not accept connections"
+else
+	next_free_port
+	zk_port=$free_port
+	zk_connect=127.0.0.1:$zk_port
+	echo "Starting ZooKeeper on $zk_connect"
+	"$java" "${jvm_opts[@]}" -cp "$jar" -Dloader.main=io.github.zklock.sample.demo.StandaloneZooKeeper "$launcher" \
+		"$zk_port" "$work/zookeeper" >"$work/zookeeper.log" 2>&1 &
+	zk_pid=$!
+fi
 
-# The first instance to open the file database serves it to the others (AUTO_SERVER).
-db_url="jdbc:h2:file:$work/db/stock;AUTO_SERVER=TRUE"
+# The first instance to open the file database serves it to the others (AUTO_SERVER). A row lock is
+# waited for up to 30 s (H2's default is 1 s): under --chaos a frozen instance may hold one.
+db_url="jdbc:h2:file:$work/db/stock;AUTO_SERVER=TRUE;LOCK_TIMEOUT=30000"
 ports=()
 urls=()
 # Start instance $1, logging to app-$1$2.log, with the further application arguments after $2.
@@ -199,7 +246,7 @@ start_instance() {
 	urls+=("http://127.0.0.1:$port")
 	"$java" "${jvm_opts[@]}" -jar "$jar" \
 		--server.address=127.0.0.1 --server.port="$port" \
-		--zk.lock.embedded.enabled=false --zk.lock.connect-string="127.0.0.1:$zk_port" \
+		--zk.lock.embedded.enabled=false --zk.lock.connect-string="$zk_connect" \
 		--spring.datasource.url="$db_url" \
 		--sample.instance-id="app-$n" --sample.purchase-think-time="${think_time_ms}ms" \
 		"$@" >"$log" 2>&1 &
@@ -232,11 +279,15 @@ stop_instances() {
 	urls=()
 }
 
-await "$zk_pid" ZooKeeper "$work/zookeeper.log" 30 tcp_open "$zk_port"
+[[ -z $zk_pid ]] || await "$zk_pid" ZooKeeper "$work/zookeeper.log" 30 tcp_open "$zk_port"
 
+chaos_args=()
+if ((chaos)); then
+	chaos_args=(--zk.lock.session-timeout=2s --sample.purchase-prepare-time=10ms --sample.report.enabled=false)
+fi
 echo "Starting $instances app instances (app-1 first: it creates the database)"
-start_instances ""
-echo "Ready after $((SECONDS - started_at))s: ZooKeeper 127.0.0.1:$zk_port, instances ${urls[*]}"
+start_instances "" "${chaos_args[@]}"
+echo "Ready after $((SECONDS - started_at))s: ZooKeeper $zk_connect, instances ${urls[*]}"
 
 # A bound on each run, generous for 10 requests per second.
 run_timeout=$((60 + requests / 10))
@@ -286,6 +337,72 @@ compare_handoff() {
 			print (missed == "") ? "met." : "MISSED:" substr(missed, 1, length(missed) - 1) "."
 		}'
 }
+
+# Freeze instance $1 (pid) named $2, base URL $3, again and again while it holds a lock (as its
+# zklocks endpoint says; a bounded wait for that, then frozen anyway), each time for --pause ms,
+# until this background job gets SIGTERM; then resume it. The number of freezes so far is kept in
+# $work/chaos-pauses, one line per freeze in $work/chaos.log.
+freeze_again_and_again() {
+	local pid=$1 name=$2 url=$3 pauses=0 seconds holding deadline
+	seconds=$(awk -v ms="$pause_ms" 'BEGIN { printf "%.3f", ms / 1000 }')
+	trap 'kill -CONT "$pid" 2>/dev/null; exit 0' TERM
+	echo 0 >"$work/chaos-pauses"
+	while :; do
+		sleep 2 & wait $!
+		holding=no
+		deadline=$((SECONDS + 5))
+		while ((SECONDS < deadline)); do
+			if curl -s --max-time 1 "$url/actuator/zklocks" 2>/dev/null | grep -q '"held":\[{'; then
+				holding=yes
+				break
+			fi
+		done
+		kill -STOP "$pid" 2>/dev/null || return 0
+		pauses=$((pauses + 1))
+		echo "$pauses" >"$work/chaos-pauses"
+		echo "chaos: $name frozen (SIGSTOP) for ${seconds}s, pause $pauses, holding a lock: $holding"
+		sleep "$seconds" & wait $!
+		kill -CONT "$pid" 2>/dev/null || return 0
+		echo "chaos: $name resumed (SIGCONT)"
+		sleep 3 & wait $!
+	done
+}
+
+# The sum of the zk.lock.lost counters of the instances, or "?" when one cannot be read.
+lost_grants() {
+	local total=0 url count
+	for url in "${urls[@]}"; do
+		count=$(curl -s --max-time 10 "$url/actuator/metrics/zk.lock.lost" |
+			sed -n 's/.*"statistic":"COUNT","value":\([0-9]*\).*/\1/p')
+		[[ -n $count ]] || { echo "?"; return; }
+		total=$((total + count))
+	done
+	echo "$total"
+}
+
+if ((chaos)); then
+	chaos_status=0
+	echo
+	echo "Chaos: app-2 will be frozen for ${pause_ms} ms again and again while the locked run goes on"
+	freeze_again_and_again "${app_pids[1]}" app-2 "${urls[1]}" &
+	chaos_pid=$!
+	run_load locked-chaos ", app-2 frozen and resumed meanwhile" || chaos_status=$?
+	stop "$chaos_pid"
+	chaos_pid=
+	chaos_result=$(grep '^RESULT ' "$work/load-locked-chaos.log" || true)
+	fence=$(grep '^FENCE ' "$work/load-locked-chaos.log" || true)
+	pauses=$(cat "$work/chaos-pauses" 2>/dev/null || echo 0)
+	echo
+	echo "CHAOS pauses=$pauses lost_grants=$(lost_grants) stale_writes_rejected=$(result_field "$fence" stale_writes_rejected)"
+	[[ -z $chaos_result ]] || echo "$chaos_result"
+	echo
+	echo "Demo took $((SECONDS - started_at))s after the build; logs in ${work#"$root"/}"
+	[[ -n $chaos_result ]] || fail "the chaos run printed no RESULT (exit $chaos_status)"
+	[[ $chaos_result == *" oversold=0 lost_updates=0 "* ]] || fail "the chaos run oversold or lost an update"
+	((chaos_status == 0)) || fail "the chaos run failed (exit $chaos_status)"
+	((pauses > 0)) || fail "the chaos run ended before app-2 was frozen once: give it more --requests"
+	exit 0
+fi
 
 locked_status=0
 run_load locked || locked_status=$?
