@@ -5,6 +5,7 @@ import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.zookeeper.data.Stat;
+import org.jspecify.annotations.Nullable;
 
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockLostException;
@@ -37,6 +38,9 @@ final class CuratorLockHandle implements LockHandle {
 	private final AtomicReference<LockState> state = new AtomicReference<>(LockState.HELD);
 
 	private volatile long fencingToken;
+
+	/** Why the grant was lost, when not with its session. */
+	private volatile @Nullable String lostReason;
 
 	private final long grantedAt = System.currentTimeMillis();
 
@@ -78,6 +82,11 @@ final class CuratorLockHandle implements LockHandle {
 	@Override
 	public LockState state() {
 		return this.state.get();
+	}
+
+	/** When the grant was made, in epoch milliseconds. */
+	long grantedAt() {
+		return this.grantedAt;
 	}
 
 	/** The thread that acquired the grant. */
@@ -125,8 +134,11 @@ final class CuratorLockHandle implements LockHandle {
 			}
 			case IN_DOUBT -> throw new LockLostException(this.path, this.mode,
 					"the ZooKeeper connection is suspended; the lock is in doubt until it reconnects");
-			case LOST -> throw new LockLostException(this.path, this.mode,
-					"the ZooKeeper session was lost; another client may hold the lock");
+			case LOST -> {
+				String reason = this.lostReason;
+				throw new LockLostException(this.path, this.mode,
+						(reason != null) ? reason : "the ZooKeeper session was lost; another client may hold the lock");
+			}
 			case RELEASED -> throw new IllegalStateException(
 					this.mode + " lock '" + this.path + "' was already released");
 		}
@@ -190,13 +202,24 @@ final class CuratorLockHandle implements LockHandle {
 	}
 
 	/**
-	 * Session lost or replaced: the grant is gone for good.
+	 * Session lost or replaced, or the grant revoked: the grant is gone for good.
+	 * @param reason why, when not with the session
 	 * @return whether the state changed
 	 */
-	boolean lose() {
+	boolean lose(@Nullable String reason) {
+		if (reason != null && this.state.get() != LockState.RELEASED) {
+			this.lostReason = reason + "; another client may hold the lock";
+		}
 		LockState previous = this.state.getAndUpdate(
 				(current) -> (current == LockState.RELEASED) ? current : LockState.LOST);
 		return previous == LockState.HELD || previous == LockState.IN_DOUBT;
+	}
+
+	/** A revoked grant's znode is handed to no further grant of a local chain. */
+	void endChain() {
+		if (this.grant instanceof LocalChain.ChainGrant chained) {
+			chained.link().revoked = true;
+		}
 	}
 
 	@Override

@@ -4,7 +4,9 @@ import java.io.Closeable;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -13,6 +15,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
+import org.apache.curator.framework.recipes.locks.Revoker;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.zookeeper.data.Stat;
 import org.jspecify.annotations.Nullable;
@@ -58,6 +61,9 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 	 */
 	public static final int MAX_PATH_LENGTH = 1024;
 
+	/** How often held grants are checked for revocation unless set (see {@link #setRevocationCheckInterval}). */
+	public static final Duration DEFAULT_REVOCATION_CHECK_INTERVAL = Duration.ofSeconds(1);
+
 	private static final Log logger = LogFactory.getLog(CuratorLockRegistry.class);
 
 	private final CuratorFramework client;
@@ -67,6 +73,8 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 	private final RecipeCache recipes;
 
 	private final HeldLocks heldLocks = new HeldLocks();
+
+	private final Revocations revocations;
 
 	private volatile LocalHandoff localHandoff = LocalHandoff.DEFAULT;
 
@@ -85,6 +93,7 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 		this.recipes = new RecipeCache(cacheCapacity, this::lockPath,
 				(lockPath, key) -> LockRecipe.create(client, lockPath, key.kind(), key.permits()));
 		client.getConnectionStateListenable().addListener(this.heldLocks);
+		this.revocations = new Revocations(client, this.heldLocks, DEFAULT_REVOCATION_CHECK_INTERVAL);
 	}
 
 	@Override
@@ -324,12 +333,122 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 	 */
 	public List<LockSnapshots.Participant> describeParticipants(String key) {
 		String lockPath = lockPath(key);
+		List<LockSnapshots.Participant> participants;
 		try {
-			return LockParticipants.describe(this.client, lockPath);
+			participants = LockParticipants.describe(this.client, lockPath);
 		}
 		catch (Exception ex) {
 			throw ZooKeeperFailures.translate(ex, "describe", lockPath, LockMode.EXCLUSIVE, this.client);
 		}
+		// The chain length of this application's held znodes (the longest grant on each).
+		Map<String, Integer> chains = new HashMap<>();
+		for (CuratorLockHandle handle : this.heldLocks.handles()) {
+			chains.merge(handle.nodePath(), handle.snapshot().chainLength(), Math::max);
+		}
+		return participants.stream()
+			.map((participant) -> participant.holder() && chains.containsKey(participant.path())
+					? participant.withChainLength(chains.get(participant.path())) : participant)
+			.toList();
+	}
+
+	/**
+	 * Revoke the lock of a key: make its holders, in any application, give it up, so that its
+	 * waiters are granted. For an operator facing a stuck lock (the {@code zklocks} endpoint's
+	 * DELETE operation).
+	 * <ul>
+	 * <li>{@code force = false}: Curator's revocation protocol ({@code Revoker.attemptRevoke}):
+	 * the data of each holder's znode is set to {@code __REVOKE__}; a holder that watches its
+	 * znode gives the lock up (this library's registries do for grants held longer than their
+	 * {@linkplain #setRevocationCheckInterval revocation check interval}: the grant becomes
+	 * {@link io.github.zklock.LockState#LOST} and its znode is deleted; raw Curator holders that
+	 * called {@code makeRevocable} run their listener). Then waits up to {@code wait} for the
+	 * holders' znodes to be deleted.</li>
+	 * <li>{@code force = true}: deletes the holders' znodes (guaranteed delete). Their waiters are
+	 * granted at once; a holder of this library learns it through its watch (once held longer
+	 * than its check interval) and its grant becomes LOST, any other holder is not told.</li>
+	 * </ul>
+	 * Sends the requests of {@link #describeParticipants(String)}, then one setData or delete per
+	 * holder, then (without force) one exists per holder every 50 ms while waiting.
+	 * @param key the key below the root path
+	 * @param force whether to delete the holders' znodes rather than ask the holders
+	 * @param wait how long to wait for the holders to give the lock up (ignored with force)
+	 * @return what was done; {@link LockSnapshots.RevocationAction#NOT_HELD} when nobody held the
+	 * lock, with nothing written
+	 * @throws InvalidLockPathException if the key is not a legal lock key
+	 * @throws LockException if ZooKeeper cannot be reached
+	 */
+	public LockSnapshots.Revocation revoke(String key, boolean force, Duration wait) {
+		String lockPath = lockPath(key);
+		List<LockSnapshots.Participant> holders = describeParticipants(key).stream()
+			.filter(LockSnapshots.Participant::holder)
+			.toList();
+		if (holders.isEmpty()) {
+			return new LockSnapshots.Revocation(lockPath, LockSnapshots.RevocationAction.NOT_HELD, holders, true);
+		}
+		try {
+			for (LockSnapshots.Participant holder : holders) {
+				if (force) {
+					this.client.delete().quietly().guaranteed().forPath(holder.path());
+				}
+				else {
+					Revoker.attemptRevoke(this.client, holder.path());
+				}
+			}
+			long deadline = System.nanoTime() + (force ? 0 : wait.toNanos());
+			boolean released = allGone(holders);
+			while (!released && System.nanoTime() < deadline) {
+				Thread.sleep(50);
+				released = allGone(holders);
+			}
+			return new LockSnapshots.Revocation(lockPath, force ? LockSnapshots.RevocationAction.FORCED_DELETE
+					: LockSnapshots.RevocationAction.REVOCATION_REQUESTED, holders, released);
+		}
+		catch (Exception ex) {
+			if (ex instanceof InterruptedException) {
+				Thread.currentThread().interrupt();
+			}
+			throw ZooKeeperFailures.translate(ex, "revoke", lockPath, LockMode.EXCLUSIVE, this.client);
+		}
+	}
+
+	private boolean allGone(List<LockSnapshots.Participant> holders) throws Exception {
+		for (LockSnapshots.Participant holder : holders) {
+			if (this.client.checkExists().forPath(holder.path()) != null) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	/**
+	 * Set how often this application checks its held grants for revocation (see
+	 * {@link #revoke(String, boolean, Duration)}): every interval, the znode of each grant held
+	 * longer than the interval gets a data watch (one getData per znode and session, in the
+	 * background), through which a revocation mark or a deletion of the znode makes the grant
+	 * LOST. Grants released within the interval send nothing for it.
+	 * {@link #DEFAULT_REVOCATION_CHECK_INTERVAL} unless set.
+	 * @param interval the interval; {@link Duration#ZERO} to ignore revocations
+	 * @throws IllegalArgumentException if the interval is negative
+	 */
+	public void setRevocationCheckInterval(Duration interval) {
+		this.revocations.setInterval(Objects.requireNonNull(interval, "interval must not be null"));
+	}
+
+	/**
+	 * Return how often this application checks its held grants for revocation.
+	 * @return the interval, {@link Duration#ZERO} when revocations are ignored
+	 */
+	public Duration getRevocationCheckInterval() {
+		return this.revocations.getInterval();
+	}
+
+	/**
+	 * Return this process as its lock znodes name it ({@code <pid>@<host>} is their data), for
+	 * operators matching the participants of a lock to processes.
+	 * @return this process
+	 */
+	public LockSnapshots.Owner getOwner() {
+		return LockNodeData.self();
 	}
 
 	/**
@@ -365,11 +484,12 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 	}
 
 	/**
-	 * Stop tracking the connection state. Grants still held stay valid until released or until
+	 * Stop tracking the connection state and checking for revocations. Grants still held stay valid until released or until
 	 * the client is closed.
 	 */
 	@Override
 	public void close() {
+		this.revocations.close();
 		this.client.getConnectionStateListenable().removeListener(this.heldLocks);
 	}
 

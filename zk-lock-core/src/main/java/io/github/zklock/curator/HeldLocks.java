@@ -5,6 +5,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -99,8 +100,32 @@ final class HeldLocks implements ConnectionStateListener {
 		}
 	}
 
+	/**
+	 * Lose, for a reason other than the session, every grant held or in doubt that matches, and
+	 * tell the listeners: a revoked grant, or one whose znode was deleted (see {@link Revocations}).
+	 * A local hand-off chain on such a grant's znode hands no more grants on it.
+	 * @return how many grants were lost
+	 */
+	int loseAll(Predicate<CuratorLockHandle> which, String reason) {
+		int lost = 0;
+		for (CuratorLockHandle handle : this.handles) {
+			if (which.test(handle)) {
+				handle.endChain();
+				if (lose(handle, reason)) {
+					notifyListener(handle, LockState.LOST);
+					lost++;
+				}
+			}
+		}
+		return lost;
+	}
+
 	private boolean lose(CuratorLockHandle handle) {
-		if (!handle.lose()) {
+		return lose(handle, null);
+	}
+
+	private boolean lose(CuratorLockHandle handle, @Nullable String reason) {
+		if (!handle.lose(reason)) {
 			return false;
 		}
 		// A grant not bound to its thread may be used, or kept after use (lockAtLeastFor), while the

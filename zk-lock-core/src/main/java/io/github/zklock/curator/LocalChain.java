@@ -41,7 +41,8 @@ import io.github.zklock.LockUpgradeException;
  * (a grant that is not held is never handed on), and half a negotiated session timeout after the
  * requests that granted its znode: a process paused longer than the session timeout (a long GC, a
  * SIGSTOP) runs its threads again before its client hears that the server expired the session, and
- * must not hand a znode that may be gone to a new grant then.
+ * must not hand a znode that may be gone to a new grant then. Nor does a link whose znode was
+ * revoked (see {@link Revocations}).
  *
  * <p>Releasing a link's znode: on the thread that acquired it through Curator, the recipe's own
  * release (which leaves the recipe instance clean, kept for the next link); on any other thread,
@@ -331,6 +332,9 @@ final class LocalChain {
 		/** Whether another participant queues behind the znode. */
 		volatile boolean othersWaiting;
 
+		/** Whether the znode was revoked or deleted under the chain (see {@link Revocations}). */
+		volatile boolean revoked;
+
 		/**
 		 * {@link System#nanoTime()} before the requests that granted the znode: the server heard
 		 * from the session after it, so it cannot expire the session before it plus the session
@@ -366,7 +370,7 @@ final class LocalChain {
 		 * cannot have expired.
 		 */
 		boolean usable(CuratorFramework client) {
-			return this.sessionInstance == CuratorLockRegistry.sessionInstance(client)
+			return !this.revoked && this.sessionInstance == CuratorLockRegistry.sessionInstance(client)
 					&& client.getZookeeperClient().isConnected()
 					&& System.nanoTime() - this.requestedAt < this.safeNanos;
 		}

@@ -19,6 +19,12 @@ import io.github.zklock.LockMode;
  * {@code __WRIT__}; {@code InterProcessSemaphoreV2} keeps its leases below {@code leases} and its
  * internal mutex below {@code locks}; {@code InterProcessMutex} znodes carry no mark. Sends one
  * getChildren per level, then one getData per participant.
+ *
+ * <p>Who holds, by each recipe's rule on the queue order (the sequence of creation): a mutex's
+ * first znode; for a read/write lock a leading WRITE, or every READ before the first WRITE
+ * ({@code InterProcessReadWriteLock}'s rule, leaving out the re-entry of a READ under its own
+ * thread's WRITE, which the znodes cannot show); the first N leases of a semaphore of N permits
+ * (one for the non-reentrant lock).
  */
 final class LockParticipants {
 
@@ -39,21 +45,47 @@ final class LockParticipants {
 	 * @throws Exception what Curator throws when the read fails
 	 */
 	static List<LockSnapshots.Participant> describe(CuratorFramework client, String lockPath) throws Exception {
-		List<LockSnapshots.Participant> participants = new ArrayList<>();
+		List<Znode> znodes = new ArrayList<>();
+		int permits = 0;
 		for (String child : childrenOrEmpty(client, lockPath)) {
 			if (child.equals(LockRecipe.Leases.LEASES)) {
-				String kind = leaseKind(client, lockPath);
+				permits = permits(client, lockPath);
+				String kind = (permits > 0) ? "PERMIT (of " + permits + ")" : "EXCLUSIVE (reentrant = false)";
 				for (String lease : childrenOrEmpty(client, ZKPaths.makePath(lockPath, child))) {
-					add(client, participants, ZKPaths.makePath(lockPath, child, lease), kind);
+					add(client, znodes, ZKPaths.makePath(lockPath, child, lease), kind, Group.LEASE);
 				}
 			}
 			else if (!child.equals(LockRecipe.Leases.LOCKS)) {
-				add(client, participants, ZKPaths.makePath(lockPath, child), kind(child));
+				String kind = kind(child);
+				add(client, znodes, ZKPaths.makePath(lockPath, child), kind,
+						kind.equals(LockMode.EXCLUSIVE.name()) ? Group.MUTEX : Group.READ_WRITE);
 			}
 		}
-		participants.sort(Comparator.comparingLong(LockSnapshots.Participant::fencingToken));
+		znodes.sort(Comparator.comparingLong((znode) -> znode.stat.getCzxid()));
+		int maxLeases = Math.max(permits, 1);
+		int mutexes = 0;
+		int leases = 0;
+		int readWrites = 0;
+		boolean writeSeen = false;
+		List<LockSnapshots.Participant> participants = new ArrayList<>(znodes.size());
+		for (Znode znode : znodes) {
+			boolean holder;
+			switch (znode.group) {
+				case MUTEX -> holder = mutexes++ == 0;
+				case LEASE -> holder = leases++ < maxLeases;
+				default -> {
+					boolean write = znode.kind.equals(LockMode.WRITE.name());
+					// A WRITE holds when it is first; a READ while no WRITE is before it.
+					holder = write ? readWrites == 0 : !writeSeen;
+					readWrites++;
+					writeSeen |= write;
+				}
+			}
+			participants.add(znode.participant(holder));
+		}
 		return participants;
 	}
+
 
 	private static List<String> childrenOrEmpty(CuratorFramework client, String path) throws Exception {
 		try {
@@ -64,8 +96,8 @@ final class LockParticipants {
 		}
 	}
 
-	private static void add(CuratorFramework client, List<LockSnapshots.Participant> participants, String node,
-			String kind) throws Exception {
+	private static void add(CuratorFramework client, List<Znode> znodes, String node, String kind, Group group)
+			throws Exception {
 		Stat stat = new Stat();
 		byte[] data;
 		try {
@@ -75,16 +107,14 @@ final class LockParticipants {
 			// Released between the listing and this read.
 			return;
 		}
-		participants.add(new LockSnapshots.Participant(ZKPaths.getNodeFromPath(node), kind, stat.getCzxid(),
-				Instant.ofEpochMilli(stat.getCtime()), Long.toHexString(stat.getEphemeralOwner()),
-				(data != null) ? new String(data, StandardCharsets.UTF_8) : ""));
+		znodes.add(new Znode(node, kind, group, stat, (data != null) ? new String(data, StandardCharsets.UTF_8) : ""));
 	}
 
 	/**
-	 * What the leases of a lock path are: permits of a semaphore when the lock path holds its
-	 * number of permits (see {@link SemaphorePermits}), else grants of a non-reentrant lock.
+	 * The number of permits of the semaphore whose leases live below the lock path (see
+	 * {@link SemaphorePermits}), or 0 for the leases of a non-reentrant lock (one lease).
 	 */
-	private static String leaseKind(CuratorFramework client, String lockPath) throws Exception {
+	private static int permits(CuratorFramework client, String lockPath) throws Exception {
 		byte[] data;
 		try {
 			data = client.getData().forPath(lockPath);
@@ -93,7 +123,7 @@ final class LockParticipants {
 			data = null;
 		}
 		int permits = (data != null) ? SemaphorePermits.parse(data) : -1;
-		return (permits > 0) ? "PERMIT (of " + permits + ")" : "EXCLUSIVE (reentrant = false)";
+		return Math.max(permits, 0);
 	}
 
 	private static String kind(String node) {
@@ -104,6 +134,25 @@ final class LockParticipants {
 			return LockMode.WRITE.name();
 		}
 		return LockMode.EXCLUSIVE.name();
+	}
+
+	/** Which recipe's rule decides whether a znode holds. */
+	private enum Group {
+
+		MUTEX, READ_WRITE, LEASE
+
+	}
+
+	private record Znode(String path, String kind, Group group, Stat stat, String data) {
+
+		LockSnapshots.Participant participant(boolean holder) {
+			LockSnapshots.Owner owner = LockNodeData.parse(this.data);
+			return new LockSnapshots.Participant(ZKPaths.getNodeFromPath(this.path), this.path, this.kind,
+					this.stat.getCzxid(), Instant.ofEpochMilli(this.stat.getCtime()),
+					Long.toHexString(this.stat.getEphemeralOwner()), this.data,
+					(owner != null) ? owner.pid() : null, (owner != null) ? owner.host() : null, holder, null);
+		}
+
 	}
 
 }

@@ -170,7 +170,7 @@ abstract sealed class LockRecipe {
 
 	/**
 	 * Curator's standard lock driver, creating the lock znode as it does (parents as containers,
-	 * protected name, ephemeral sequential, the client's default data) but keeping the created
+	 * protected name, ephemeral sequential, the process's {@link LockNodeData}) but keeping the created
 	 * znode's {@link Stat}, and whether the listing of the queue that granted the lock showed
 	 * others behind it (for {@link LocalChain}'s bounds, at no request). Used by one thread at a
 	 * time, like its recipe instance.
@@ -257,6 +257,7 @@ abstract sealed class LockRecipe {
 			this.leasesPath = ZKPaths.makePath(path, LEASES);
 			this.maxLeases = maxLeases;
 			this.semaphore = new InterProcessSemaphoreV2(client, path, maxLeases);
+			this.semaphore.setNodeData(LockNodeData.bytes());
 		}
 
 		@Override
@@ -308,7 +309,7 @@ abstract sealed class LockRecipe {
 
 		ReadWrite(CuratorFramework client, String path) {
 			this.path = path;
-			this.lock = new InterProcessReadWriteLock(client, path);
+			this.lock = new InterProcessReadWriteLock(client, path, LockNodeData.bytes());
 		}
 
 		@Override
@@ -362,6 +363,11 @@ abstract sealed class LockRecipe {
 
 		String ownedNodePath() {
 			return getLockPath();
+		}
+
+		@Override
+		protected byte[] getLockNodeBytes() {
+			return LockNodeData.bytes();
 		}
 
 	}

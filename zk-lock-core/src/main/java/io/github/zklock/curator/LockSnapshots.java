@@ -1,6 +1,7 @@
 package io.github.zklock.curator;
 
 import java.time.Instant;
+import java.util.List;
 
 import org.jspecify.annotations.Nullable;
 
@@ -49,14 +50,71 @@ public final class LockSnapshots {
 	 * A lock znode below a lock path, from any client of the ensemble, in queue order.
 	 *
 	 * @param node the znode name
-	 * @param kind {@code EXCLUSIVE}, {@code READ}, {@code WRITE} or {@code EXCLUSIVE (reentrant = false)}
+	 * @param path the znode's full path
+	 * @param kind {@code EXCLUSIVE}, {@code READ}, {@code WRITE}, {@code EXCLUSIVE (reentrant = false)}
+	 * or {@code PERMIT (of N)}
 	 * @param fencingToken its creation transaction id, the fencing token of its grant
-	 * @param created when it was created
+	 * @param created when it was created: the grant time of a holder that got the lock at once, else
+	 * when it started to wait
 	 * @param sessionId the session that owns it, in hexadecimal
-	 * @param owner the data Curator stored in it (by default the client's IP address)
+	 * @param owner the data stored in it: {@code <pid>@<host>} for this library's znodes, the
+	 * client's IP address for raw Curator's by default
+	 * @param pid the owner's process id, {@code null} if the data is not this library's
+	 * @param host the owner's host name, {@code null} if the data is not this library's
+	 * @param holder whether it holds the lock (by the rules of its recipe: the first of a mutex's
+	 * queue, a leading WRITE or every READ before the first WRITE, the first N leases of a
+	 * semaphore of N permits), else it waits
+	 * @param chainLength for a znode this application holds, how many grants it has served so far
+	 * (more than 1 when handed over locally, see {@link LocalHandoff}); {@code null} for other
+	 * applications' znodes and waiting ones
 	 */
-	public record Participant(String node, String kind, long fencingToken, Instant created, String sessionId,
-			String owner) {
+	public record Participant(String node, String path, String kind, long fencingToken, Instant created,
+			String sessionId, String owner, @Nullable Long pid, @Nullable String host, boolean holder,
+			@Nullable Integer chainLength) {
+
+		Participant withChainLength(@Nullable Integer chainLength) {
+			return new Participant(this.node, this.path, this.kind, this.fencingToken, this.created, this.sessionId,
+					this.owner, this.pid, this.host, this.holder, chainLength);
+		}
+
+	}
+
+	/**
+	 * A process that holds or waits for locks, as written in the data of the lock znodes it
+	 * creates ({@code <pid>@<host>}).
+	 *
+	 * @param pid the process id
+	 * @param host the host name the process reports
+	 */
+	public record Owner(long pid, String host) {
+	}
+
+	/**
+	 * What a revocation of a lock did (see {@link CuratorLockRegistry#revoke}).
+	 *
+	 * @param path the lock path
+	 * @param action what was done
+	 * @param holders the holders found, before the action
+	 * @param released whether every holder's znode was gone when the call returned
+	 */
+	public record Revocation(String path, RevocationAction action, List<Participant> holders, boolean released) {
+	}
+
+	/** What a revocation did. */
+	public enum RevocationAction {
+
+		/** Nobody held the lock: nothing was written. */
+		NOT_HELD,
+
+		/**
+		 * Curator's revocation protocol: the holders' znodes were marked ({@code Revoker}); a holder
+		 * that watches its znode gives the lock up and deletes it.
+		 */
+		REVOCATION_REQUESTED,
+
+		/** The holders' znodes were deleted. */
+		FORCED_DELETE
+
 	}
 
 }
