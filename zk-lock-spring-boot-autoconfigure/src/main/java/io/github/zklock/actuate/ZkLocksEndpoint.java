@@ -1,11 +1,13 @@
 package io.github.zklock.actuate;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
@@ -15,19 +17,31 @@ import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.curator.LockSnapshots;
 
 /**
- * The {@code zklocks} actuator endpoint, read-only:
+ * The {@code zklocks} actuator endpoint:
  * <ul>
- * <li>{@code GET /actuator/zklocks}: the locks this application holds (path, mode, state, holder
- * thread, held since, znode, fencing token if it was read) and the threads waiting for one,
- * local state; with a {@link Leadership}, the leader of each group the application takes part in
- * (reads ZooKeeper, one group after the other);</li>
+ * <li>{@code GET /actuator/zklocks}: this application's process id and host, the locks it holds
+ * (path, mode, state, holder thread, held since, znode, fencing token if it was read, chain
+ * length) and the threads waiting for one, local state; with a {@link Leadership}, the leader of
+ * each group the application takes part in (reads ZooKeeper, one group after the other);</li>
  * <li>{@code GET /actuator/zklocks/{key}}: the participants of one key's lock across the
  * ensemble, any client and any kind, in queue order (reads ZooKeeper), for example
- * {@code /actuator/zklocks/stock/apple} for the key {@code /stock/apple}.</li>
+ * {@code /actuator/zklocks/stock/apple} for the key {@code /stock/apple}: per znode whether it
+ * holds, its owner's process id and host, its creation time and fencing token, the chain length
+ * of this application's held znodes; and how many wait;</li>
+ * <li>{@code DELETE /actuator/zklocks/{key}} (a write operation): revoke a stuck lock (see
+ * {@link CuratorLockRegistry#revoke}): by default Curator's revocation protocol asks the holders
+ * to give it up (this library's holders do, their grants become LOST and the commit guard rolls
+ * their transactions back), waiting up to {@value #REVOKE_WAIT_SECONDS} s for their znodes to go;
+ * with {@code ?force=true} the holders' znodes are deleted. The answer says what was done.</li>
  * </ul>
+ * Like any Boot endpoint's, the write operation is reachable only where the endpoint is exposed;
+ * {@code management.endpoint.zklocks.access=read-only} keeps the reads and refuses it.
  */
 @Endpoint(id = "zklocks")
 public class ZkLocksEndpoint {
+
+	/** How long a revocation waits for the holders to give the lock up, in seconds. */
+	public static final int REVOKE_WAIT_SECONDS = 5;
 
 	private final CuratorLockRegistry registry;
 
@@ -66,8 +80,9 @@ public class ZkLocksEndpoint {
 						this.leadership.isLeader(group)));
 			}
 		}
-		return new ApplicationLocks(this.registry.getRootPath(), this.registry.describeHeldLocks(),
-				this.registry.describeWaitingLocks(), leaders);
+		LockSnapshots.Owner owner = this.registry.getOwner();
+		return new ApplicationLocks(owner.pid(), owner.host(), this.registry.getRootPath(),
+				this.registry.describeHeldLocks(), this.registry.describeWaitingLocks(), leaders);
 	}
 
 	/**
@@ -79,18 +94,44 @@ public class ZkLocksEndpoint {
 	@ReadOperation
 	public PathParticipants participants(@Selector(match = Selector.Match.ALL_REMAINING) String... key) {
 		String lockKey = "/" + String.join("/", key);
-		return new PathParticipants(this.registry.lockPath(lockKey), this.registry.describeParticipants(lockKey));
+		String path = this.registry.lockPath(lockKey);
+		List<LockSnapshots.Participant> participants = this.registry.describeParticipants(lockKey);
+		int localWaiters = (int) this.registry.describeWaitingLocks()
+			.stream()
+			.filter((waiting) -> waiting.path().equals(path))
+			.count();
+		return new PathParticipants(path, (int) participants.stream().filter((p) -> !p.holder()).count(),
+				localWaiters, participants);
+	}
+
+	/**
+	 * Revoke the lock of one key, held by any application: see {@link CuratorLockRegistry#revoke}.
+	 * @param key the segments of the key below the root path
+	 * @param force whether to delete the holders' znodes rather than ask the holders to give the
+	 * lock up; {@code null} for {@code false}
+	 * @return what was done, with the holders found and whether their znodes were gone when the
+	 * call returned
+	 * @throws io.github.zklock.InvalidLockPathException if the segments do not form a legal key
+	 * @throws io.github.zklock.LockException if ZooKeeper cannot be reached
+	 */
+	@DeleteOperation
+	public LockSnapshots.Revocation revoke(@Selector(match = Selector.Match.ALL_REMAINING) String[] key,
+			@Nullable Boolean force) {
+		return this.registry.revoke("/" + String.join("/", key), Boolean.TRUE.equals(force),
+				Duration.ofSeconds(REVOKE_WAIT_SECONDS));
 	}
 
 	/**
 	 * The locks of this application.
 	 *
+	 * @param pid this application's process id (as written into its lock znodes)
+	 * @param host this application's host name (as written into its lock znodes)
 	 * @param rootPath the znode below which lock paths live
 	 * @param held the grants held, oldest first
 	 * @param waiting the threads waiting, longest waiting first
 	 * @param leadership the leadership groups this application takes part in, by name
 	 */
-	public record ApplicationLocks(String rootPath, List<LockSnapshots.HeldLock> held,
+	public record ApplicationLocks(long pid, String host, String rootPath, List<LockSnapshots.HeldLock> held,
 			List<LockSnapshots.WaitingLock> waiting, List<GroupLeader> leadership) {
 	}
 
@@ -108,9 +149,13 @@ public class ZkLocksEndpoint {
 	 * The participants of one lock.
 	 *
 	 * @param path the znode path of the lock
+	 * @param waiters how many of its znodes wait (do not hold), of any application
+	 * @param localWaiters how many threads of this application wait for it (in ZooKeeper's queue
+	 * or in the application's local queue)
 	 * @param participants its lock znodes in queue order
 	 */
-	public record PathParticipants(String path, List<LockSnapshots.Participant> participants) {
+	public record PathParticipants(String path, int waiters, int localWaiters,
+			List<LockSnapshots.Participant> participants) {
 	}
 
 }

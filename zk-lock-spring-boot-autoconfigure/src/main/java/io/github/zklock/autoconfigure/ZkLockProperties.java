@@ -76,6 +76,15 @@ public class ZkLockProperties implements Validator {
 	private boolean interruptOnLost;
 
 	/**
+	 * How often held locks are checked for revocation (the zklocks endpoint's DELETE operation,
+	 * or Curator's Revoker): the znode of each lock held longer than this gets a data watch (one
+	 * ZooKeeper request per lock znode), through which a revocation, or a deletion of the znode by
+	 * another client, makes the lock LOST. Locks released sooner send nothing for it. 0 ignores
+	 * revocations.
+	 */
+	private Duration revocationCheckInterval = Duration.ofSeconds(1);
+
+	/**
 	 * Whether to wait, at start-up, up to the connection timeout for a first connection to
 	 * ZooKeeper and fail the start if none is made. Otherwise the application starts regardless
 	 * and lock requests fail until ZooKeeper is reachable.
@@ -189,6 +198,14 @@ public class ZkLockProperties implements Validator {
 
 	public void setInterruptOnLost(boolean interruptOnLost) {
 		this.interruptOnLost = interruptOnLost;
+	}
+
+	public Duration getRevocationCheckInterval() {
+		return this.revocationCheckInterval;
+	}
+
+	public void setRevocationCheckInterval(Duration revocationCheckInterval) {
+		this.revocationCheckInterval = revocationCheckInterval;
 	}
 
 	public boolean isFailFast() {

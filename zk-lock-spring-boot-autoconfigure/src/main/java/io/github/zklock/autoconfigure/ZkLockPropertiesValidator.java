@@ -69,6 +69,11 @@ final class ZkLockPropertiesValidator {
 			errors.rejectValue("localHandoff.maxGrants", INVALID, "zk.lock.local-handoff.max-grants must be at least 1, "
 					+ "was " + properties.getLocalHandoff().getMaxGrants());
 		}
+		Duration revocationCheckInterval = properties.getRevocationCheckInterval();
+		if (revocationCheckInterval == null || revocationCheckInterval.isNegative()) {
+			errors.rejectValue("revocationCheckInterval", INVALID, "zk.lock.revocation-check-interval must be 0 "
+					+ "(revocations ignored) or positive, was " + revocationCheckInterval);
+		}
 		validateAuth(properties.getAuth(), errors);
 	}
 

@@ -44,6 +44,7 @@ class ZkLockTemplateConfiguration {
 		registry.addLockStateListener(eventPublisher::publishEvent);
 		listeners.orderedStream().forEach(registry::addLockStateListener);
 		registry.setInterruptOnLost(properties.isInterruptOnLost());
+		registry.setRevocationCheckInterval(properties.getRevocationCheckInterval());
 		ZkLockProperties.LocalHandoff handoff = properties.getLocalHandoff();
 		registry.setLocalHandoff(new LocalHandoff(handoff.isEnabled(), handoff.getMaxGrants(), handoff.getMaxTime()));
 		return registry;
