@@ -199,7 +199,18 @@ final class Chaos {
 	 * Print a {@code CHAOS ...} line on stdout and append it to {@code target/chaos/report.txt}.
 	 */
 	static void report(String format, Object... args) {
-		String line = "CHAOS " + String.format(format, args);
+		print("CHAOS " + String.format(format, args));
+	}
+
+	/**
+	 * Print a {@code FAULT ...} line, the figures of a fault test, on stdout and append it to
+	 * {@code target/chaos/report.txt}.
+	 */
+	static void fault(String format, Object... args) {
+		print("FAULT " + String.format(format, args));
+	}
+
+	private static void print(String line) {
 		System.out.println(line);
 		try {
 			Files.createDirectories(OUTPUT_DIR);

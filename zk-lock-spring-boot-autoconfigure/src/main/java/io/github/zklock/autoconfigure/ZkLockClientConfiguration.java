@@ -12,7 +12,12 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.api.ACLProvider;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.utils.ZookeeperFactory;
+import org.apache.zookeeper.ClientCnxnSocketNIO;
+import org.apache.zookeeper.ClientCnxnSocketNetty;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.client.ZKClientConfig;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.endpoint.SanitizingFunction;
 import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
@@ -38,7 +43,8 @@ import io.github.zklock.curator.LockAclProvider;
  * (persistent, as soon as it connects) and the lock znodes with a creator-only ACL
  * ({@link LockAclProvider}). With {@code zk.lock.fail-fast=true}, the start waits up to
  * {@code zk.lock.connection-timeout} for a first connection and fails with
- * {@link ZooKeeperUnreachableException} if none is made.
+ * {@link ZooKeeperUnreachableException} if none is made. The client's ZooKeeper socket is
+ * {@code zk.lock.client-socket}, Netty by default (see {@link #clientConfig}).
  */
 @Configuration(proxyBeanMethods = false)
 @Import({ ZkLockClientConfiguration.MissingEmbeddedZooKeeperConfiguration.class,
@@ -78,7 +84,18 @@ class ZkLockClientConfiguration {
 			builder.authorization(auth.getScheme(), auth.getCredentials().getBytes(StandardCharsets.UTF_8));
 		}
 		ACLProvider defaultAclProvider = builder.getAclProvider();
+		ZookeeperFactory defaultZookeeperFactory = builder.getZookeeperFactory();
 		customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
+		if (builder.getZkClientConfig() == null && builder.getZookeeperFactory() == defaultZookeeperFactory) {
+			// After the customizers: a ZooKeeper factory of theirs that implements only the
+			// four-argument newZooKeeper would be bypassed once a ZKClientConfig is set (Curator's
+			// default five-argument method then creates a plain ZooKeeperAdmin).
+			builder.zkClientConfig(clientConfig(properties.getClientSocket()));
+		}
+		else if (properties.getClientSocket() != null) {
+			logger.warn("zk.lock.client-socket is not applied: a CuratorFrameworkBuilderCustomizer set its own "
+					+ "ZKClientConfig or ZookeeperFactory");
+		}
 		if (auth.hasCredentials() && builder.getAclProvider() == defaultAclProvider) {
 			// After the customizers, to see their namespace; a customizer's own ACL provider wins.
 			builder.aclProvider(new LockAclProvider(builder.getNamespace(), properties.getRootPath()));
@@ -144,6 +161,27 @@ class ZkLockClientConfiguration {
 			client.close();
 			throw new ZooKeeperUnreachableException(connectString, timeout, ex);
 		}
+	}
+
+	/**
+	 * The ZooKeeper client's settings: the {@code zookeeper.*} system properties, read as ZooKeeper
+	 * reads them, and the socket implementation of {@code zk.lock.client-socket}; when that is not
+	 * set, Netty unless the {@code zookeeper.clientCnxnSocket} system property names a socket. When
+	 * the server closes a session (it expired, or was taken over), the default NIO socket reports the
+	 * closed connection 100 ms late ({@code ClientCnxnSocketNIO.cleanup()} sleeps first), so a holder
+	 * goes in doubt about 100 ms after the next client is granted the lock; with Netty, a few
+	 * milliseconds before it in zk-lock-core's chaos {@code SessionCloseTests}. Not used when a
+	 * customizer sets a {@code ZKClientConfig} or a {@code ZookeeperFactory} of its own.
+	 */
+	static ZKClientConfig clientConfig(ZkLockProperties.@Nullable ClientSocket socket) {
+		ZKClientConfig config = new ZKClientConfig();
+		if (socket == null && config.getProperty(ZKClientConfig.ZOOKEEPER_CLIENT_CNXN_SOCKET) != null) {
+			return config;
+		}
+		Class<?> implementation = (socket == ZkLockProperties.ClientSocket.NIO) ? ClientCnxnSocketNIO.class
+				: ClientCnxnSocketNetty.class;
+		config.setProperty(ZKClientConfig.ZOOKEEPER_CLIENT_CNXN_SOCKET, implementation.getName());
+		return config;
 	}
 
 	private static RetryPolicy retryPolicy(ZkLockProperties.Retry retry) {

@@ -92,6 +92,13 @@ public class ZkLockProperties implements Validator {
 	private boolean failFast;
 
 	/**
+	 * Socket implementation of the ZooKeeper client. When not set, the one the
+	 * zookeeper.clientCnxnSocket system property names, else netty: it tells the holders of locks
+	 * as soon as the server closes the connection, where nio tells them 100 ms later.
+	 */
+	private @Nullable ClientSocket clientSocket;
+
+	/**
 	 * Retry policy of failed ZooKeeper operations.
 	 */
 	private final Retry retry = new Retry();
@@ -216,6 +223,14 @@ public class ZkLockProperties implements Validator {
 		this.failFast = failFast;
 	}
 
+	public @Nullable ClientSocket getClientSocket() {
+		return this.clientSocket;
+	}
+
+	public void setClientSocket(@Nullable ClientSocket clientSocket) {
+		this.clientSocket = clientSocket;
+	}
+
 	public Retry getRetry() {
 		return this.retry;
 	}
@@ -264,6 +279,25 @@ public class ZkLockProperties implements Validator {
 	@Override
 	public void validate(Object target, Errors errors) {
 		ZkLockPropertiesValidator.validate((ZkLockProperties) target, errors);
+	}
+
+	/**
+	 * Socket implementation of the ZooKeeper client (ZooKeeper's {@code zookeeper.clientCnxnSocket}).
+	 */
+	public enum ClientSocket {
+
+		/**
+		 * {@code ClientCnxnSocketNIO}, ZooKeeper's default. It sleeps 100 ms before it reports a
+		 * connection that the server closed.
+		 */
+		NIO,
+
+		/**
+		 * {@code ClientCnxnSocketNetty}, on the Netty that the ZooKeeper client depends on. It
+		 * reports a connection that the server closed at once.
+		 */
+		NETTY
+
 	}
 
 	/**
