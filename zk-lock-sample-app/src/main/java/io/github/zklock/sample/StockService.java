@@ -35,11 +35,12 @@ import io.github.zklock.transaction.StaleFencingTokenException;
  * <p>The lock alone cannot stop a <em>zombie</em>: a holder paused (GC, SIGSTOP, a slow call)
  * past its session's expiry still believes it holds the lock when it resumes, while another
  * instance already holds it. So every locked write goes through a store-side fence
- * ({@link JdbcLockFence}, guarded rows): the first statement of a purchase's transaction writes the
- * grant's fencing token into the SKU's stock row if it is not lower than the token there, and a
- * lower one is refused with {@link StaleFencingTokenException}, which rolls the purchase back.
- * Being the first statement, it also locks the row, so a newer holder never reads the stock
- * before a zombie that passed the fence has committed or rolled back. Each locked method also
+ * ({@link JdbcLockFence}, guarded rows): before a purchase reads the stock it will write, it writes
+ * the grant's fencing token into the SKU's stock row if it is not lower than the token there, and
+ * a lower one is refused with {@link StaleFencingTokenException}, which rolls the purchase back.
+ * The fence also locks the row, so a newer holder never reads the stock it writes before a zombie
+ * that passed the fence has committed or rolled back. (A sold-out purchase is refused on a plain
+ * read first: it writes nothing.) Each locked method also
  * starts with {@link LockAssert#assertHeld()}, which fails a call that bypassed the proxy.
  *
  * <p>Every locked method waits {@code zk.lock.default-wait-time} for the lock and then throws
@@ -98,6 +99,13 @@ public class StockService {
 		LockAssert.assertHeld();
 		LockWaitTimer.bodyStarted();
 		Assert.isTrue(quantity > 0, () -> "quantity must be at least 1, was " + quantity);
+		// Sold out needs no write, so no fence (nor the fencing token, a ZooKeeper request for a
+		// WRITE grant's first use): refused on a plain read. Stock only shrinks under purchases, so
+		// this read can be stale only towards "available", which the fenced read below corrects.
+		int seen = getStockRow(sku);
+		if (seen < quantity) {
+			throw new SoldOutException(sku, quantity, seen);
+		}
 		LockHandle grant = LockContext.require();
 		pause(this.prepareTime, sku);
 		try {
