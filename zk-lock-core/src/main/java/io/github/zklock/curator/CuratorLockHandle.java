@@ -44,6 +44,8 @@ final class CuratorLockHandle implements LockHandle {
 
 	private final long grantedAt = System.currentTimeMillis();
 
+	private final long grantedNanos = System.nanoTime();
+
 	CuratorLockHandle(CuratorLockRegistry registry, RecipeCache.Slot slot, LockRecipe.Grant grant, String path,
 			LockMode mode, long sessionInstance) {
 		this.registry = registry;
@@ -134,11 +136,7 @@ final class CuratorLockHandle implements LockHandle {
 			}
 			case IN_DOUBT -> throw new LockLostException(this.path, this.mode,
 					"the ZooKeeper connection is suspended; the lock is in doubt until it reconnects");
-			case LOST -> {
-				String reason = this.lostReason;
-				throw new LockLostException(this.path, this.mode,
-						(reason != null) ? reason : "the ZooKeeper session was lost; another client may hold the lock");
-			}
+			case LOST -> throw new LockLostException(this.path, this.mode, lostMessage());
 			case RELEASED -> throw new IllegalStateException(
 					this.mode + " lock '" + this.path + "' was already released");
 		}
@@ -215,11 +213,41 @@ final class CuratorLockHandle implements LockHandle {
 		return previous == LockState.HELD || previous == LockState.IN_DOUBT;
 	}
 
-	/** A revoked grant's znode is handed to no further grant of a local chain. */
-	void endChain() {
+	/**
+	 * A revoked grant's znode is handed to no further grant of a local chain.
+	 * @param reason why, for the grants that ride it already
+	 */
+	void endChain(String reason) {
 		if (this.grant instanceof LocalChain.ChainGrant chained) {
-			chained.link().revoked = true;
+			chained.link().revokedReason = reason;
 		}
+	}
+
+	/**
+	 * Why the znode this grant rides was revoked or deleted under its local chain, if it was (a
+	 * grant handed over just as the revocation came: see {@link Revocations}).
+	 */
+	@Nullable String chainRevokedReason() {
+		return (this.grant instanceof LocalChain.ChainGrant chained) ? chained.link().revokedReason : null;
+	}
+
+	/**
+	 * Since when, in {@link System#nanoTime()}, this application holds the grant's znode: the
+	 * first grant of a local chain's znode, else this grant.
+	 */
+	long znodeHeldSinceNanos() {
+		return (this.grant instanceof LocalChain.ChainGrant chained) ? chained.link().grantedAt : this.grantedNanos;
+	}
+
+	/** Whether the grant was lost with its session, rather than revoked. */
+	boolean lostWithSession() {
+		return this.lostReason == null;
+	}
+
+	/** The message of the {@link LockLostException} for a lost grant. */
+	String lostMessage() {
+		String reason = this.lostReason;
+		return (reason != null) ? reason : "the ZooKeeper session was lost; another client may hold the lock";
 	}
 
 	@Override

@@ -93,7 +93,8 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 		this.recipes = new RecipeCache(cacheCapacity, this::lockPath,
 				(lockPath, key) -> LockRecipe.create(client, lockPath, key.kind(), key.permits()));
 		client.getConnectionStateListenable().addListener(this.heldLocks);
-		this.revocations = new Revocations(client, this.heldLocks, DEFAULT_REVOCATION_CHECK_INTERVAL);
+		this.revocations = new Revocations(client, this.heldLocks, this.recipes::endChains,
+				DEFAULT_REVOCATION_CHECK_INTERVAL);
 	}
 
 	@Override
@@ -125,9 +126,11 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 			CuratorLockHandle outer = slot.outermost();
 			if (outer != null && outer.state() == LockState.LOST) {
 				// Curator would re-enter locally, without asking ZooKeeper, and the grant would look
-				// held while its znode died with the session.
-				throw new LockLostException(lockPath, mode, "this thread's enclosing grant of the lock was lost with "
-						+ "its ZooKeeper session; release it before locking again");
+				// held while its znode died with the session, or was revoked.
+				String lost = outer.lostWithSession() ? "lost with its ZooKeeper session"
+						: "lost (" + outer.lostMessage() + ")";
+				throw new LockLostException(lockPath, mode, "this thread's enclosing grant of the lock was " + lost
+						+ "; release it before locking again");
 			}
 			LocalChain chain = chainFor(slot, mode);
 			LockRecipe.Grant grant = null;
@@ -169,9 +172,11 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 			this.heldLocks.add(handle, this.client);
 			granted = true;
 			if (handle.state() == LockState.LOST) {
-				// The session changed while this thread was granted: never hand out a lost grant.
+				// The session changed while this thread was granted, or the znode of the local chain
+				// that handed it over was revoked: never hand out a lost grant.
+				String reason = handle.lostMessage();
 				handle.release();
-				throw new LockLostException(lockPath, mode, "the ZooKeeper session was lost while it was granted");
+				throw new LockLostException(lockPath, mode, "lost while it was granted (" + reason + ")");
 			}
 			if (outer == null) {
 				slot.outermost(handle);
@@ -349,6 +354,42 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 			.map((participant) -> participant.holder() && chains.containsKey(participant.path())
 					? participant.withChainLength(chains.get(participant.path())) : participant)
 			.toList();
+	}
+
+	/**
+	 * Describe who holds and waits for the lock of a key: its participants across the ensemble
+	 * (see {@link #describeParticipants(String)}, whose requests it sends), how many wait, and how
+	 * many of this application's threads wait.
+	 * @param key the key below the root path
+	 * @return the lock's queue
+	 * @throws InvalidLockPathException if the key is not a legal lock key
+	 * @throws LockException if ZooKeeper cannot be reached
+	 */
+	public LockSnapshots.LockQueue describeQueue(String key) {
+		String lockPath = lockPath(key);
+		List<LockSnapshots.Participant> participants = describeParticipants(key);
+		int localWaiters = (int) describeWaitingLocks().stream()
+			.filter((waiting) -> waiting.path().equals(lockPath))
+			.count();
+		String session;
+		try {
+			session = Long.toHexString(this.client.getZookeeperClient().getZooKeeper().getSessionId());
+		}
+		catch (Exception ex) {
+			throw ZooKeeperFailures.translate(ex, "describe", lockPath, LockMode.EXCLUSIVE, this.client);
+		}
+		int queued = 0;
+		int queuedHere = 0;
+		for (LockSnapshots.Participant participant : participants) {
+			if (!participant.holder()) {
+				queued++;
+				queuedHere += participant.sessionId().equals(session) ? 1 : 0;
+			}
+		}
+		// This application's waiting threads with no znode yet wait in its local queues. The two
+		// reads are not atomic: a thread may have left meanwhile.
+		return new LockSnapshots.LockQueue(lockPath, participants, queued + Math.max(0, localWaiters - queuedHere),
+				localWaiters);
 	}
 
 	/**

@@ -46,12 +46,19 @@ final class HeldLocks implements ConnectionStateListener {
 	/**
 	 * Track a new grant. A connection event may have passed between the grant and this call; the
 	 * grant is checked against the connection as it is now, after it is tracked, so that no event
-	 * is missed.
+	 * is missed. Likewise a revocation of the znode of a local chain that handed the grant over.
 	 */
 	void add(CuratorLockHandle handle, CuratorFramework client) {
 		this.handles.add(handle);
+		// Checked after tracking it, as Revocations marks the chain before it looks for grants.
+		String revoked = handle.chainRevokedReason();
 		if (handle.sessionInstance() != CuratorLockRegistry.sessionInstance(client)) {
 			if (lose(handle)) {
+				notifyListener(handle, LockState.LOST);
+			}
+		}
+		else if (revoked != null) {
+			if (lose(handle, revoked)) {
 				notifyListener(handle, LockState.LOST);
 			}
 		}
@@ -110,7 +117,7 @@ final class HeldLocks implements ConnectionStateListener {
 		int lost = 0;
 		for (CuratorLockHandle handle : this.handles) {
 			if (which.test(handle)) {
-				handle.endChain();
+				handle.endChain(reason);
 				if (lose(handle, reason)) {
 					notifyListener(handle, LockState.LOST);
 					lost++;

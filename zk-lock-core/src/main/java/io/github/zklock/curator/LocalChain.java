@@ -92,6 +92,22 @@ final class LocalChain {
 	}
 
 	/**
+	 * Hand no further grant on the kept znode if it is {@code node}: it was revoked, or deleted by
+	 * another client (see {@link Revocations}). The next turn queues in ZooKeeper again.
+	 * @param node the znode's full path
+	 * @param reason why, for the grants that already ride it
+	 * @return whether this chain keeps that znode
+	 */
+	boolean endLink(String node, String reason) {
+		Link current = this.link;
+		if (current == null || !current.grant.nodePath().equals(node)) {
+			return false;
+		}
+		current.revokedReason = reason;
+		return true;
+	}
+
+	/**
 	 * Grant the key to the current thread: nested in its own turn, handed over on the link the
 	 * previous turn kept, or through ZooKeeper.
 	 * @param mode EXCLUSIVE or WRITE; READ only nested in the current thread's WRITE turn
@@ -332,8 +348,11 @@ final class LocalChain {
 		/** Whether another participant queues behind the znode. */
 		volatile boolean othersWaiting;
 
-		/** Whether the znode was revoked or deleted under the chain (see {@link Revocations}). */
-		volatile boolean revoked;
+		/**
+		 * Why the znode may no longer be ridden, when it was revoked or deleted under the chain
+		 * (see {@link Revocations}); {@code null} while it may.
+		 */
+		volatile @Nullable String revokedReason;
 
 		/**
 		 * {@link System#nanoTime()} before the requests that granted the znode: the server heard
@@ -370,7 +389,7 @@ final class LocalChain {
 		 * cannot have expired.
 		 */
 		boolean usable(CuratorFramework client) {
-			return !this.revoked && this.sessionInstance == CuratorLockRegistry.sessionInstance(client)
+			return this.revokedReason == null && this.sessionInstance == CuratorLockRegistry.sessionInstance(client)
 					&& client.getZookeeperClient().isConnected()
 					&& System.nanoTime() - this.requestedAt < this.safeNanos;
 		}

@@ -80,6 +80,20 @@ public final class LockSnapshots {
 	}
 
 	/**
+	 * Who holds and waits for the lock of one key (see {@link CuratorLockRegistry#describeQueue}).
+	 *
+	 * @param path the lock path
+	 * @param participants its lock znodes, of any application, in queue order
+	 * @param waiters how many wait for it: its znodes that do not hold, plus the threads of this
+	 * application that wait for it without a znode in its queue (in the application's local queue or
+	 * its local hand-off chain); the local queues of other applications are not known here
+	 * @param localWaiters how many threads of this application wait for it, with a znode in its
+	 * queue or not
+	 */
+	public record LockQueue(String path, List<Participant> participants, int waiters, int localWaiters) {
+	}
+
+	/**
 	 * A process that holds or waits for locks, as written in the data of the lock znodes it
 	 * creates ({@code <pid>@<host>}).
 	 *

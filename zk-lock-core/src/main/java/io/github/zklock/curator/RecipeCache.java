@@ -10,6 +10,7 @@ import java.util.function.BiFunction;
 import java.util.function.UnaryOperator;
 
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
 import org.jspecify.annotations.Nullable;
@@ -144,6 +145,25 @@ final class RecipeCache {
 			entry.collectWaiting(result);
 		}
 		return result;
+	}
+
+	/**
+	 * Make the local chains that keep a znode hand no further grant on it: it was revoked or
+	 * deleted by another client (see {@link Revocations}).
+	 * @param node the znode's full path
+	 * @param reason why, for the grants that ride it already
+	 * @return whether a chain kept it
+	 */
+	boolean endChains(String node, String reason) {
+		String lockPath = ZKPaths.getPathAndNode(node).getPath();
+		boolean kept = false;
+		for (Entry entry : this.entries.values()) {
+			LocalChain chain = entry.existingChain();
+			if (chain != null && entry.lockPath.equals(lockPath)) {
+				kept |= chain.endLink(node, reason);
+			}
+		}
+		return kept;
 	}
 
 	private void evictIdle() {

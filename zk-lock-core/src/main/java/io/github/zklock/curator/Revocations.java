@@ -9,6 +9,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiPredicate;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -34,11 +35,13 @@ import io.github.zklock.LockState;
  *
  * <p>Cost: Curator's own {@code makeRevocable} reads every lock znode with a watch as it is
  * granted, one request per grant. Here a sweep every {@code interval} sets that watch (one
- * {@code getData} in the background) only on the znodes of grants held longer than the interval,
- * once per znode and session: a stuck lock is a long-held one, and grants released within the
- * interval send no request for it. A grant revoked before it was watched is caught when the sweep
- * reads the mark. One daemon thread per registry; {@link Duration#ZERO} switches it off (marks are
- * then ignored, forced deletes go unnoticed until the release).
+ * {@code getData} in the background) only on the znodes held longer than the interval (a local
+ * hand-off chain's znode counted from its first grant, since the chain's grants may each be
+ * short), once per znode and session: a stuck lock is a long-held one, and grants released within
+ * the interval send no request for it. A grant revoked before it was watched is caught when the
+ * sweep reads the mark, a znode deleted before it was watched when the sweep finds it gone. One
+ * daemon thread per registry, stopped by {@link #close()}; {@link Duration#ZERO} switches it off
+ * (marks are then ignored, forced deletes go unnoticed until the release).
  *
  * <p>Thread-safe.
  */
@@ -57,6 +60,9 @@ final class Revocations {
 
 	private final HeldLocks heldLocks;
 
+	/** Ends the local chains keeping a znode (see {@link RecipeCache#endChains}). */
+	private final BiPredicate<String, String> chains;
+
 	/** The znodes watched, each with the session (instance) that set the watch. */
 	private final Map<String, Long> watched = new ConcurrentHashMap<>();
 
@@ -68,9 +74,14 @@ final class Revocations {
 
 	private volatile long intervalMs;
 
-	Revocations(CuratorFramework client, HeldLocks heldLocks, Duration interval) {
+	/**
+	 * @param chains ends the local chains that keep a znode (node, reason), returns whether one did
+	 */
+	Revocations(CuratorFramework client, HeldLocks heldLocks, BiPredicate<String, String> chains,
+			Duration interval) {
 		this.client = client;
 		this.heldLocks = heldLocks;
+		this.chains = chains;
 		this.sweeper = Executors.newSingleThreadScheduledExecutor((task) -> {
 			Thread thread = new Thread(task, "zk-lock-revocation-" + threads.incrementAndGet());
 			thread.setDaemon(true);
@@ -106,17 +117,23 @@ final class Revocations {
 		this.sweeper.shutdownNow();
 	}
 
-	/** Watch the znodes of grants held longer than the interval, once per znode and session. */
+	/**
+	 * Watch the znodes held longer than the interval (by the grants of this application), once per
+	 * znode and session.
+	 */
 	void sweep() {
 		try {
 			if (!this.client.getZookeeperClient().isConnected()) {
 				return;
 			}
 			long session = CuratorLockRegistry.sessionInstance(this.client);
-			long heldSince = System.currentTimeMillis() - this.intervalMs;
+			long now = System.nanoTime();
+			long intervalNanos = TimeUnit.MILLISECONDS.toNanos(this.intervalMs);
 			for (CuratorLockHandle handle : this.heldLocks.handles()) {
+				// By the znode's age: a local chain's grants may each be short while it rides one
+				// znode for long.
 				if (handle.state() == LockState.HELD && handle.sessionInstance() == session
-						&& handle.grantedAt() <= heldSince) {
+						&& now - handle.znodeHeldSinceNanos() >= intervalNanos) {
 					Long watchedIn = this.watched.put(handle.nodePath(), session);
 					if (watchedIn == null || watchedIn != session) {
 						read(handle.nodePath());
@@ -175,7 +192,7 @@ final class Revocations {
 
 	private void revoked(String node) {
 		this.watched.remove(node);
-		if (lose(node, "it was revoked through its znode " + node + " (Curator's revocation protocol)") == 0) {
+		if (!lose(node, "it was revoked through its znode " + node + " (Curator's revocation protocol)")) {
 			// Released meanwhile: the release deletes the znode, or did already.
 			return;
 		}
@@ -188,9 +205,16 @@ final class Revocations {
 		}
 	}
 
-	/** Lose the grants on the znode that are held or in doubt; returns how many there were. */
-	private int lose(String node, String reason) {
-		return this.heldLocks.loseAll((handle) -> handle.nodePath().equals(node), reason);
+	/**
+	 * Lose the grants on the znode that are held or in doubt, and make a local chain that keeps the
+	 * znode (between two turns, say) hand no further grant on it.
+	 * @return whether this application still held the znode: a grant was lost, or a chain kept it
+	 */
+	private boolean lose(String node, String reason) {
+		// The chain first: a grant it hands over meanwhile is tracked before it checks the chain
+		// (see HeldLocks#add), so that either that check or the search below finds it.
+		boolean kept = this.chains.test(node, reason);
+		return this.heldLocks.loseAll((handle) -> handle.nodePath().equals(node), reason) > 0 || kept;
 	}
 
 }

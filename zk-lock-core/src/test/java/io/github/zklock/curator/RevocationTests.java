@@ -84,6 +84,7 @@ class RevocationTests {
 	@ValueSource(strings = { "EXCLUSIVE", "READ", "WRITE", "NON_REENTRANT", "PERMIT" })
 	void revocationMakesTheHolderLoseItsGrantAndGrantsTheWaiter(String kind) throws Exception {
 		LockHandle held = this.holderLocks.acquire(request(kind));
+		long token = held.fencingToken();
 		try (LockThread waiter = new LockThread("waiter")) {
 			CompletableFuture<Optional<LockHandle>> waiting = waiter.tryAcquire(this.other,
 					request(kind).withMode(excluding(kind)).withWaitTime(BOUND));
@@ -105,15 +106,17 @@ class RevocationTests {
 			waiter.release(granted);
 		}
 		assertThat(ZooKeeperExtension.ephemeralZnodes(this.holderClient, "/locks")).isEmpty();
+		assertLocksAgainInTheSameThread(kind, token);
 	}
 
 	@ParameterizedTest
-	@ValueSource(strings = { "EXCLUSIVE", "WRITE", "NON_REENTRANT", "PERMIT" })
+	@ValueSource(strings = { "EXCLUSIVE", "READ", "WRITE", "NON_REENTRANT", "PERMIT" })
 	void forcedRevocationDeletesTheHolderZnodeAndTheHolderLearnsIt(String kind) throws Exception {
 		LockHandle held = this.holderLocks.acquire(request(kind));
+		long token = held.fencingToken();
 		try (LockThread waiter = new LockThread("waiter")) {
 			CompletableFuture<Optional<LockHandle>> waiting = waiter.tryAcquire(this.other,
-					request(kind).withWaitTime(BOUND));
+					request(kind).withMode(excluding(kind)).withWaitTime(BOUND));
 			await().atMost(BOUND).until(() -> this.other.describeWaitingLocks().size() == 1);
 
 			LockSnapshots.Revocation revocation = this.other.revoke(this.key, true, Duration.ZERO);
@@ -124,14 +127,17 @@ class RevocationTests {
 			await().atMost(BOUND).until(() -> held.state() == LockState.LOST);
 			assertThatExceptionOfType(LockLostException.class).isThrownBy(held::checkHeld)
 				.withMessageContaining("deleted");
+			assertThat(this.holderEvents).extracting(LockStateEvent::state).containsExactly(LockState.LOST);
 			assertThatNoException().isThrownBy(held::release);
 			waiter.release(granted);
 		}
 		assertThat(ZooKeeperExtension.ephemeralZnodes(this.holderClient, "/locks")).isEmpty();
+		assertLocksAgainInTheSameThread(kind, token);
 	}
 
-	@Test
-	void revokedChainHandsNoGrantOnItsZnode() throws Exception {
+	@ParameterizedTest
+	@ValueSource(booleans = { false, true })
+	void revokedChainHandsNoGrantOnItsZnode(boolean force) throws Exception {
 		LockHandle first = this.holderLocks.acquire(this.key, LockMode.EXCLUSIVE, null);
 		String revokedNode = this.holder.describeHeldLocks().get(0).node();
 		long revokedToken = first.fencingToken();
@@ -140,8 +146,8 @@ class RevocationTests {
 					new LockRequest(this.key, LockMode.EXCLUSIVE, true, BOUND));
 			await().atMost(BOUND).until(() -> this.holder.describeWaitingLocks().size() == 1);
 
-			assertThat(this.other.revoke(this.key, false, BOUND).released()).isTrue();
-			assertThat(first.state()).isEqualTo(LockState.LOST);
+			assertThat(this.other.revoke(this.key, force, BOUND).released()).isTrue();
+			await().atMost(BOUND).until(() -> first.state() == LockState.LOST);
 			first.release();
 
 			LockHandle next = second.get(BOUND.toSeconds(), TimeUnit.SECONDS).orElseThrow();
@@ -217,6 +223,70 @@ class RevocationTests {
 
 			secondThread.release(handedOver);
 			readerThread.release(reader.get(BOUND.toSeconds(), TimeUnit.SECONDS).orElseThrow());
+		}
+	}
+
+	@Test
+	void queueCountsWaitersInZooKeeperAndInTheLocalQueue() throws Exception {
+		LockHandle held = this.holderLocks.acquire(this.key, LockMode.EXCLUSIVE, null);
+		try (LockThread localThread = new LockThread("local"); LockThread otherThread = new LockThread("other")) {
+			// Queues behind the holder's turn on its znode (local hand-off): no znode of its own.
+			CompletableFuture<Optional<LockHandle>> local = localThread.tryAcquire(this.holder,
+					new LockRequest(this.key, LockMode.EXCLUSIVE, true, BOUND));
+			CompletableFuture<Optional<LockHandle>> remote = otherThread.tryAcquire(this.other,
+					new LockRequest(this.key, LockMode.EXCLUSIVE, true, BOUND));
+			await().atMost(BOUND).until(() -> this.holder.describeQueue(this.key).participants().size() == 2
+					&& this.holder.describeWaitingLocks().size() == 1);
+
+			LockSnapshots.LockQueue seenByHolder = this.holder.describeQueue(this.key);
+			assertThat(seenByHolder.path()).isEqualTo(this.holder.lockPath(this.key));
+			assertThat(seenByHolder.participants()).extracting(LockSnapshots.Participant::holder)
+				.containsExactly(true, false);
+			assertThat(seenByHolder.waiters()).as("the other application's znode and the local thread").isEqualTo(2);
+			assertThat(seenByHolder.localWaiters()).isOne();
+			LockSnapshots.LockQueue seenByOther = this.other.describeQueue(this.key);
+			assertThat(seenByOther.waiters()).as("its own thread, which has a znode").isOne();
+			assertThat(seenByOther.localWaiters()).isOne();
+
+			held.release();
+			localThread.release(local.get(BOUND.toSeconds(), TimeUnit.SECONDS).orElseThrow());
+			otherThread.release(remote.get(BOUND.toSeconds(), TimeUnit.SECONDS).orElseThrow());
+		}
+	}
+
+	@Test
+	void semaphoreParticipantsHoldUpToItsPermits() throws Exception {
+		LockRequest permit = new LockRequest(this.key, LockMode.EXCLUSIVE, false, BOUND, null, 2);
+		LockHandle first = this.holderLocks.acquire(permit);
+		LockHandle second = this.holderLocks.acquire(permit);
+		try (LockThread waiter = new LockThread("waiter")) {
+			CompletableFuture<Optional<LockHandle>> third = waiter.tryAcquire(this.other, permit);
+			await().atMost(BOUND).until(() -> this.other.describeParticipants(this.key).size() == 3);
+
+			LockSnapshots.LockQueue queue = this.other.describeQueue(this.key);
+			assertThat(queue.participants()).extracting(LockSnapshots.Participant::kind).containsOnly("PERMIT (of 2)");
+			assertThat(queue.participants()).extracting(LockSnapshots.Participant::holder)
+				.containsExactly(true, true, false);
+			assertThat(queue.waiters()).isOne();
+
+			first.release();
+			waiter.release(third.get(BOUND.toSeconds(), TimeUnit.SECONDS).orElseThrow());
+			second.release();
+		}
+	}
+
+	/**
+	 * The holder's thread, whose grant was revoked and released, locks the key again: Curator's
+	 * per-thread bookkeeping was cleaned up, and the grant is a new znode.
+	 */
+	private void assertLocksAgainInTheSameThread(String kind, long revokedToken) {
+		LockHandle again = this.holderLocks.acquire(request(kind).withWaitTime(Duration.ZERO));
+		try {
+			assertThat(again.isHeld()).isTrue();
+			assertThat(again.fencingToken()).isGreaterThan(revokedToken);
+		}
+		finally {
+			again.release();
 		}
 	}
 

@@ -86,22 +86,17 @@ public class ZkLocksEndpoint {
 	}
 
 	/**
-	 * Describe who holds and waits for the lock of one key, across the ensemble.
+	 * Describe who holds and waits for the lock of one key, across the ensemble (see
+	 * {@link CuratorLockRegistry#describeQueue}).
 	 * @param key the segments of the key below the root path
 	 * @return the description
 	 * @throws io.github.zklock.InvalidLockPathException if the segments do not form a legal key
+	 * @throws io.github.zklock.LockException if ZooKeeper cannot be reached
 	 */
 	@ReadOperation
 	public PathParticipants participants(@Selector(match = Selector.Match.ALL_REMAINING) String... key) {
-		String lockKey = "/" + String.join("/", key);
-		String path = this.registry.lockPath(lockKey);
-		List<LockSnapshots.Participant> participants = this.registry.describeParticipants(lockKey);
-		int localWaiters = (int) this.registry.describeWaitingLocks()
-			.stream()
-			.filter((waiting) -> waiting.path().equals(path))
-			.count();
-		return new PathParticipants(path, (int) participants.stream().filter((p) -> !p.holder()).count(),
-				localWaiters, participants);
+		LockSnapshots.LockQueue queue = this.registry.describeQueue("/" + String.join("/", key));
+		return new PathParticipants(queue.path(), queue.waiters(), queue.localWaiters(), queue.participants());
 	}
 
 	/**
@@ -149,7 +144,9 @@ public class ZkLocksEndpoint {
 	 * The participants of one lock.
 	 *
 	 * @param path the znode path of the lock
-	 * @param waiters how many of its znodes wait (do not hold), of any application
+	 * @param waiters how many wait for it: its znodes that do not hold (of any application), plus
+	 * this application's threads waiting in its local queues (see
+	 * {@link LockSnapshots.LockQueue#waiters()})
 	 * @param localWaiters how many threads of this application wait for it (in ZooKeeper's queue
 	 * or in the application's local queue)
 	 * @param participants its lock znodes in queue order

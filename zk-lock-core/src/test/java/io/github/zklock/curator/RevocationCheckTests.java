@@ -1,0 +1,199 @@
+package io.github.zklock.curator;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Collectors;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockMode;
+import io.github.zklock.LockRequest;
+import io.github.zklock.LockState;
+import io.github.zklock.LockStateEvent;
+import io.github.zklock.LockTemplate;
+import io.github.zklock.test.CountingZooKeeper;
+import io.github.zklock.test.ZooKeeperExtension;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Tests for the holder's side of revocation (the sweep of {@link CuratorLockRegistry}'s
+ * revocation check, see {@link Revocations}) on a real ZooKeeper: what it costs in requests
+ * (nothing for grants released within the check interval, for every lock kind; one getData with
+ * a watch for a znode held longer, however many sweeps pass, and no loss when it is then
+ * released normally), that a local hand-off chain of short grants is revoked by the age of its
+ * znode, and that its thread stops when the registry closes.
+ */
+class RevocationCheckTests {
+
+	@RegisterExtension
+	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
+
+	private static final Duration CHECK_INTERVAL = Duration.ofMillis(100);
+
+	private static final Duration BOUND = Duration.ofSeconds(10);
+
+	private static final int CYCLES = 10;
+
+	private final CountingZooKeeper.Counts counts = new CountingZooKeeper.Counts();
+
+	private final List<LockStateEvent> events = new CopyOnWriteArrayList<>();
+
+	private CuratorFramework client;
+
+	private CuratorLockRegistry registry;
+
+	private LockTemplate locks;
+
+	private String key;
+
+	@BeforeEach
+	void start(TestInfo testInfo) throws Exception {
+		this.client = zooKeeper
+			.newClient((builder) -> builder.zookeeperFactory(CountingZooKeeper.factory(this.counts)));
+		this.registry = new CuratorLockRegistry(this.client, "/locks", 100);
+		this.registry.addLockStateListener(this.events::add);
+		this.locks = new LockTemplate(this.registry, BOUND);
+		this.key = "/check/" + testInfo.getTestMethod().orElseThrow().getName()
+				+ testInfo.getDisplayName().replaceAll("[^A-Za-z0-9]", "");
+	}
+
+	@AfterEach
+	void stop() {
+		this.registry.close();
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "EXCLUSIVE", "READ", "WRITE", "NON_REENTRANT", "PERMIT" })
+	void grantsReleasedWithinTheIntervalSendTheSameRequestsAsWithoutTheCheck(String kind) {
+		this.registry.setRevocationCheckInterval(Duration.ZERO);
+		Map<String, Long> unchecked = cycles(request(kind, this.key + "/unchecked"));
+		this.registry.setRevocationCheckInterval(CuratorLockRegistry.DEFAULT_REVOCATION_CHECK_INTERVAL);
+		Map<String, Long> checked = cycles(request(kind, this.key + "/checked"));
+
+		assertThat(checked).isEqualTo(unchecked);
+		if (kind.equals("EXCLUSIVE")) {
+			assertThat(checked).as("create, getChildren, delete per cycle")
+				.isEqualTo(Map.of("create", (long) CYCLES, "getChildren", (long) CYCLES, "delete", (long) CYCLES));
+		}
+		assertThat(this.events).isEmpty();
+	}
+
+	@Test
+	void znodeHeldLongerThanTheIntervalIsWatchedWithOneRequest() {
+		this.registry.setRevocationCheckInterval(CHECK_INTERVAL);
+		LockRequest request = request("EXCLUSIVE", this.key);
+		this.locks.acquire(request).release();
+		this.counts.reset();
+
+		LockHandle held = this.locks.acquire(request);
+		await().atMost(BOUND).until(() -> getData() == 1);
+		await().during(CHECK_INTERVAL.multipliedBy(5)).atMost(BOUND).until(() -> getData() == 1);
+		held.release();
+
+		assertThat(held.state()).isEqualTo(LockState.RELEASED);
+		assertThat(this.counts.snapshot())
+			.isEqualTo(Map.of("create", 1L, "getChildren", 1L, "getData", 1L, "delete", 1L));
+		// The watch tells of the release's own delete: neither a loss nor a request follows.
+		await().during(CHECK_INTERVAL.multipliedBy(3))
+			.atMost(BOUND)
+			.until(() -> this.events.isEmpty() && this.counts.total() == 4);
+	}
+
+	@Test
+	void chainOfShortGrantsIsRevokedByTheAgeOfItsZnode() throws Exception {
+		this.registry.setRevocationCheckInterval(CHECK_INTERVAL);
+		CuratorLockRegistry revoker = new CuratorLockRegistry(zooKeeper.newClient(), "/locks", 10);
+		ChainLoad.Section section = new ChainLoad.Section();
+		// Each grant is held for a fifth of the interval, the chain's znode for longer.
+		try (ChainLoad load = ChainLoad.startRetrying(this.registry,
+				new LockRequest(this.key, LockMode.EXCLUSIVE, true, BOUND), 2, CHECK_INTERVAL.dividedBy(5),
+				section)) {
+			await().atMost(BOUND).until(() -> chainLength() >= 10);
+			String revokedNode = this.registry.describeHeldLocks().get(0).node();
+
+			// Shorter than the half session timeout after which the chain would end anyway.
+			LockSnapshots.Revocation revocation = revoker.revoke(this.key, false, Duration.ofSeconds(2));
+
+			assertThat(revocation.released()).isTrue();
+			assertThat(revocation.holders()).singleElement()
+				.satisfies((holder) -> assertThat(holder.path()).isEqualTo(revokedNode));
+			assertThat(this.events).isNotEmpty()
+				.allSatisfy((event) -> assertThat(event.state()).isEqualTo(LockState.LOST));
+			int grantsAtRevocation = load.count();
+			await().atMost(BOUND)
+				.until(() -> load.count() > grantsAtRevocation + 2 && this.registry.describeHeldLocks()
+					.stream()
+					.anyMatch((held) -> !held.node().equals(revokedNode)));
+		}
+		finally {
+			revoker.close();
+		}
+		assertThat(section.overlaps()).isZero();
+		assertThat(ZooKeeperExtension.ephemeralZnodes(this.client, "/locks")).isEmpty();
+	}
+
+	@Test
+	void sweepThreadStopsWhenTheRegistryCloses() {
+		Set<Thread> before = revocationThreads();
+		CuratorLockRegistry closed = new CuratorLockRegistry(this.client, "/locks", 10);
+		Set<Thread> started = revocationThreads();
+		started.removeAll(before);
+		assertThat(started).hasSize(1).allSatisfy((thread) -> assertThat(thread.isDaemon()).isTrue());
+
+		closed.close();
+
+		await().atMost(BOUND).until(() -> started.stream().noneMatch(Thread::isAlive));
+	}
+
+	/** Run uncontended lock cycles after a first one (which creates the parents), and count them. */
+	private Map<String, Long> cycles(LockRequest request) {
+		this.locks.acquire(request).release();
+		this.counts.reset();
+		for (int i = 0; i < CYCLES; i++) {
+			this.locks.acquire(request).release();
+		}
+		return this.counts.snapshot();
+	}
+
+	private long getData() {
+		return this.counts.snapshot().getOrDefault("getData", 0L);
+	}
+
+	private int chainLength() {
+		return this.registry.describeHeldLocks()
+			.stream()
+			.mapToInt(LockSnapshots.HeldLock::chainLength)
+			.max()
+			.orElse(0);
+	}
+
+	private static Set<Thread> revocationThreads() {
+		return Thread.getAllStackTraces()
+			.keySet()
+			.stream()
+			.filter((thread) -> thread.getName().startsWith("zk-lock-revocation-"))
+			.collect(Collectors.toSet());
+	}
+
+	private static LockRequest request(String kind, String key) {
+		return switch (kind) {
+			case "NON_REENTRANT" -> new LockRequest(key, LockMode.EXCLUSIVE, false, BOUND);
+			case "PERMIT" -> new LockRequest(key, LockMode.EXCLUSIVE, false, BOUND, null, 1);
+			default -> new LockRequest(key, LockMode.valueOf(kind), true, BOUND);
+		};
+	}
+
+}
