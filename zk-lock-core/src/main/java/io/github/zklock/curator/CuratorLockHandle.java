@@ -86,11 +86,6 @@ final class CuratorLockHandle implements LockHandle {
 		return this.state.get();
 	}
 
-	/** When the grant was made, in epoch milliseconds. */
-	long grantedAt() {
-		return this.grantedAt;
-	}
-
 	/** The thread that acquired the grant. */
 	boolean isThreadBound() {
 		return this.threadBound;
@@ -211,16 +206,6 @@ final class CuratorLockHandle implements LockHandle {
 		LockState previous = this.state.getAndUpdate(
 				(current) -> (current == LockState.RELEASED) ? current : LockState.LOST);
 		return previous == LockState.HELD || previous == LockState.IN_DOUBT;
-	}
-
-	/**
-	 * A revoked grant's znode is handed to no further grant of a local chain.
-	 * @param reason why, for the grants that ride it already
-	 */
-	void endChain(String reason) {
-		if (this.grant instanceof LocalChain.ChainGrant chained) {
-			chained.link().revokedReason = reason;
-		}
 	}
 
 	/**

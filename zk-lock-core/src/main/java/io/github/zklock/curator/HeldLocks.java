@@ -109,19 +109,16 @@ final class HeldLocks implements ConnectionStateListener {
 
 	/**
 	 * Lose, for a reason other than the session, every grant held or in doubt that matches, and
-	 * tell the listeners: a revoked grant, or one whose znode was deleted (see {@link Revocations}).
-	 * A local hand-off chain on such a grant's znode hands no more grants on it.
+	 * tell the listeners: a revoked grant, or one whose znode was deleted (see {@link Revocations},
+	 * which ends the local hand-off chain on that znode first).
 	 * @return how many grants were lost
 	 */
 	int loseAll(Predicate<CuratorLockHandle> which, String reason) {
 		int lost = 0;
 		for (CuratorLockHandle handle : this.handles) {
-			if (which.test(handle)) {
-				handle.endChain(reason);
-				if (lose(handle, reason)) {
-					notifyListener(handle, LockState.LOST);
-					lost++;
-				}
+			if (which.test(handle) && lose(handle, reason)) {
+				notifyListener(handle, LockState.LOST);
+				lost++;
 			}
 		}
 		return lost;
