@@ -206,8 +206,12 @@ class LeadershipAutoConfigurationTests {
 			assertThat(first.leadership.isLeader("handed-over")).isTrue();
 			Events firstEvents = first.context.getBean(Events.class);
 			RecordingListener firstListener = first.context.getBean(RecordingListener.class);
-			assertThat(firstEvents.granted).containsExactly(new LeadershipGrantedEvent("handed-over", "app-1"));
-			assertThat(firstListener.calls).containsExactly("granted handed-over app-1");
+			// The event is published after the leadership flag is set (awaitLeadership may return
+			// in between), so wait for it, bounded.
+			await().atMost(BOUND).untilAsserted(() -> {
+				assertThat(firstEvents.granted).containsExactly(new LeadershipGrantedEvent("handed-over", "app-1"));
+				assertThat(firstListener.calls).containsExactly("granted handed-over app-1");
+			});
 			assertThat(second.context.getBean(Events.class).granted).isEmpty();
 
 			first.context.close();
@@ -217,10 +221,12 @@ class LeadershipAutoConfigurationTests {
 			assertThat(firstListener.calls).containsExactly("granted handed-over app-1",
 					"revoked handed-over app-1");
 			assertThat(second.leadership.awaitLeadership("handed-over", BOUND)).isTrue();
-			assertThat(second.context.getBean(Events.class).granted)
-				.containsExactly(new LeadershipGrantedEvent("handed-over", "app-2"));
-			assertThat(second.context.getBean(RecordingListener.class).calls)
-				.containsExactly("granted handed-over app-2");
+			await().atMost(BOUND).untilAsserted(() -> {
+				assertThat(second.context.getBean(Events.class).granted)
+					.containsExactly(new LeadershipGrantedEvent("handed-over", "app-2"));
+				assertThat(second.context.getBean(RecordingListener.class).calls)
+					.containsExactly("granted handed-over app-2");
+			});
 			assertThat(second.jobs.report()).isEqualTo("report");
 			assertThat(participants("/locks/leadership/handed-over")).containsExactly("app-2");
 		});

@@ -123,7 +123,9 @@ class ScheduledJobsTests {
 					.isEqualTo(Map.of(GROUP, Map.of("leader", leaderId, "self", self)));
 				assertThat(app.getBean(ZkLocksEndpoint.class).locks().leadership())
 					.containsExactly(new ZkLocksEndpoint.GroupLeader(GROUP, leaderId, self));
-				assertThat(app.getBean(LeadershipEvents.class).granted).hasSize(self ? 1 : 0);
+				// The event follows the leadership flag (published after it is set), so wait for it.
+				await().atMost(Duration.ofSeconds(5))
+					.untilAsserted(() -> assertThat(app.getBean(LeadershipEvents.class).granted).hasSize(self ? 1 : 0));
 			}
 			assertThat(leader.getBean(LeadershipEvents.class).granted.get(0))
 				.isEqualTo(new LeadershipGrantedEvent(GROUP, leaderId));
@@ -152,7 +154,8 @@ class ScheduledJobsTests {
 					+ Duration.between(expired, told.revokedAt.get(0)).toMillis() + " new_leader_ms="
 					+ Duration.between(expired, nextLeads).toMillis() + " session_timeout_ms="
 					+ SESSION_TIMEOUT.toMillis());
-			assertThat(next.getBean(LeadershipEvents.class).granted).hasSize(1);
+			await().atMost(bound)
+				.untilAsserted(() -> assertThat(next.getBean(LeadershipEvents.class).granted).hasSize(1));
 
 			// The old leader rejoins with its new session, behind the others: still exactly one leader.
 			await().atMost(bound).until(() -> leader.getBean(Leadership.class).getGroups().contains(GROUP)
