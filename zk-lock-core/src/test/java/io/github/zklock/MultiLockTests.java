@@ -371,7 +371,10 @@ class MultiLockTests {
 		zooKeeper.expireSession(this.client);
 		await().atMost(LONG).until(() -> multi.state() == LockState.LOST);
 		assertThat(multi.isHeld()).isFalse();
-		assertThat(multi.parts()).allSatisfy((part) -> assertThat(part.state()).isEqualTo(LockState.LOST));
+		// The multi-lock is lost with its first part; the parts are marked one after the other.
+		await().atMost(LONG)
+			.untilAsserted(() -> assertThat(multi.parts())
+				.allSatisfy((part) -> assertThat(part.state()).isEqualTo(LockState.LOST)));
 		assertThatExceptionOfType(LockLostException.class).isThrownBy(multi::checkHeld)
 			.withMessageContaining("session was lost");
 		// The expired session's znodes are gone: the other application takes both keys.

@@ -196,7 +196,8 @@ class ReleaseDuringConnectionLossTests {
 		Granted granted = waiterGrant.get(SESSION_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
 		List<String> leftAfterGrant = ownedBy(this.clientB, lockPath, this.sessionA);
 		List<String> ephemeralsOfA = this.clientA.getZookeeperClient().getZooKeeper().getEphemerals(LockWorker.ROOT);
-		long reconnected = this.reconnectedA.get();
+		// Curator may delete the znode, and B be granted, before it reports RECONNECTED.
+		long reconnected = await().atMost(GRANT_AFTER_RECONNECT_BOUND).until(this.reconnectedA::get, (at) -> at != 0);
 		long sessionAfter = this.clientA.getZookeeperClient().getZooKeeper().getSessionId();
 		waiter.release(granted.handle());
 		if (otherPermit != null) {
@@ -296,7 +297,8 @@ class ReleaseDuringConnectionLossTests {
 		this.proxy.heal();
 
 		long[] bGrant = bGranted.get(SESSION_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-		long reconnected = this.reconnectedA.get();
+		// Curator may delete the znode, and B be granted, before it reports RECONNECTED.
+		long reconnected = await().atMost(GRANT_AFTER_RECONNECT_BOUND).until(this.reconnectedA::get, (at) -> at != 0);
 		boolean secondGrantedBeforeB = secondGrant.isDone();
 		releaseB.countDown();
 		bDone.get(10, TimeUnit.SECONDS);

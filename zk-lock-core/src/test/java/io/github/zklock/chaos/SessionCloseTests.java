@@ -152,7 +152,10 @@ class SessionCloseTests {
 	private Trial awaitLost(ClientSocket socket, Closed closed) throws Exception {
 		int trial = closed.trial;
 		List<Event> events = closed.events;
-		await().atMost(Duration.ofSeconds(20)).until(() -> closed.handle.state() == LockState.LOST);
+		// The handle's state changes before its listeners are told: wait for both.
+		await().atMost(Duration.ofSeconds(20))
+			.until(() -> closed.handle.state() == LockState.LOST && !events.isEmpty()
+					&& events.get(events.size() - 1).state() == LockState.LOST);
 		closed.handle.release();
 		long grantedAt = closed.granted[0];
 		// Every event is in: lost is for good.

@@ -127,7 +127,10 @@ class RevocationTests {
 			await().atMost(BOUND).until(() -> held.state() == LockState.LOST);
 			assertThatExceptionOfType(LockLostException.class).isThrownBy(held::checkHeld)
 				.withMessageContaining("deleted");
-			assertThat(this.holderEvents).extracting(LockStateEvent::state).containsExactly(LockState.LOST);
+			// Listeners are told after the state changes, on the watch's thread.
+			await().atMost(BOUND)
+				.untilAsserted(() -> assertThat(this.holderEvents).extracting(LockStateEvent::state)
+					.containsExactly(LockState.LOST));
 			assertThatNoException().isThrownBy(held::release);
 			waiter.release(granted);
 		}

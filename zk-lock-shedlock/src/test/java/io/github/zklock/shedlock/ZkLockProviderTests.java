@@ -264,10 +264,12 @@ class ZkLockProviderTests {
 		zooKeeper.expireSession(this.first.client());
 		await().atMost(Duration.ofSeconds(10))
 			.until(() -> handles.stream().allMatch((handle) -> handle.state() == LockState.LOST));
-		assertThat(events).filteredOn((event) -> event.state() == LockState.LOST)
-			.extracting(LockStateEvent::path)
-			.containsExactlyInAnyOrder(Application.lockPath(this.name + "-unlocked"),
-					Application.lockPath(this.name + "-extended"));
+		// Each handle's listeners are told after its state changes: wait for the events too.
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(events).filteredOn((event) -> event.state() == LockState.LOST)
+				.extracting(LockStateEvent::path)
+				.containsExactlyInAnyOrder(Application.lockPath(this.name + "-unlocked"),
+						Application.lockPath(this.name + "-extended")));
 		SimpleLock taken = this.second.provider().lock(config(this.name + "-unlocked")).orElseThrow();
 
 		// The job ends and ShedLock unlocks: no error, the lost grant is let go.
