@@ -30,7 +30,8 @@ public interface AsyncLockHandle extends LockHandle {
 	 * Release the grant without blocking the calling thread. Idempotent: later calls return the
 	 * same future.
 	 * @return a future that completes when the lock znode is deleted (or, when the delete failed,
-	 * exceptionally with the failure: ZooKeeper removes the ephemeral znode when the session ends)
+	 * exceptionally with the failure: Curator's guaranteed delete removes the znode once reconnected,
+	 * or ZooKeeper when the session ends)
 	 */
 	CompletableFuture<Void> releaseAsync();
 

@@ -554,8 +554,8 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 				logger.debug("Released " + handle + " with its session: the client is closed");
 			}
 			else {
-				logger.warn("Failed to release " + handle + "; ZooKeeper removes its znode when the session ends",
-						ex);
+				logger.warn("Failed to release " + handle + "; Curator deletes its znode once reconnected "
+						+ "(guaranteed delete), or ZooKeeper when the session ends", ex);
 			}
 		}
 		finally {

@@ -255,7 +255,8 @@ final class LocalChain {
 				Thread.currentThread().interrupt();
 			}
 			logger.warn("Failed to release lock znode of " + this.lockPath
-					+ "; ZooKeeper removes it when the session ends", ex);
+					+ "; Curator deletes it once reconnected (guaranteed delete), or ZooKeeper when the session ends",
+					ex);
 		}
 		finally {
 			this.turn.unlock();
