@@ -3,8 +3,6 @@ package io.github.zklock.chaos;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -50,26 +48,18 @@ class ConnectionCutTests {
 
 	private TcpProxy proxy;
 
-	private CuratorFramework contenderClient;
-
-	private CuratorLockRegistry contender;
-
-	private ExecutorService executor;
+	private Contender contender;
 
 	@BeforeEach
 	void start() throws Exception {
 		this.proxy = TcpProxy.start(this.zooKeeper.getPort());
-		this.contenderClient = this.zooKeeper.newClient(Chaos.clientSettings(Duration.ofSeconds(10), ClientSocket.NIO));
-		this.contender = new CuratorLockRegistry(this.contenderClient, LockWorker.ROOT, 16);
-		this.executor = Executors.newSingleThreadExecutor();
+		this.contender = new Contender(this.zooKeeper);
 	}
 
 	@AfterEach
 	void stop() throws Exception {
 		// The extension closes the clients and the server after this.
-		this.executor.shutdownNow();
-		this.executor.awaitTermination(10, TimeUnit.SECONDS);
-		Chaos.closeQuietly(this.contender);
+		this.contender.close();
 		Chaos.closeQuietly(this.proxy);
 	}
 
@@ -120,8 +110,7 @@ class ConnectionCutTests {
 			try {
 				LockHandle handle = holder.tryAcquire(Chaos.exclusive(PATH, Duration.ofSeconds(10))).orElseThrow();
 				long holderToken = handle.fencingToken();
-				Future<long[]> next = this.executor.submit(() -> SessionExpiryTests.grantAndRelease(this.contender, PATH));
-				Chaos.awaitLockNodes(this.contenderClient, LockWorker.ROOT + PATH, 2);
+				Future<long[]> next = this.contender.queueBehindHolder(PATH);
 
 				long cutAt = System.nanoTime();
 				cut.accept(this.proxy);

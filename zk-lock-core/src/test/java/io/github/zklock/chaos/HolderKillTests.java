@@ -3,12 +3,9 @@ package io.github.zklock.chaos;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
-import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -16,8 +13,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import io.github.zklock.chaos.Chaos.ClientSocket;
-import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -40,25 +35,17 @@ class HolderKillTests {
 	@RegisterExtension
 	final ZooKeeperExtension zooKeeper = Chaos.zooKeeper();
 
-	private CuratorFramework contenderClient;
-
-	private CuratorLockRegistry contender;
-
-	private ExecutorService executor;
+	private Contender contender;
 
 	@BeforeEach
 	void start() throws Exception {
-		this.contenderClient = this.zooKeeper.newClient(Chaos.clientSettings(Duration.ofSeconds(10), ClientSocket.NIO));
-		this.contender = new CuratorLockRegistry(this.contenderClient, LockWorker.ROOT, 16);
-		this.executor = Executors.newSingleThreadExecutor();
+		this.contender = new Contender(this.zooKeeper);
 	}
 
 	@AfterEach
 	void stop() throws Exception {
 		// The extension closes the client and the server after this.
-		this.executor.shutdownNow();
-		this.executor.awaitTermination(10, TimeUnit.SECONDS);
-		Chaos.closeQuietly(this.contender);
+		this.contender.close();
 	}
 
 	@Test
@@ -69,8 +56,7 @@ class HolderKillTests {
 			try (ChildJvm holder = ChildJvm.start("holder-kill-" + trial, "hold", this.zooKeeper.getConnectString(), PATH,
 					Long.toString(SESSION_TIMEOUT.toMillis()))) {
 				long holderToken = Long.parseLong(holder.awaitLine("HELD", Duration.ofSeconds(90)));
-				Future<long[]> next = this.executor.submit(() -> SessionExpiryTests.grantAndRelease(this.contender, PATH));
-				Chaos.awaitLockNodes(this.contenderClient, LockWorker.ROOT + PATH, 2);
+				Future<long[]> next = this.contender.queueBehindHolder(PATH);
 
 				long killedAt = System.nanoTime();
 				holder.kill();

@@ -6,8 +6,6 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
@@ -61,25 +59,17 @@ class SessionCloseTests {
 	@RegisterExtension
 	final ZooKeeperExtension zooKeeper = Chaos.zooKeeper();
 
-	private CuratorFramework contenderClient;
-
-	private CuratorLockRegistry contender;
-
-	private ExecutorService executor;
+	private Contender contender;
 
 	@BeforeEach
 	void start() throws Exception {
-		this.contenderClient = this.zooKeeper.newClient(Chaos.clientSettings(Duration.ofSeconds(10), ClientSocket.NIO));
-		this.contender = new CuratorLockRegistry(this.contenderClient, LockWorker.ROOT, 16);
-		this.executor = Executors.newSingleThreadExecutor();
+		this.contender = new Contender(this.zooKeeper);
 	}
 
 	@AfterEach
 	void stop() throws Exception {
 		// The extension closes the clients and the server after this.
-		this.executor.shutdownNow();
-		this.executor.awaitTermination(10, TimeUnit.SECONDS);
-		Chaos.closeQuietly(this.contender);
+		this.contender.close();
 	}
 
 	@ParameterizedTest
@@ -130,14 +120,13 @@ class SessionCloseTests {
 		// Closed by the extension if the trial fails before it is recorded.
 		LockHandle handle = holder.tryAcquire(Chaos.exclusive(key, Duration.ofSeconds(10))).orElseThrow();
 		Closed closed = new Closed(trial, lockPath, holderClient, holder, handle, events, handle.fencingToken());
-		Future<long[]> next = this.executor.submit(() -> SessionExpiryTests.grantAndRelease(this.contender, key));
-		Chaos.awaitLockNodes(this.contenderClient, lockPath, 2);
+		Future<long[]> next = this.contender.queueBehindHolder(key);
 
 		closed.closing = System.nanoTime();
 		closed.attempts = Chaos.expireSession(holderClient, this.zooKeeper.getConnectString(), Duration.ofSeconds(20));
 		closed.granted = next.get(30, TimeUnit.SECONDS);
 		assertThat(closed.granted[1]).as("trial %d: next token", trial).isGreaterThan(closed.holderToken);
-		assertThat(ZooKeeperExtension.ephemeralZnodes(this.contenderClient, lockPath))
+		assertThat(ZooKeeperExtension.ephemeralZnodes(this.contender.client(), lockPath))
 			.as("trial %d: lock znodes left", trial)
 			.isEmpty();
 		return closed;
@@ -182,7 +171,7 @@ class SessionCloseTests {
 			.as("trial %d: holder's state %d ms after the other grant", trial, MAX_TOLD_LAG.toMillis())
 			.isNotEqualTo(LockState.HELD);
 		assertThat(closed.holder.heldLockCount()).as("trial %d: grants the holder still tracks", trial).isZero();
-		assertThat(ZooKeeperExtension.ephemeralZnodes(this.contenderClient, closed.lockPath))
+		assertThat(ZooKeeperExtension.ephemeralZnodes(this.contender.client(), closed.lockPath))
 			.as("trial %d: lock znodes left after the holder's release", trial)
 			.isEmpty();
 		return new Trial(inDoubtLead, lostLead);

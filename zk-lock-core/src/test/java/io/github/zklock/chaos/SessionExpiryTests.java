@@ -6,8 +6,6 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -51,25 +49,17 @@ class SessionExpiryTests {
 	@RegisterExtension
 	final ZooKeeperExtension zooKeeper = Chaos.zooKeeper();
 
-	private CuratorFramework contenderClient;
-
-	private CuratorLockRegistry contender;
-
-	private ExecutorService executor;
+	private Contender contender;
 
 	@BeforeEach
 	void start() throws Exception {
-		this.contenderClient = this.zooKeeper.newClient(Chaos.clientSettings(Duration.ofSeconds(10), ClientSocket.NIO));
-		this.contender = new CuratorLockRegistry(this.contenderClient, LockWorker.ROOT, 16);
-		this.executor = Executors.newSingleThreadExecutor();
+		this.contender = new Contender(this.zooKeeper);
 	}
 
 	@AfterEach
 	void stop() throws Exception {
 		// The extension closes the clients and the server after this.
-		this.executor.shutdownNow();
-		this.executor.awaitTermination(10, TimeUnit.SECONDS);
-		Chaos.closeQuietly(this.contender);
+		this.contender.close();
 	}
 
 	/**
@@ -83,13 +73,13 @@ class SessionExpiryTests {
 	void waiterWhoseSessionExpiredIsGrantedAHeldLockInItsNewSession() throws Exception {
 		String path = "/waiter-expiry";
 		String lockPath = LockWorker.ROOT + path;
-		LockHandle held = this.contender.tryAcquire(Chaos.exclusive(path, Duration.ZERO)).orElseThrow();
-		long holderSession = this.contenderClient.getZookeeperClient().getZooKeeper().getSessionId();
+		LockHandle held = this.contender.registry().tryAcquire(Chaos.exclusive(path, Duration.ZERO)).orElseThrow();
+		long holderSession = this.contender.client().getZookeeperClient().getZooKeeper().getSessionId();
 		CuratorFramework waiterClient = this.zooKeeper.newClient(Chaos.clientSettings(SESSION_TIMEOUT, ClientSocket.NIO));
 		CuratorLockRegistry waiter = new CuratorLockRegistry(waiterClient, LockWorker.ROOT, 16);
 		try {
 			long firstSession = waiterClient.getZookeeperClient().getZooKeeper().getSessionId();
-			Future<String[]> granted = this.executor.submit(() -> {
+			Future<String[]> granted = this.contender.submit(() -> {
 				LockHandle handle = waiter.tryAcquire(Chaos.exclusive(path, Duration.ofSeconds(60))).orElseThrow();
 				try {
 					String session = Long.toHexString(waiterClient.getZookeeperClient().getZooKeeper().getSessionId());
@@ -99,10 +89,10 @@ class SessionExpiryTests {
 					handle.release();
 				}
 			});
-			Chaos.awaitLockNodes(this.contenderClient, lockPath, 2);
+			Chaos.awaitLockNodes(this.contender.client(), lockPath, 2);
 			Chaos.expireSession(waiterClient, this.zooKeeper.getConnectString(), Duration.ofSeconds(20));
 			// The waiter is queued again, with a znode of a session that is neither the holder's nor its first.
-			await().atMost(Duration.ofSeconds(30)).until(() -> owners(this.contenderClient, lockPath).stream()
+			await().atMost(Duration.ofSeconds(30)).until(() -> owners(this.contender.client(), lockPath).stream()
 				.anyMatch((owner) -> !owner.equals(Long.toHexString(holderSession))
 						&& !owner.equals(Long.toHexString(firstSession))));
 			held.release();
@@ -160,7 +150,7 @@ class SessionExpiryTests {
 			// The chain's threads wait behind the holder: every later grant of A comes after it.
 			int grantsBefore = chain.count();
 			CompletableFuture<long[]> contenderGrant = contenderThread.submit(() -> {
-				LockHandle granted = this.contender.tryAcquire(Chaos.exclusive(path, wait)).orElseThrow();
+				LockHandle granted = this.contender.registry().tryAcquire(Chaos.exclusive(path, wait)).orElseThrow();
 				try {
 					long[] grant = { granted.fencingToken(), granted.isHeld() ? 1 : 0 };
 					section.hold(Duration.ofMillis(20));
@@ -170,7 +160,7 @@ class SessionExpiryTests {
 					granted.release();
 				}
 			});
-			Chaos.awaitLockNodes(this.contenderClient, LockWorker.ROOT + path, 2);
+			Chaos.awaitLockNodes(this.contender.client(), LockWorker.ROOT + path, 2);
 			// The holder releases as soon as it is told.
 			CompletableFuture<LockState> released = holderThread.submit(() -> {
 				assertThat(told.await(20, TimeUnit.SECONDS)).as("holder told %s", releaseWhen).isTrue();
@@ -223,22 +213,6 @@ class SessionExpiryTests {
 			}
 		}
 		return owners;
-	}
-
-	/**
-	 * Wait for the lock, note when it was granted, read the token, release: one thread, as the grant
-	 * is bound to it.
-	 * @return the grant's {@code System.nanoTime()} and its fencing token
-	 */
-	static long[] grantAndRelease(CuratorLockRegistry registry, String path) {
-		LockHandle handle = registry.tryAcquire(Chaos.exclusive(path, Duration.ofSeconds(30))).orElseThrow();
-		long grantedAt = System.nanoTime();
-		try {
-			return new long[] { grantedAt, handle.fencingToken() };
-		}
-		finally {
-			handle.release();
-		}
 	}
 
 }

@@ -86,9 +86,7 @@ class RevocationTests {
 		LockHandle held = this.holderLocks.acquire(request(kind));
 		long token = held.fencingToken();
 		try (LockThread waiter = new LockThread("waiter")) {
-			CompletableFuture<Optional<LockHandle>> waiting = waiter.tryAcquire(this.other,
-					request(kind).withMode(excluding(kind)).withWaitTime(BOUND));
-			await().atMost(BOUND).until(() -> this.other.describeWaitingLocks().size() == 1);
+			CompletableFuture<Optional<LockHandle>> waiting = queueExcludedWaiter(waiter, kind);
 
 			LockSnapshots.Revocation revocation = this.other.revoke(this.key, false, BOUND);
 
@@ -115,9 +113,7 @@ class RevocationTests {
 		LockHandle held = this.holderLocks.acquire(request(kind));
 		long token = held.fencingToken();
 		try (LockThread waiter = new LockThread("waiter")) {
-			CompletableFuture<Optional<LockHandle>> waiting = waiter.tryAcquire(this.other,
-					request(kind).withMode(excluding(kind)).withWaitTime(BOUND));
-			await().atMost(BOUND).until(() -> this.other.describeWaitingLocks().size() == 1);
+			CompletableFuture<Optional<LockHandle>> waiting = queueExcludedWaiter(waiter, kind);
 
 			LockSnapshots.Revocation revocation = this.other.revoke(this.key, true, Duration.ZERO);
 
@@ -291,6 +287,17 @@ class RevocationTests {
 		finally {
 			again.release();
 		}
+	}
+
+	/**
+	 * Queue the other application, on the waiter's thread, for the key in a mode the holder's grant
+	 * of the kind excludes; return once it waits.
+	 */
+	private CompletableFuture<Optional<LockHandle>> queueExcludedWaiter(LockThread waiter, String kind) {
+		CompletableFuture<Optional<LockHandle>> waiting = waiter.tryAcquire(this.other,
+				request(kind).withMode(excluding(kind)).withWaitTime(BOUND));
+		await().atMost(BOUND).until(() -> this.other.describeWaitingLocks().size() == 1);
+		return waiting;
 	}
 
 	private LockRequest request(String kind) {
