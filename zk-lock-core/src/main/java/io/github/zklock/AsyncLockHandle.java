@@ -4,14 +4,14 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
- * A grant owned by itself rather than by a thread: returned by {@link LockTemplate#acquireAsync}
- * and the other asynchronous methods of the template, and passed to the action of
+ * A grant owned by itself rather than by a thread: returned by the {@link AsyncLockTemplate}
+ * ({@link LockTemplate#async()}) and passed to the action of its {@code execute} and of
  * {@link LockTemplate#executeAsync(String, LockMode, java.time.Duration, java.util.function.Function)}.
  *
  * <p>Thread rules: every method may be called from any thread, {@link #release()} included. Curator's
  * reentrant recipes (EXCLUSIVE, READ, WRITE) only let the thread that acquired a znode release it,
  * so such a grant is acquired and released by a thread of its own, parked while the grant is held
- * (a pooled daemon thread, or a virtual thread, see {@link LockTemplate#setVirtualGrantThreads});
+ * (a pooled daemon thread, or a virtual thread, see {@link LockTemplateBuilder#virtualGrantThreads});
  * {@code release()} from another thread asks that thread to release and waits until it has.
  * Non-reentrant EXCLUSIVE grants and permits have no such thread.
  *
@@ -20,7 +20,7 @@ import java.util.concurrent.CompletionStage;
  * (from the same chain of work or not) waits like any other and fails when its wait time runs
  * out. With {@link LockRequest#WAIT_FOREVER} it would wait forever: give nested asynchronous
  * requests a finite wait time. One exception: when the template has no async executor, the
- * action of {@code executeAsync} starts on the grant's own thread, and a synchronous request made
+ * action of {@code execute} starts on the grant's own thread, and a synchronous request made
  * there, before the action returns its stage, re-enters the grant as on any thread that holds a
  * lock (it is released before the action returns, so it never outlives the grant).
  */

@@ -1,23 +1,31 @@
 package io.github.zklock;
 
+import java.time.Duration;
 import java.util.List;
+
+import io.github.zklock.engine.KeptLockHandle;
 
 /**
  * One grant of a ZooKeeper lock, returned by {@link LockTemplate#acquire} and passed to a
  * {@link LockCallback}.
  *
- * <p>Thread rules: EXCLUSIVE (reentrant), READ and WRITE grants are bound to the thread that
- * acquired them and must be released on that thread; a non-reentrant EXCLUSIVE grant and a permit
- * of a semaphore may be released from any thread. {@link #isHeld()}, {@link #checkHeld()}, {@link #path()},
- * {@link #mode()} and {@link #fencingToken()} may be called from any thread.
+ * <p>Thread rules: a grant of a reentrant request (EXCLUSIVE reentrant, READ, WRITE) is bound to
+ * the thread that acquired it and must be released on that thread; a non-reentrant EXCLUSIVE
+ * grant and a permit of a semaphore may be released from any thread, and so may every
+ * {@link AsyncLockHandle}. {@link #isHeld()}, {@link #checkHeld()}, {@link #path()},
+ * {@link #mode()}, {@link #parts()} and {@link #fencingToken()} may be called from any thread.
+ *
+ * <p>A multi-lock (a request of several keys) is one handle made of one grant per key: its
+ * {@link #parts()} give each key's path and fencing token; {@link #path()} and
+ * {@link #fencingToken()} answer for its first part.
  */
 public interface LockHandle extends AutoCloseable {
 
 	/**
 	 * Return the full znode path of the lock (root path included), for example
-	 * {@code /locks/stock/42}. The lock's own sequential znodes live below it. For a multi-lock
-	 * ({@link LockTemplate#acquireAll}), the paths of its {@linkplain #parts() parts} in the order
-	 * they were acquired, joined with commas.
+	 * {@code /locks/stock/42}. The lock's own sequential znodes live below it. For a multi-lock,
+	 * the path of its first {@linkplain #parts() part} (the first in canonical order); ask the
+	 * parts for the others.
 	 * @return the lock path
 	 */
 	String path();
@@ -63,14 +71,14 @@ public interface LockHandle extends AutoCloseable {
 	 * For the other kinds the first call sends one {@code exists} request; later calls return the
 	 * cached value. Nested (reentrant) grants of the same znode return the same token, and so do
 	 * grants {@linkplain #isLocalHandoff() handed over locally} on one znode: tokens of one key are
-	 * then non-decreasing, and a store must reject only a token lower than the highest it has seen. A permit of a semaphore
-	 * has the token of its lease znode. A multi-lock has one token per key: ask its
-	 * {@linkplain #parts() parts}.
+	 * then non-decreasing, and a store must reject only a token lower than the highest it has
+	 * seen. A permit of a semaphore has the token of its lease znode. A multi-lock has one token
+	 * per key: this is its first part's (the token of {@link #path()}); pass each key's store the
+	 * token of that key's {@linkplain #parts() part}.
 	 * @return the fencing token, a positive number
 	 * @throws LockLostException if the lock znode no longer exists or the lock is not held
 	 * @throws LockException if ZooKeeper cannot be reached
 	 * @throws IllegalStateException if the handle was already released
-	 * @throws UnsupportedOperationException for a multi-lock, which has no single token
 	 */
 	long fencingToken();
 
@@ -87,10 +95,10 @@ public interface LockHandle extends AutoCloseable {
 	}
 
 	/**
-	 * Return the grants this handle is made of: for a multi-lock ({@link LockTemplate#acquireAll}),
-	 * one per key in the order they were acquired (sorted by path), each with its own
-	 * {@link #path()} and {@link #fencingToken()}; for any other grant, this handle alone. Release
-	 * the multi-lock, not its parts.
+	 * Return the grants this handle is made of: for a multi-lock, one per key in the order they
+	 * were acquired (sorted by path), each with its own {@link #path()} and
+	 * {@link #fencingToken()}; for any other grant, this handle alone. Release the multi-lock, not
+	 * its parts.
 	 * @return the parts, never empty
 	 */
 	default List<LockHandle> parts() {
@@ -111,6 +119,24 @@ public interface LockHandle extends AutoCloseable {
 	 * @throws IllegalStateException if a thread-bound grant is released from another thread
 	 */
 	void release();
+
+	/**
+	 * Return a view of this grant whose {@link #release()}, when asked for before
+	 * {@code lockAtLeastFor} has passed from now, is carried out then by a scheduler thread, as for
+	 * a request {@linkplain LockRequest#withLockAtLeastFor(Duration) with lockAtLeastFor} (counted
+	 * from its grant there): for keeping a grant longer once it is held, such as a job that
+	 * extends its lock as ShedLock's {@code SimpleLock.extend} does. Views compose: the grant is
+	 * released once every view's time has passed. A grant that is lost is released at once.
+	 * Sends no request.
+	 * @param lockAtLeastFor how long from now the grant is kept at least; zero returns this handle
+	 * @return the view, whose {@code release()} returns at once
+	 * @throws IllegalArgumentException if {@code lockAtLeastFor} is negative
+	 * @throws IllegalStateException if the grant is bound to its thread (a synchronous grant of a
+	 * reentrant request), whose release another thread cannot carry out
+	 */
+	default LockHandle keepAtLeast(Duration lockAtLeastFor) {
+		return KeptLockHandle.keep(this, lockAtLeastFor);
+	}
 
 	/**
 	 * Same as {@link #release()}, for try-with-resources.

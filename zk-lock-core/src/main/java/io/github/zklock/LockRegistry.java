@@ -3,37 +3,43 @@ package io.github.zklock;
 import java.util.Optional;
 
 /**
- * The backend that grants locks: {@link LockTemplate}, and through it the
- * {@code @DistributedLock} advice, asks it for every grant. The ZooKeeper implementation is
+ * The backend that grants locks, one key at a time: {@link LockTemplate}, and through it every
+ * other way of locking (the annotations, the asynchronous and reactive forms, the adapters), asks
+ * it for every grant. The ZooKeeper implementation is
  * {@code io.github.zklock.curator.CuratorLockRegistry}, on Apache Curator's lock recipes.
  *
- * <p>Keys and paths: a request names a <em>key</em> below the registry's root path, such as
+ * <p>What the template keeps to itself: the default wait time, multi-locks (several keys, in
+ * canonical order, within one wait budget), the on-busy policy, {@code lockAtLeastFor}, metric
+ * names and observations. A registry sees one {@link LockTarget} at a time, with its wait time
+ * resolved.
+ *
+ * <p>Keys and paths: a target names a <em>key</em> below the registry's root path, such as
  * {@code /stock/apple}; the registry maps it to the <em>path</em> of the lock's znode, such as
  * {@code /locks/stock/apple}, below which the lock's own sequential znodes live.
  *
- * <p>Implementations are thread-safe.
+ * <p>Implementations are thread-safe. A grant of a {@link LockTarget#reentrant() reentrant}
+ * target is bound to the acquiring thread and must be released by it.
  */
 public interface LockRegistry {
 
 	/**
-	 * Try to acquire a lock within the request's wait time.
-	 * @param request what to lock; its wait time must be given: zero for one attempt,
-	 * {@link LockRequest#WAIT_FOREVER} to wait without limit, or a positive duration
-	 * ({@link LockTemplate} fills in its default wait time before calling)
-	 * @return the grant, or empty when another owner held the lock for the whole wait time
-	 * @throws IllegalArgumentException if the request gives no wait time
-	 * @throws InvalidLockPathException if the key is not a legal lock key
+	 * Try to acquire a lock within the target's wait time, on the calling thread.
+	 * @param target what to lock, with its wait time
+	 * @return the grant, or empty when another owner held the lock (or every permit) for the whole
+	 * wait time
+	 * @throws InvalidLockPathException if the key is not a legal lock key (nothing requested)
 	 * @throws LockUpgradeException if the thread holds READ on the key and asks for WRITE
+	 * @throws PermitsMismatchException if another number of permits is stored with the key
 	 * @throws LockLostException if the request would be nested in a grant of the key that this
-	 * thread holds and that was lost with its session (a re-entry, or READ under WRITE, would stand
-	 * on a znode that is gone); release that grant first
+	 * thread holds and that was lost (a re-entry, or READ under WRITE, would stand on a znode that
+	 * is gone); release that grant first
 	 * @throws LockException if ZooKeeper cannot serve the request, or the thread was interrupted
 	 * while waiting (its interrupt flag is set again); never reported as an empty result
 	 */
-	Optional<LockHandle> tryAcquire(LockRequest request);
+	Optional<LockHandle> tryAcquire(LockTarget target);
 
 	/**
-	 * Return the znode path a key maps to: the root path joined with the key. Sends no request.
+	 * Return the znode path a key maps to: the root path joined with it. Sends no request.
 	 * @param key the key below the root path, starting with {@code /}
 	 * @return the lock's znode path
 	 * @throws InvalidLockPathException if the key is not a legal lock key

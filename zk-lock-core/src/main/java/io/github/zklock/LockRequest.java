@@ -1,162 +1,215 @@
 package io.github.zklock;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
 import java.util.Objects;
 
 import org.jspecify.annotations.Nullable;
 
 /**
- * What to lock and how: a key below the root path, a mode, whether an EXCLUSIVE lock is
- * reentrant, how long to wait, and the name the lock is reported under in metrics and traces.
- * Immutable; build it with {@link #of(String)} and the {@code with...} methods.
+ * What to lock and how: the one options object of {@link LockTemplate}, its asynchronous form
+ * ({@link LockTemplate#async()}), the reactive operator and {@code @DistributedLock}. Immutable;
+ * build it with {@link #of(String)}, {@link #of(Collection)} or {@link #permit(String, int)} and the
+ * {@code with...} methods:
+ * <pre class="code">
+ * LockRequest request = LockRequest.of("/jobs/report")
+ * 	.withReentrant(false)
+ * 	.withWaitTime(Duration.ZERO)
+ * 	.withOnBusy(OnBusy.SKIP)
+ * 	.withLockAtLeastFor(Duration.ofMinutes(1));
+ * </pre>
  *
- * <p>Wait times have one meaning per value, here as in {@code @DistributedLock} and
- * {@code zk.lock.default-wait-time}: {@code null} (not given) uses the template's default; zero
- * makes one attempt without waiting; {@link #WAIT_FOREVER} waits until the lock is granted;
- * a positive duration waits at most that long. Any other negative duration is rejected.
+ * <p>Every rule between the components is checked here, when a request is built, and nowhere
+ * else (the annotations are turned into requests and report these rules' messages, naming the
+ * method):
+ * <ul>
+ * <li><b>Keys</b>: one or more, each below the registry's root path and starting with {@code /};
+ * a {@code null} or empty key is an {@link InvalidLockPathException} (the registry checks the
+ * rest of a key's syntax before any request). Several keys make a <em>multi-lock</em>: all or
+ * nothing, taken in one canonical order (sorted by full lock path, duplicates merged) within one
+ * wait budget, so that two requests naming the same keys in other orders never deadlock.</li>
+ * <li><b>Thread binding</b>: a <em>reentrant</em> grant is bound to the thread that acquired it,
+ * which alone may release it (Curator's reentrant recipes track their owner thread); a
+ * non-reentrant one may be released by any thread. READ and WRITE are always reentrant; a
+ * non-reentrant EXCLUSIVE lock and a permit of a semaphore are not. This is the one definition
+ * of thread binding: {@link #reentrant()} says it.</li>
+ * <li><b>Permits</b>: {@code 0} asks for a lock; a positive number asks for one permit (lease)
+ * of a semaphore of that many, which is a non-reentrant EXCLUSIVE request of one key.</li>
+ * <li><b>Wait time</b>, one meaning per value: {@code null} (not given) uses the template's
+ * default ({@code zk.lock.default-wait-time}); zero makes one attempt without waiting;
+ * {@link #WAIT_FOREVER} waits until granted; a positive duration waits at most that long. Any other
+ * negative duration is rejected. For a multi-lock it is one budget for all keys.</li>
+ * <li><b>lockAtLeastFor</b>: zero, or a positive duration on a request whose grant is not bound to
+ * a thread (released later by another thread).</li>
+ * </ul>
  *
- * @param path the key to lock, below {@code zk.lock.root-path} and starting with {@code /} (the
- * lock's znode path is the root path joined with it)
- * @param mode the lock mode
- * @param reentrant whether an EXCLUSIVE lock may be re-entered by its holder thread (ignored
- * for READ and WRITE, which are always reentrant)
- * @param waitTime how long to wait: {@code null} for the template's default, zero for a single
- * attempt, {@link #WAIT_FOREVER} to wait without limit
- * @param name the low-cardinality name of the lock in metrics and observations (the
- * {@code name} tag): the {@code @DistributedLock} path template such as {@code /stock/#{#sku}},
- * never a resolved value; defaults to the path, so a caller that builds paths from data should
- * set one
- * @param permits {@code 0} for a lock; a positive number for a permit (lease) of a semaphore
- * that lets at most this many holders in at once (see {@link #withPermits(int)}), which must be
- * the same in every participant
- * @param lockAtLeastFor how long after it was granted the grant is kept at least, even when
- * released earlier ({@link Duration#ZERO}: released when asked; see
- * {@link #withLockAtLeastFor(Duration)})
+ * @param keys the keys to lock, at least one, each below the root path and starting with
+ * {@code /} (the lock's znode path is the root path joined with the key); several make a
+ * multi-lock
+ * @param mode the lock mode, the same for every key
+ * @param reentrant whether the holder thread may re-enter the lock, and so whether the grant is
+ * bound to that thread: always {@code true} for READ and WRITE, always {@code false} for a permit
+ * @param permits {@code 0} for a lock; a positive number for one permit (lease) of a semaphore
+ * that lets at most this many holders in at once, which every participant must name alike
+ * (see {@link PermitsMismatchException})
+ * @param waitTime how long to wait: {@code null} for the template's default, zero for one attempt,
+ * {@link #WAIT_FOREVER} to wait without limit, or a positive duration
+ * @param onBusy what {@code execute} does when the lock stays busy for the whole wait time
+ * ({@link LockTemplate#acquire(LockRequest) acquire} always throws, {@code tryAcquire} returns
+ * empty); also the outcome a busy wait is observed with
+ * @param lockAtLeastFor how long after the grant the lock is kept at least, even when released
+ * earlier ({@link Duration#ZERO}: released when asked; see {@link #withLockAtLeastFor(Duration)})
+ * @param name the low-cardinality name of the lock in metrics and observations (the {@code name}
+ * tag), such as the {@code @DistributedLock} key template {@code /stock/#{#sku}}, never a resolved
+ * value; defaults to the keys (joined with {@code ,}), so a caller that builds keys from data
+ * should set one
  */
-public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullable Duration waitTime, String name,
-		int permits, Duration lockAtLeastFor) {
+public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, int permits,
+		@Nullable Duration waitTime, OnBusy onBusy, Duration lockAtLeastFor, String name) {
 
 	/**
 	 * The wait time that waits until the lock is granted, without limit: {@code -1 ms}, the same
-	 * value as {@code DistributedLock.WAIT_FOREVER} and {@code zk.lock.default-wait-time=-1ms}.
-	 * It is the only negative wait time accepted.
+	 * value as {@code DistributedLock.WAIT_FOREVER} ({@code "-1ms"}) and
+	 * {@code zk.lock.default-wait-time=-1ms}. It is the only negative wait time accepted.
 	 */
 	public static final Duration WAIT_FOREVER = Duration.ofMillis(-1);
 
 	/**
-	 * Create a request, checking that key, mode, wait time and permits are valid.
-	 * @param path the key
-	 * @param mode the lock mode
-	 * @param reentrant whether an EXCLUSIVE lock is reentrant
-	 * @param waitTime the wait time or {@code null} for the default
-	 * @param name the name in metrics, {@code null} for the key
-	 * @param permits {@code 0} for a lock, else the semaphore's number of permits
-	 * @param lockAtLeastFor the least time a grant is kept after it was granted, zero for none
-	 * @throws InvalidLockPathException if the key is {@code null} or empty
-	 * @throws IllegalArgumentException if the wait time is negative but not {@link #WAIT_FOREVER},
-	 * if {@code permits} is negative, if a semaphore request ({@code permits > 0}) is not a
-	 * non-reentrant EXCLUSIVE one, or if {@code lockAtLeastFor} is negative, or positive on a
-	 * request whose grant is bound to a thread (reentrant EXCLUSIVE, READ, WRITE)
-	 * @throws NullPointerException if the mode or {@code lockAtLeastFor} is {@code null}
+	 * Create a request, checking every rule (see the type's description).
+	 * @throws InvalidLockPathException if a key is {@code null} or empty
+	 * @throws IllegalArgumentException if no key is given; if the wait time is negative but not
+	 * {@link #WAIT_FOREVER}; if a READ or WRITE request is not reentrant; if {@code permits} is
+	 * negative, or positive on a request that is not a non-reentrant EXCLUSIVE request of one key;
+	 * if {@code lockAtLeastFor} is negative, or positive on a reentrant request
+	 * @throws NullPointerException if the keys, the mode, the on-busy policy or
+	 * {@code lockAtLeastFor} is {@code null}
 	 */
 	public LockRequest {
-		if (path == null || path.isEmpty()) {
-			throw new InvalidLockPathException("Lock path must not be null or empty");
+		Objects.requireNonNull(keys, "keys must not be null");
+		for (String key : keys) {
+			if (key == null || key.isEmpty()) {
+				throw new InvalidLockPathException("Lock path must not be null or empty");
+			}
 		}
-		Objects.requireNonNull(mode, "mode must not be null");
-		if (waitTime != null && waitTime.isNegative() && !waitsForever(waitTime)) {
-			throw invalidWaitTime(waitTime, "The wait time of the lock request for '" + path + "'");
+		keys = List.copyOf(keys);
+		if (keys.isEmpty()) {
+			throw new IllegalArgumentException("A lock request needs at least one key");
 		}
-		if (permits < 0) {
-			throw new IllegalArgumentException("The permits of the request for '" + path + "' are " + permits
-					+ ": use 0 for a lock, or a positive number of permits for a semaphore");
+		String subject = "The request for " + describe(keys);
+		String of = "of the request for " + describe(keys);
+		checkKind(subject, mode, reentrant, permits);
+		if (permits > 0 && keys.size() > 1) {
+			throw new IllegalArgumentException(subject + " asks for a permit of " + keys.size()
+					+ " semaphores at once: a permit is a request of one key");
 		}
-		if (permits > 0 && (mode != LockMode.EXCLUSIVE || reentrant)) {
-			throw new IllegalArgumentException("The request for '" + path + "' asks for a permit of a semaphore ("
-					+ permits + " permits) as a " + (reentrant ? "reentrant " : "") + mode
-					+ " lock: a permit is a non-reentrant EXCLUSIVE request (use withPermits)");
+		if (waitTime != null) {
+			checkWaitTime(waitTime, "The wait time " + of);
 		}
+		Objects.requireNonNull(onBusy, "onBusy must not be null");
 		Objects.requireNonNull(lockAtLeastFor, "lockAtLeastFor must not be null");
 		if (lockAtLeastFor.isNegative()) {
-			throw new IllegalArgumentException("lockAtLeastFor of the request for '" + path + "' is " + lockAtLeastFor
+			throw new IllegalArgumentException("lockAtLeastFor " + of + " is " + lockAtLeastFor
 					+ ": use zero to release when asked, or a positive duration");
 		}
-		if (!lockAtLeastFor.isZero() && (mode != LockMode.EXCLUSIVE || reentrant)) {
-			throw new IllegalArgumentException("The request for '" + path + "' keeps its grant for at least "
-					+ lockAtLeastFor + " as a " + (reentrant && mode == LockMode.EXCLUSIVE ? "reentrant " : "") + mode
-					+ " lock, whose grant is bound to the acquiring thread; a grant released later by another thread "
-					+ "must be a non-reentrant EXCLUSIVE lock (withReentrant(false)) or a permit");
+		if (!lockAtLeastFor.isZero() && reentrant) {
+			throw new IllegalArgumentException(subject + " keeps its grant for at least " + lockAtLeastFor + " as a "
+					+ (mode == LockMode.EXCLUSIVE ? "reentrant " : "") + mode + " lock, whose grant is bound to the "
+					+ "acquiring thread; a grant released later by another thread must be a non-reentrant "
+					+ "EXCLUSIVE lock (withReentrant(false)) or a permit");
 		}
 		if (name == null) {
-			name = path;
+			name = String.join(",", keys);
 		}
 	}
 
 	/**
-	 * Create a request whose grant is released when asked.
-	 * @param path the key
-	 * @param mode the lock mode
-	 * @param reentrant whether an EXCLUSIVE lock is reentrant
-	 * @param waitTime the wait time or {@code null} for the default
-	 * @param name the name in metrics, {@code null} for the key
-	 * @param permits {@code 0} for a lock, else the semaphore's number of permits
-	 * @throws InvalidLockPathException if the key is {@code null} or empty
-	 * @throws IllegalArgumentException if the wait time is negative but not {@link #WAIT_FOREVER},
-	 * if {@code permits} is negative, or if a semaphore request ({@code permits > 0}) is not a
-	 * non-reentrant EXCLUSIVE one
-	 * @throws NullPointerException if the mode is {@code null}
-	 */
-	public LockRequest(String path, LockMode mode, boolean reentrant, @Nullable Duration waitTime,
-			@Nullable String name, int permits) {
-		this(path, mode, reentrant, waitTime, name, permits, Duration.ZERO);
-	}
-
-	/**
-	 * Create a lock request (not a semaphore's).
-	 * @param path the key
-	 * @param mode the lock mode
-	 * @param reentrant whether an EXCLUSIVE lock is reentrant
-	 * @param waitTime the wait time or {@code null} for the default
-	 * @param name the name in metrics, {@code null} for the key
-	 * @throws InvalidLockPathException if the key is {@code null} or empty
-	 * @throws IllegalArgumentException if the wait time is negative but not {@link #WAIT_FOREVER}
-	 * @throws NullPointerException if the mode is {@code null}
-	 */
-	public LockRequest(String path, LockMode mode, boolean reentrant, @Nullable Duration waitTime,
-			@Nullable String name) {
-		this(path, mode, reentrant, waitTime, name, 0);
-	}
-
-	/**
-	 * Create a request named after its key.
-	 * @param path the key to lock
-	 * @param mode the lock mode
-	 * @param reentrant whether an EXCLUSIVE lock is reentrant
-	 * @param waitTime the wait time or {@code null} for the default
-	 * @throws InvalidLockPathException if the key is {@code null} or empty
-	 * @throws IllegalArgumentException if the wait time is negative but not {@link #WAIT_FOREVER}
-	 */
-	public LockRequest(String path, LockMode mode, boolean reentrant, @Nullable Duration waitTime) {
-		this(path, mode, reentrant, waitTime, null, 0);
-	}
-
-	/**
-	 * Create a request for a reentrant EXCLUSIVE lock with the default wait time.
-	 * @param path the key to lock, below the root path, starting with {@code /}
+	 * Create a request for a reentrant EXCLUSIVE lock of one key, with the default wait time,
+	 * failing when busy, named after its key.
+	 * @param key the key below the root path, starting with {@code /}
 	 * @return the request
+	 * @throws InvalidLockPathException if the key is {@code null} or empty
 	 */
-	public static LockRequest of(String path) {
-		return new LockRequest(path, LockMode.EXCLUSIVE, true, null);
+	public static LockRequest of(String key) {
+		return new LockRequest(List.of(requireKey(key)), LockMode.EXCLUSIVE, true, 0, null, OnBusy.FAIL,
+				Duration.ZERO, null);
+	}
+
+	/**
+	 * Create a request for a multi-lock: a reentrant EXCLUSIVE lock of every key, all or nothing
+	 * (see the type's description), with the default wait time, failing when busy. One key makes
+	 * an ordinary request.
+	 * @param keys the keys below the root path, in any order; duplicates are merged
+	 * @return the request
+	 * @throws InvalidLockPathException if a key is {@code null} or empty
+	 * @throws IllegalArgumentException if no key is given
+	 */
+	public static LockRequest of(Collection<String> keys) {
+		Objects.requireNonNull(keys, "keys must not be null");
+		// Copied by the constructor once each key is checked (List.copyOf refuses a null key).
+		return new LockRequest(new ArrayList<>(keys), LockMode.EXCLUSIVE, true, 0, null, OnBusy.FAIL, Duration.ZERO,
+				null);
+	}
+
+	/**
+	 * Create a request for one permit (lease) of a semaphore on a key: at most {@code permits}
+	 * grants of the key are held at once across every application (Curator
+	 * {@code InterProcessSemaphoreV2}). A permit is a non-reentrant EXCLUSIVE request, not bound to
+	 * a thread. Every participant must name the same number of permits for a key: the first stores
+	 * it with the key, a participant naming another number fails with
+	 * {@link PermitsMismatchException}.
+	 * @param key the key below the root path, starting with {@code /}
+	 * @param permits how many holders the semaphore lets in at once, positive
+	 * @return the request, with the default wait time, failing when busy
+	 * @throws InvalidLockPathException if the key is {@code null} or empty
+	 * @throws IllegalArgumentException if {@code permits} is not positive
+	 */
+	public static LockRequest permit(String key, int permits) {
+		if (permits < 1) {
+			throw new IllegalArgumentException("A semaphore needs at least one permit, was " + permits + " for '"
+					+ key + "'");
+		}
+		return new LockRequest(List.of(requireKey(key)), LockMode.EXCLUSIVE, false, permits, null, OnBusy.FAIL,
+				Duration.ZERO, null);
+	}
+
+	/**
+	 * Return a copy with other keys, named as before (the {@code @DistributedLock} advice fills in
+	 * the keys of each call this way, keeping the template's name).
+	 * @param keys the keys, at least one
+	 * @return the new request
+	 * @throws InvalidLockPathException if a key is {@code null} or empty
+	 * @throws IllegalArgumentException if no key is given, or several for a permit
+	 */
+	public LockRequest withKeys(List<String> keys) {
+		return new LockRequest(keys, this.mode, this.reentrant, this.permits, this.waitTime, this.onBusy,
+				this.lockAtLeastFor, this.name);
 	}
 
 	/**
 	 * Return a copy with another mode.
 	 * @param mode the lock mode
 	 * @return the new request
+	 * @throws IllegalArgumentException if the copy breaks a rule (READ or WRITE not reentrant, a
+	 * permit not EXCLUSIVE)
 	 */
 	public LockRequest withMode(LockMode mode) {
-		return new LockRequest(this.path, mode, this.reentrant, this.waitTime, this.name, this.permits,
-				this.lockAtLeastFor);
+		return new LockRequest(this.keys, mode, this.reentrant, this.permits, this.waitTime, this.onBusy,
+				this.lockAtLeastFor, this.name);
+	}
+
+	/**
+	 * Return a copy that is reentrant or not (see the type's description: this is also whether
+	 * the grant is bound to its thread).
+	 * @param reentrant whether the lock is reentrant
+	 * @return the new request
+	 * @throws IllegalArgumentException if the copy breaks a rule (READ or WRITE not reentrant, a
+	 * reentrant permit, a reentrant request with lockAtLeastFor)
+	 */
+	public LockRequest withReentrant(boolean reentrant) {
+		return new LockRequest(this.keys, this.mode, reentrant, this.permits, this.waitTime, this.onBusy,
+				this.lockAtLeastFor, this.name);
 	}
 
 	/**
@@ -166,18 +219,37 @@ public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullab
 	 * @throws IllegalArgumentException if the wait time is negative but not {@link #WAIT_FOREVER}
 	 */
 	public LockRequest withWaitTime(@Nullable Duration waitTime) {
-		return new LockRequest(this.path, this.mode, this.reentrant, waitTime, this.name, this.permits,
-				this.lockAtLeastFor);
+		return new LockRequest(this.keys, this.mode, this.reentrant, this.permits, waitTime, this.onBusy,
+				this.lockAtLeastFor, this.name);
 	}
 
 	/**
-	 * Return a copy with reentrancy switched on or off (EXCLUSIVE only).
-	 * @param reentrant whether the lock is reentrant
+	 * Return a copy with another on-busy policy.
+	 * @param onBusy what {@code execute} does when the lock stays busy
 	 * @return the new request
 	 */
-	public LockRequest withReentrant(boolean reentrant) {
-		return new LockRequest(this.path, this.mode, reentrant, this.waitTime, this.name, this.permits,
-				this.lockAtLeastFor);
+	public LockRequest withOnBusy(OnBusy onBusy) {
+		return new LockRequest(this.keys, this.mode, this.reentrant, this.permits, this.waitTime, onBusy,
+				this.lockAtLeastFor, this.name);
+	}
+
+	/**
+	 * Return a copy whose grant is kept for at least the given time after it was granted: a
+	 * release asked for earlier (by the caller, or by {@code execute} when the action returns) is
+	 * carried out by a scheduler thread once that time has passed since the grant, so that no
+	 * other owner gets the key before then (ShedLock's {@code lockAtLeastFor}: a job that finishes
+	 * quickly is not run again by another application whose clock or schedule is a little late).
+	 * The grant must not be bound to a thread: a non-reentrant EXCLUSIVE lock or a permit. If the
+	 * application dies meanwhile, the key is freed with its ZooKeeper session (after the session
+	 * timeout), not at the end of {@code lockAtLeastFor}. A multi-lock keeps all its keys together.
+	 * @param lockAtLeastFor the least time to keep a grant, zero to release when asked
+	 * @return the new request
+	 * @throws IllegalArgumentException if the duration is negative, or positive on a reentrant
+	 * request
+	 */
+	public LockRequest withLockAtLeastFor(Duration lockAtLeastFor) {
+		return new LockRequest(this.keys, this.mode, this.reentrant, this.permits, this.waitTime, this.onBusy,
+				lockAtLeastFor, this.name);
 	}
 
 	/**
@@ -186,48 +258,16 @@ public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullab
 	 * @return the new request
 	 */
 	public LockRequest withName(String name) {
-		return new LockRequest(this.path, this.mode, this.reentrant, this.waitTime,
-				Objects.requireNonNull(name, "name must not be null"), this.permits, this.lockAtLeastFor);
+		return new LockRequest(this.keys, this.mode, this.reentrant, this.permits, this.waitTime, this.onBusy,
+				this.lockAtLeastFor, Objects.requireNonNull(name, "name must not be null"));
 	}
 
 	/**
-	 * Return a copy that asks for one permit (lease) of a semaphore on the key instead of a lock:
-	 * at most {@code permits} grants of the key are held at once across every application (Curator
-	 * {@code InterProcessSemaphoreV2}). A permit is not reentrant and not bound to a thread; the
-	 * request becomes a non-reentrant EXCLUSIVE one. Every participant must name the same number
-	 * of permits for a key: the first stores it with the key, a participant naming another number
-	 * fails with {@link PermitsMismatchException}.
-	 * @param permits how many holders the semaphore lets in at once, positive
-	 * @return the new request
-	 * @throws IllegalArgumentException if {@code permits} is not positive
+	 * Return whether this request names several keys: a multi-lock.
+	 * @return whether there is more than one key
 	 */
-	public LockRequest withPermits(int permits) {
-		if (permits < 1) {
-			throw new IllegalArgumentException("A semaphore needs at least one permit, was " + permits
-					+ " for '" + this.path + "'");
-		}
-		return new LockRequest(this.path, LockMode.EXCLUSIVE, false, this.waitTime, this.name, permits,
-				this.lockAtLeastFor);
-	}
-
-	/**
-	 * Return a copy whose grant is kept for at least the given time after it was granted: a
-	 * release asked for earlier (by the caller, or by {@link LockTemplate#execute(LockRequest,
-	 * LockCallback)} when the action returns) is carried out by a scheduler thread once that time
-	 * has passed since the grant, so that no other owner gets the key before then (ShedLock's
-	 * {@code lockAtLeastFor}: a job that finishes quickly is not run again by another application
-	 * whose clock or schedule is a little late). The grant must not be bound to a thread: a
-	 * non-reentrant EXCLUSIVE lock or a permit. If the application dies meanwhile, the key is
-	 * freed with its ZooKeeper session (after the session timeout), not at the end of
-	 * {@code lockAtLeastFor}.
-	 * @param lockAtLeastFor the least time to keep a grant, zero to release when asked
-	 * @return the new request
-	 * @throws IllegalArgumentException if the duration is negative, or positive while the request
-	 * is a reentrant EXCLUSIVE, READ or WRITE one
-	 */
-	public LockRequest withLockAtLeastFor(Duration lockAtLeastFor) {
-		return new LockRequest(this.path, this.mode, this.reentrant, this.waitTime, this.name, this.permits,
-				lockAtLeastFor);
+	public boolean isMultiLock() {
+		return this.keys.size() > 1;
 	}
 
 	/**
@@ -248,22 +288,53 @@ public record LockRequest(String path, LockMode mode, boolean reentrant, @Nullab
 	}
 
 	/**
-	 * Check a wait time given by a user: zero, positive, or {@link #WAIT_FOREVER}.
+	 * Check a wait time given by a user, such as a default wait time: zero, positive, or
+	 * {@link #WAIT_FOREVER}.
 	 * @param waitTime the wait time
 	 * @param what what it is, for the message (a property, a parameter, a method)
 	 * @return the wait time
 	 * @throws IllegalArgumentException if the wait time is negative but not {@link #WAIT_FOREVER}
+	 * @throws NullPointerException if the wait time is {@code null}
 	 */
-	static Duration checkWaitTime(Duration waitTime, String what) {
+	public static Duration checkWaitTime(Duration waitTime, String what) {
+		Objects.requireNonNull(waitTime, () -> what + " must not be null");
 		if (waitTime.isNegative() && !waitsForever(waitTime)) {
-			throw invalidWaitTime(waitTime, what);
+			throw new IllegalArgumentException(what + " is " + waitTime + ": use zero for one attempt, a positive "
+					+ "duration, or -1 ms to wait without limit (WAIT_FOREVER)");
 		}
 		return waitTime;
 	}
 
-	private static IllegalArgumentException invalidWaitTime(Duration waitTime, String what) {
-		return new IllegalArgumentException(what + " is " + waitTime + ": use zero for one attempt, a "
-				+ "positive duration, or LockRequest.WAIT_FOREVER (-1 ms) to wait without limit");
+	/**
+	 * The rules between mode, reentrancy and permits, for a request and for each of its
+	 * {@link LockTarget targets}.
+	 */
+	static void checkKind(String subject, LockMode mode, boolean reentrant, int permits) {
+		Objects.requireNonNull(mode, "mode must not be null");
+		if (!reentrant && mode != LockMode.EXCLUSIVE) {
+			throw new IllegalArgumentException(subject + " asks for a non-reentrant " + mode + " lock: reentrant = "
+					+ "false applies to EXCLUSIVE only; READ and WRITE locks are always reentrant");
+		}
+		if (permits < 0) {
+			throw new IllegalArgumentException(subject + " asks for " + permits + " permits: use 0 for a lock, or a "
+					+ "positive number of permits for a semaphore");
+		}
+		if (permits > 0 && (mode != LockMode.EXCLUSIVE || reentrant)) {
+			throw new IllegalArgumentException(subject + " asks for a permit of a semaphore (" + permits
+					+ " permits) as a " + (reentrant ? "reentrant " : "") + mode + " lock: a permit is a non-reentrant "
+					+ "EXCLUSIVE request (LockRequest.permit)");
+		}
+	}
+
+	private static String describe(List<String> keys) {
+		return (keys.size() == 1) ? "'" + keys.get(0) + "'" : keys.toString();
+	}
+
+	private static String requireKey(@Nullable String key) {
+		if (key == null || key.isEmpty()) {
+			throw new InvalidLockPathException("Lock path must not be null or empty");
+		}
+		return key;
 	}
 
 }

@@ -22,6 +22,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.test.ZooKeeperExtension;
 
+import static io.github.zklock.curator.Admins.admin;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -72,7 +73,7 @@ class AsyncLockLoadTests {
 	@ValueSource(booleans = { false, true })
 	void tenThousandAsyncCallsLeaveNoGrantBehind(boolean virtualGrantThreads) throws Exception {
 		assumeTrue(!virtualGrantThreads || Runtime.version().feature() >= 21, "virtual threads need Java 21");
-		assertThat(this.template.setVirtualGrantThreads(virtualGrantThreads)).isEqualTo(virtualGrantThreads);
+		this.template = LockTemplate.builder(this.registry).defaultWaitTime(WAIT).virtualGrantThreads(virtualGrantThreads).build();
 		int calls = 10_000;
 		int inFlight = 8;
 		Semaphore slots = new Semaphore(inFlight);
@@ -97,13 +98,13 @@ class AsyncLockLoadTests {
 		assertThat(slots.tryAcquire(inFlight, 60, TimeUnit.SECONDS)).isTrue();
 		long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
 		System.out.printf("ASYNC calls=%d in_flight=%d run_ms=%d per_call_us=%d java=%d virtual_grants=%s%n", calls,
-				inFlight, elapsedMs, elapsedMs * 1000 / calls, Runtime.version().feature(), this.template.isVirtualGrantThreads());
+				inFlight, elapsedMs, elapsedMs * 1000 / calls, Runtime.version().feature(), virtualGrantThreads);
 
 		assertThat(failures).isEmpty();
 		assertThat(completed).hasValue(calls);
-		assertThat(this.registry.heldLockCount()).isZero();
-		assertThat(this.registry.heldLocks()).isEmpty();
-		assertThat(this.registry.describeWaitingLocks()).isEmpty();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLocks()).isEmpty();
+		assertThat(admin(this.registry).describeWaitingLocks()).isEmpty();
 		assertThat(ZooKeeperExtension.ephemeralZnodes(this.client, ROOT + this.key)).isEmpty();
 	}
 
@@ -135,8 +136,8 @@ class AsyncLockLoadTests {
 
 		assertThat(results).allSatisfy((result) -> assertThat(result).isCompletedWithValueMatching((v) -> v >= 0));
 		assertThat(maxInside).hasValue(1);
-		assertThat(this.registry.heldLockCount()).isZero();
-		assertThat(this.otherRegistry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
+		assertThat(admin(this.otherRegistry).heldLockCount()).isZero();
 		assertThat(ZooKeeperExtension.ephemeralZnodes(this.client, ROOT + this.key)).isEmpty();
 	}
 

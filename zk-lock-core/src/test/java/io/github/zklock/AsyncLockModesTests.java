@@ -24,6 +24,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.test.ZooKeeperExtension;
 
+import static io.github.zklock.curator.Admins.admin;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
@@ -89,16 +90,14 @@ class AsyncLockModesTests {
 	@ParameterizedTest
 	@EnumSource(Kind.class)
 	void grantIsReleasedFromAnotherThreadThanTheOneThatAcquiredIt(Kind kind) throws Exception {
-		AsyncLockHandle handle = ((kind != Kind.MULTI) ? this.template.acquireAsync(request(kind))
-				: this.template.acquireAllAsync(multiRequests()))
-			.get(10, TimeUnit.SECONDS);
+		AsyncLockHandle handle = this.template.async().acquire(request(kind)).get(10, TimeUnit.SECONDS);
 		assertThat(handle.parts()).hasSize((kind == Kind.MULTI) ? 2 : 1);
 		// Read from the test thread, which is neither the grant's thread nor the releasing one.
 		assertThat(handle.isHeld()).isTrue();
 		assertThat(handle.state()).isEqualTo(LockState.HELD);
 		assertThat(handle.parts()).allSatisfy((part) -> assertThat(part.fencingToken()).isPositive());
 		handle.checkHeld();
-		assertThat(this.registry.heldLockCount()).isEqualTo((kind == Kind.MULTI) ? 2 : 1);
+		assertThat(admin(this.registry).heldLockCount()).isEqualTo((kind == Kind.MULTI) ? 2 : 1);
 		assertThat(this.otherApplication.tryAcquire(conflicting(kind))).isEmpty();
 
 		AsyncLockHandle grant = handle;
@@ -110,7 +109,7 @@ class AsyncLockModesTests {
 
 		assertThat(handle.isHeld()).isFalse();
 		assertThat(handle.state()).isEqualTo(LockState.RELEASED);
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 		assertThat(ZooKeeperExtension.ephemeralZnodes(this.client, ROOT + this.key)).isEmpty();
 		Optional<LockHandle> next = this.otherApplication.tryAcquire(conflicting(kind));
 		assertThat(next).isPresent();
@@ -120,7 +119,7 @@ class AsyncLockModesTests {
 	@ParameterizedTest
 	@EnumSource(value = Kind.class, names = { "EXCLUSIVE", "NON_REENTRANT_EXCLUSIVE", "PERMIT" })
 	void releaseAsyncIsIdempotent(Kind kind) throws Exception {
-		AsyncLockHandle handle = this.template.acquireAsync(request(kind)).get(10, TimeUnit.SECONDS);
+		AsyncLockHandle handle = this.template.async().acquire(request(kind)).get(10, TimeUnit.SECONDS);
 
 		CompletableFuture<Void> first = handle.releaseAsync();
 		CompletableFuture<Void> second = handle.releaseAsync();
@@ -130,7 +129,7 @@ class AsyncLockModesTests {
 		handle.release();
 		CompletableFuture.runAsync(handle::release, this.releasers).get(10, TimeUnit.SECONDS);
 		assertThat(handle.state()).isEqualTo(LockState.RELEASED);
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 		assertThat(ZooKeeperExtension.ephemeralZnodes(this.client, ROOT + this.key)).isEmpty();
 	}
 
@@ -140,7 +139,7 @@ class AsyncLockModesTests {
 		for (int round = 0; round < 6; round++) {
 			long token;
 			if (round % 3 == 0) {
-				AsyncLockHandle handle = this.template.acquireAsync(LockRequest.of(this.key)).get(10, TimeUnit.SECONDS);
+				AsyncLockHandle handle = this.template.async().acquire(LockRequest.of(this.key)).get(10, TimeUnit.SECONDS);
 				token = handle.fencingToken();
 				handle.releaseAsync().get(10, TimeUnit.SECONDS);
 			}
@@ -151,7 +150,7 @@ class AsyncLockModesTests {
 			}
 			else {
 				token = this.otherApplication
-					.executeAsync(LockRequest.of(this.key).withWaitTime(WAIT),
+					.executeAsync(this.key, LockMode.EXCLUSIVE, WAIT,
 							(handle) -> CompletableFuture.completedFuture(handle.fencingToken()))
 					.get(10, TimeUnit.SECONDS);
 			}
@@ -163,90 +162,94 @@ class AsyncLockModesTests {
 	@Test
 	void readGrantsAreSharedAndExcludeWrite() throws Exception {
 		LockRequest read = LockRequest.of(this.key).withMode(LockMode.READ).withWaitTime(Duration.ZERO);
-		AsyncLockHandle first = this.template.acquireAsync(read).get(10, TimeUnit.SECONDS);
-		AsyncLockHandle second = this.template.acquireAsync(read).get(10, TimeUnit.SECONDS);
-		AsyncLockHandle third = this.otherApplication.acquireAsync(read).get(10, TimeUnit.SECONDS);
+		AsyncLockHandle first = this.template.async().acquire(read).get(10, TimeUnit.SECONDS);
+		AsyncLockHandle second = this.template.async().acquire(read).get(10, TimeUnit.SECONDS);
+		AsyncLockHandle third = this.otherApplication.async().acquire(read).get(10, TimeUnit.SECONDS);
 		assertThat(List.of(first, second, third)).allMatch(LockHandle::isHeld);
 
 		LockRequest write = LockRequest.of(this.key).withMode(LockMode.WRITE).withWaitTime(Duration.ZERO);
-		assertBusy(this.otherApplication.acquireAsync(write));
-		assertBusy(this.template.acquireAsync(write));
+		assertBusy(this.otherApplication.async().acquire(write));
+		assertBusy(this.template.async().acquire(write));
 		first.release();
 		second.releaseAsync().get(10, TimeUnit.SECONDS);
-		assertBusy(this.template.acquireAsync(write));
+		assertBusy(this.template.async().acquire(write));
 		third.release();
 
-		AsyncLockHandle writer = this.template.acquireAsync(write).get(10, TimeUnit.SECONDS);
-		assertBusy(this.otherApplication.acquireAsync(read));
-		assertBusy(this.template.acquireAsync(read));
-		assertBusy(this.otherApplication.acquireAsync(write));
+		AsyncLockHandle writer = this.template.async().acquire(write).get(10, TimeUnit.SECONDS);
+		assertBusy(this.otherApplication.async().acquire(read));
+		assertBusy(this.template.async().acquire(read));
+		assertBusy(this.otherApplication.async().acquire(write));
 		writer.release();
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 	}
 
 	@Test
 	void permitsGrantAtMostTheirNumber() throws Exception {
-		LockRequest permit = LockRequest.of(this.key).withPermits(2).withWaitTime(Duration.ZERO);
-		AsyncLockHandle first = this.template.acquireAsync(permit).get(10, TimeUnit.SECONDS);
-		AsyncLockHandle second = this.otherApplication.acquireAsync(permit).get(10, TimeUnit.SECONDS);
-		assertBusy(this.template.acquireAsync(permit));
-		assertBusy(this.otherApplication.acquireAsync(permit));
+		LockRequest permit = LockRequest.permit(this.key, 2).withWaitTime(Duration.ZERO);
+		AsyncLockHandle first = this.template.async().acquire(permit).get(10, TimeUnit.SECONDS);
+		AsyncLockHandle second = this.otherApplication.async().acquire(permit).get(10, TimeUnit.SECONDS);
+		assertBusy(this.template.async().acquire(permit));
+		assertBusy(this.otherApplication.async().acquire(permit));
 		assertThatExceptionOfType(LockAcquisitionException.class)
-			.isThrownBy(() -> this.template.acquirePermit(this.key, 2, Duration.ZERO));
+			.isThrownBy(() -> this.template.acquire(LockRequest.permit(this.key, 2).withWaitTime(Duration.ZERO)));
 
 		CompletableFuture.runAsync(first::release, this.releasers).get(10, TimeUnit.SECONDS);
-		AsyncLockHandle third = this.template.acquireAsync(permit).get(10, TimeUnit.SECONDS);
-		assertBusy(this.otherApplication.acquireAsync(permit));
+		AsyncLockHandle third = this.template.async().acquire(permit).get(10, TimeUnit.SECONDS);
+		assertBusy(this.otherApplication.async().acquire(permit));
 		third.release();
 		second.release();
-		assertThat(this.registry.heldLockCount()).isZero();
-		assertThat(this.otherRegistry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
+		assertThat(admin(this.otherRegistry).heldLockCount()).isZero();
 	}
 
 	@Test
 	void multiLockIsGrantedAllOrNothing() throws Exception {
 		LockHandle b = this.otherApplication.acquire(this.key + "/b", LockMode.EXCLUSIVE, Duration.ZERO);
-		List<LockRequest> both = List.of(LockRequest.of(this.key + "/a").withWaitTime(Duration.ofMillis(200)),
-				LockRequest.of(this.key + "/b").withWaitTime(Duration.ofMillis(200)));
+		LockRequest both = LockRequest.of(List.of(this.key + "/a", this.key + "/b"))
+			.withWaitTime(Duration.ofMillis(200));
 		AtomicBoolean ran = new AtomicBoolean();
-		assertBusy(this.template.executeAllAsync(both, (handle) -> {
+		assertBusy(this.template.async().execute(both, (handle) -> {
 			ran.set(true);
 			return CompletableFuture.completedFuture(null);
 		}));
-		assertBusy(this.template.acquireAllAsync(both));
+		assertBusy(this.template.async().acquire(both));
+		assertThat(this.template.async().execute(both.withOnBusy(OnBusy.SKIP), (handle) -> {
+			ran.set(true);
+			return CompletableFuture.completedFuture(null);
+		})).succeedsWithin(WAIT).isEqualTo(LockResult.skipped());
 		assertThat(ran).isFalse();
 		// Key a, acquired first, was given up.
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 		Optional<LockHandle> a = this.otherApplication.tryAcquire(this.key + "/a", LockMode.EXCLUSIVE, Duration.ZERO);
 		assertThat(a).isPresent();
 		a.get().release();
 		b.release();
 
-		AsyncLockHandle all = this.template.acquireAllAsync(both).get(10, TimeUnit.SECONDS);
+		AsyncLockHandle all = this.template.async().acquire(both).get(10, TimeUnit.SECONDS);
 		assertThat(all.parts()).extracting(LockHandle::path).containsExactly(ROOT + this.key + "/a",
 				ROOT + this.key + "/b");
 		assertThat(this.otherApplication.tryAcquire(this.key + "/a", LockMode.EXCLUSIVE, Duration.ZERO)).isEmpty();
 		assertThat(this.otherApplication.tryAcquire(this.key + "/b", LockMode.EXCLUSIVE, Duration.ZERO)).isEmpty();
 		CompletableFuture.runAsync(all::release, this.releasers).get(10, TimeUnit.SECONDS);
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 
-		assertThat(this.template.executeAllAsync(both,
-				(handle) -> CompletableFuture.completedFuture(handle.parts().size())))
+		assertThat(this.template.async()
+			.execute(both, (handle) -> CompletableFuture.completedFuture(handle.parts().size())))
 			.succeedsWithin(WAIT)
-			.isEqualTo(2);
-		assertThat(this.registry.heldLockCount()).isZero();
+			.isEqualTo(LockResult.executed(2));
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 	}
 
 	@ParameterizedTest
 	@EnumSource(value = LockMode.class, names = { "EXCLUSIVE", "WRITE" })
 	void syncAndAsyncGrantsOfOneKeyExcludeEachOtherInOneApplication(LockMode mode) throws Exception {
-		LockRequest now = new LockRequest(this.key, mode, true, Duration.ZERO);
+		LockRequest now = LockRequest.of(this.key).withMode(mode).withWaitTime(Duration.ZERO);
 		LockHandle sync = this.template.acquire(now);
-		assertBusy(this.template.acquireAsync(now));
-		assertBusy(this.template.executeAsync(now, (handle) -> CompletableFuture.completedFuture(null)));
+		assertBusy(this.template.async().acquire(now));
+		assertBusy(this.template.async().execute(now, (handle) -> CompletableFuture.completedFuture(null)));
 		sync.release();
 
-		AsyncLockHandle async = this.template.acquireAsync(now).get(10, TimeUnit.SECONDS);
+		AsyncLockHandle async = this.template.async().acquire(now).get(10, TimeUnit.SECONDS);
 		assertThat(this.template.tryAcquire(now)).isEmpty();
 		assertThat(CompletableFuture.supplyAsync(() -> this.template.tryAcquire(now), this.releasers)
 			.get(10, TimeUnit.SECONDS)).isEmpty();
@@ -259,14 +262,14 @@ class AsyncLockModesTests {
 	@ParameterizedTest
 	@EnumSource(value = LockMode.class, names = { "EXCLUSIVE", "WRITE" })
 	void syncAndAsyncGrantsOfOneKeyExcludeEachOtherAcrossApplications(LockMode mode) throws Exception {
-		LockRequest now = new LockRequest(this.key, mode, true, Duration.ZERO);
+		LockRequest now = LockRequest.of(this.key).withMode(mode).withWaitTime(Duration.ZERO);
 		LockHandle sync = this.otherApplication.acquire(now);
-		assertBusy(this.template.acquireAsync(now));
+		assertBusy(this.template.async().acquire(now));
 		sync.release();
 
-		AsyncLockHandle async = this.template.acquireAsync(now).get(10, TimeUnit.SECONDS);
+		AsyncLockHandle async = this.template.async().acquire(now).get(10, TimeUnit.SECONDS);
 		assertThat(this.otherApplication.tryAcquire(now)).isEmpty();
-		assertBusy(this.otherApplication.acquireAsync(now));
+		assertBusy(this.otherApplication.async().acquire(now));
 		async.release();
 		Optional<LockHandle> again = this.otherApplication.tryAcquire(now);
 		assertThat(again).isPresent();
@@ -304,8 +307,9 @@ class AsyncLockModesTests {
 				LockTemplate locks = (chain == 2) ? this.otherApplication : this.template;
 				CompletableFuture<Void> calls = CompletableFuture.completedFuture(null);
 				for (int i = 0; i < rounds; i++) {
-					calls = calls.thenCompose((previous) -> locks.executeAsync(request,
-							(handle) -> CompletableFuture.runAsync(critical)));
+					calls = calls.thenCompose((previous) -> locks.async()
+						.execute(request, (handle) -> CompletableFuture.runAsync(critical))
+						.thenApply(LockResult::result));
 				}
 				all.add(calls);
 			}
@@ -316,8 +320,8 @@ class AsyncLockModesTests {
 		}
 		assertThat(completed).hasValue(6 * rounds);
 		assertThat(maxInside).hasValue(1);
-		assertThat(this.registry.heldLockCount()).isZero();
-		assertThat(this.otherRegistry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
+		assertThat(admin(this.otherRegistry).heldLockCount()).isZero();
 	}
 
 	@ParameterizedTest
@@ -326,33 +330,31 @@ class AsyncLockModesTests {
 		LockRequest outer = request(kind);
 		LockRequest inner = outer.withWaitTime(Duration.ofMillis(300));
 		assertTimeoutPreemptively(Duration.ofSeconds(20), () -> {
-			CompletableFuture<String> result = this.template.executeAsync(outer,
-					(handle) -> this.template.executeAsync(inner, (nested) -> CompletableFuture.completedFuture("nested")));
+			CompletableFuture<LockResult<LockResult<String>>> result = this.template.async()
+				.execute(outer, (handle) -> this.template.async()
+					.execute(inner, (nested) -> CompletableFuture.completedFuture("nested")));
 			assertThat(result).failsWithin(Duration.ofSeconds(15))
 				.withThrowableOfType(ExecutionException.class)
 				.havingCause()
 				.isInstanceOf(LockAcquisitionException.class);
-			AsyncLockHandle held = this.template.acquireAsync(outer).get(10, TimeUnit.SECONDS);
-			assertBusy(this.template.acquireAsync(inner));
+			AsyncLockHandle held = this.template.async().acquire(outer).get(10, TimeUnit.SECONDS);
+			assertBusy(this.template.async().acquire(inner));
 			held.release();
 		});
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 	}
 
 	private LockRequest request(Kind kind) {
 		LockRequest request = LockRequest.of(this.key).withWaitTime(WAIT);
 		return switch (kind) {
-			case EXCLUSIVE, MULTI -> request;
+			case EXCLUSIVE -> request;
+			// The key itself and one below it.
+			case MULTI -> request.withKeys(List.of(this.key + "/x", this.key));
 			case NON_REENTRANT_EXCLUSIVE -> request.withReentrant(false);
 			case READ -> request.withMode(LockMode.READ);
 			case WRITE -> request.withMode(LockMode.WRITE);
-			case PERMIT -> request.withPermits(1);
+			case PERMIT -> LockRequest.permit(this.key, 1).withWaitTime(WAIT);
 		};
-	}
-
-	/** For MULTI: the key itself and one below it. */
-	private List<LockRequest> multiRequests() {
-		return List.of(LockRequest.of(this.key + "/x").withWaitTime(WAIT), LockRequest.of(this.key).withWaitTime(WAIT));
 	}
 
 	/** A request of the other application that the grant of this kind excludes. */
@@ -362,7 +364,7 @@ class AsyncLockModesTests {
 			case EXCLUSIVE, MULTI -> request;
 			case NON_REENTRANT_EXCLUSIVE -> request.withReentrant(false);
 			case READ, WRITE -> request.withMode(LockMode.WRITE);
-			case PERMIT -> request.withPermits(1);
+			case PERMIT -> LockRequest.permit(this.key, 1).withWaitTime(Duration.ZERO);
 		};
 	}
 

@@ -26,17 +26,18 @@ import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.github.zklock.curator.CuratorLockRegistry;
-import io.github.zklock.curator.LockSnapshots;
+import io.github.zklock.curator.WaitingLock;
 import io.github.zklock.test.CountingZooKeeper;
 import io.github.zklock.test.ZooKeeperExtension;
 
+import static io.github.zklock.curator.Admins.admin;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Tests for {@link LockTemplate#executeAsync(LockRequest, java.util.function.Function)} and
- * {@link LockTemplate#acquireAsync(LockRequest)} on a real ZooKeeper server: the calling thread is
+ * Tests for the asynchronous verbs ({@link LockTemplate#executeAsync}, {@link LockTemplate#async()}'s
+ * {@code execute}, {@code acquire} and {@code tryAcquire}) on a real ZooKeeper server: the calling thread is
  * not blocked, the lock is held until the action's stage completes and the returned future
  * completes after the release, values and failures propagate, a busy (failed, skipped or empty) or
  * invalid request, cancelling before and after the grant, the observations of an asynchronous
@@ -93,9 +94,9 @@ class AsyncLockTemplateTests {
 
 		// Returned while the other application still holds the key; a grant thread waits instead.
 		assertThat(result).isNotDone();
-		List<LockSnapshots.WaitingLock> waiting = await().atMost(WAIT)
-			.until(this.registry::describeWaitingLocks, (waiters) -> !waiters.isEmpty());
-		assertThat(waiting).extracting(LockSnapshots.WaitingLock::waiter)
+		List<WaitingLock> waiting = await().atMost(WAIT)
+			.until(() -> admin(this.registry).describeWaitingLocks(), (waiters) -> !waiters.isEmpty());
+		assertThat(waiting).extracting(WaitingLock::waiter)
 			.allMatch((name) -> name.startsWith("zk-lock-grant-"))
 			.doesNotContain(Thread.currentThread().getName());
 		assertThat(result).isNotDone();
@@ -134,13 +135,13 @@ class AsyncLockTemplateTests {
 			return work;
 		});
 		assertThat(granted.await(10, TimeUnit.SECONDS)).isTrue();
-		assertThat(this.registry.heldLockCount()).isOne();
+		assertThat(admin(this.registry).heldLockCount()).isOne();
 		assertThat(lockZnodes()).hasSize(1);
 		AtomicInteger heldAtCompletion = new AtomicInteger(-1);
 		AtomicReference<List<String>> znodesAtCompletion = new AtomicReference<>();
 		// Runs on the thread that completes the future, as it completes.
 		CompletableFuture<String> observed = result.whenComplete((value, ex) -> {
-			heldAtCompletion.set(this.registry.heldLockCount());
+			heldAtCompletion.set(admin(this.registry).heldLockCount());
 			try {
 				znodesAtCompletion.set(lockZnodes());
 			}
@@ -187,7 +188,7 @@ class AsyncLockTemplateTests {
 			.withMessageContaining("returned null")
 			.withMessageContaining(this.key);
 
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 		assertOtherApplicationCanAcquire();
 	}
 
@@ -207,7 +208,7 @@ class AsyncLockTemplateTests {
 			.isInstanceOfSatisfying(LockAcquisitionException.class,
 					(ex) -> assertThat(ex.getPath()).isEqualTo(ROOT + this.key));
 		assertThat(ran).isFalse();
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 		held.release();
 	}
 
@@ -216,23 +217,24 @@ class AsyncLockTemplateTests {
 		LockHandle held = this.otherApplication.acquire(this.key, LockMode.EXCLUSIVE, Duration.ZERO);
 		LockRequest request = LockRequest.of(this.key).withWaitTime(Duration.ofMillis(100));
 		AtomicBoolean ran = new AtomicBoolean();
-		CompletableFuture<String> skipped = this.template.executeAsyncOrSkip(request, (handle) -> {
-			ran.set(true);
-			return CompletableFuture.completedFuture("ran");
-		}, () -> "skipped");
-		assertThat(skipped.get(10, TimeUnit.SECONDS)).isEqualTo("skipped");
-		assertThat(this.template.tryAcquireAsync(request).get(10, TimeUnit.SECONDS)).isEmpty();
+		CompletableFuture<LockResult<String>> skipped = this.template.async()
+			.execute(request.withOnBusy(OnBusy.SKIP), (handle) -> {
+				ran.set(true);
+				return CompletableFuture.completedFuture("ran");
+			});
+		assertThat(skipped.get(10, TimeUnit.SECONDS)).isEqualTo(LockResult.skipped());
+		assertThat(this.template.async().tryAcquire(request).get(10, TimeUnit.SECONDS)).isEmpty();
 		assertThat(ran).isFalse();
 		held.release();
 
-		assertThat(this.template.executeAsyncOrSkip(request, (handle) -> CompletableFuture.completedFuture("ran"),
-				() -> "skipped"))
+		assertThat(this.template.async()
+			.execute(request.withOnBusy(OnBusy.SKIP), (handle) -> CompletableFuture.completedFuture("ran")))
 			.succeedsWithin(WAIT)
-			.isEqualTo("ran");
-		Optional<AsyncLockHandle> granted = this.template.tryAcquireAsync(request).get(10, TimeUnit.SECONDS);
+			.isEqualTo(LockResult.executed("ran"));
+		Optional<AsyncLockHandle> granted = this.template.async().tryAcquire(request).get(10, TimeUnit.SECONDS);
 		assertThat(granted).isPresent();
 		granted.get().release();
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 	}
 
 	@Test
@@ -245,14 +247,14 @@ class AsyncLockTemplateTests {
 				return CompletableFuture.completedFuture(null);
 			}));
 		assertThatExceptionOfType(InvalidLockPathException.class)
-			.isThrownBy(() -> this.template.acquireAsync(LockRequest.of("/bad//key")));
+			.isThrownBy(() -> this.template.async().acquire(LockRequest.of("/bad//key")));
 		assertThatExceptionOfType(InvalidLockPathException.class)
-			.isThrownBy(() -> this.template.executeAllAsync(
-					List.of(LockRequest.of(this.key + "/a"), LockRequest.of("/bad//key")),
-					(handle) -> CompletableFuture.completedFuture(null)));
+			.isThrownBy(() -> this.template.async()
+				.execute(LockRequest.of(List.of(this.key + "/a", "/bad//key")),
+						(handle) -> CompletableFuture.completedFuture(null)));
 		assertThat(ran).isFalse();
 		assertThat(this.counts.total()).as("requests sent: %s", this.counts).isZero();
-		assertThat(this.registry.describeWaitingLocks()).isEmpty();
+		assertThat(admin(this.registry).describeWaitingLocks()).isEmpty();
 	}
 
 	@Test
@@ -263,13 +265,13 @@ class AsyncLockTemplateTests {
 			ran.set(true);
 			return CompletableFuture.completedFuture("ran");
 		});
-		await().atMost(WAIT).until(() -> !this.registry.describeWaitingLocks().isEmpty());
+		await().atMost(WAIT).until(() -> !admin(this.registry).describeWaitingLocks().isEmpty());
 
 		assertThat(result.cancel(true)).isTrue();
-		await().atMost(WAIT).until(() -> this.registry.describeWaitingLocks().isEmpty());
+		await().atMost(WAIT).until(() -> admin(this.registry).describeWaitingLocks().isEmpty());
 		held.release();
 
-		await().atMost(WAIT).until(() -> ownZnodes().isEmpty() && this.registry.heldLockCount() == 0);
+		await().atMost(WAIT).until(() -> ownZnodes().isEmpty() && admin(this.registry).heldLockCount() == 0);
 		assertThat(ran).isFalse();
 		assertOtherApplicationCanAcquire();
 	}
@@ -287,7 +289,7 @@ class AsyncLockTemplateTests {
 		assertThat(result.cancel(true)).isTrue();
 		// The action may still be returning its stage when the cancel comes: cancelled once it has.
 		await().atMost(WAIT).until(work::isCancelled);
-		await().atMost(WAIT).until(() -> this.registry.heldLockCount() == 0 && lockZnodes().isEmpty());
+		await().atMost(WAIT).until(() -> admin(this.registry).heldLockCount() == 0 && lockZnodes().isEmpty());
 		assertOtherApplicationCanAcquire();
 	}
 
@@ -295,14 +297,14 @@ class AsyncLockTemplateTests {
 	void cancellingAnAsyncAcquisitionWhileWaitingLeavesNoGrantBehind() throws Exception {
 		LockHandle held = this.otherApplication.acquire(this.key, LockMode.WRITE, Duration.ZERO);
 		CompletableFuture<AsyncLockHandle> acquisition = this.template
-			.acquireAsync(LockRequest.of(this.key).withMode(LockMode.READ));
-		await().atMost(WAIT).until(() -> !this.registry.describeWaitingLocks().isEmpty());
+			.async().acquire(LockRequest.of(this.key).withMode(LockMode.READ));
+		await().atMost(WAIT).until(() -> !admin(this.registry).describeWaitingLocks().isEmpty());
 
 		assertThat(acquisition.cancel(true)).isTrue();
-		await().atMost(WAIT).until(() -> this.registry.describeWaitingLocks().isEmpty());
+		await().atMost(WAIT).until(() -> admin(this.registry).describeWaitingLocks().isEmpty());
 		held.release();
 
-		await().atMost(WAIT).until(() -> ownZnodes().isEmpty() && this.registry.heldLockCount() == 0);
+		await().atMost(WAIT).until(() -> ownZnodes().isEmpty() && admin(this.registry).heldLockCount() == 0);
 		Optional<LockHandle> write = this.otherApplication.tryAcquire(this.key, LockMode.WRITE, Duration.ZERO);
 		assertThat(write).isPresent();
 		write.get().release();
@@ -311,7 +313,7 @@ class AsyncLockTemplateTests {
 	@Test
 	void observesTheAcquisitionAndHoldOfAnAsyncGrantUnderTheCallersObservation() throws Exception {
 		TestObservationRegistry observations = TestObservationRegistry.create();
-		this.template.setObservationRegistry(observations);
+		this.template = LockTemplate.builder(this.registry).defaultWaitTime(WAIT).observationRegistry(observations).build();
 		Observation caller = Observation.start("caller", observations);
 		CompletableFuture<String> work = new CompletableFuture<>();
 		AtomicReference<String> currentInAction = new AtomicReference<>();
@@ -343,21 +345,23 @@ class AsyncLockTemplateTests {
 	}
 
 	@Test
-	void busyLocksAreObservedAsSkippedOnlyByTheSkippingForms() throws Exception {
+	void busyLocksAreObservedAsSkippedOnlyForRequestsThatSkip() throws Exception {
 		TestObservationRegistry observations = TestObservationRegistry.create();
-		this.template.setObservationRegistry(observations);
+		this.template = LockTemplate.builder(this.registry).defaultWaitTime(WAIT).observationRegistry(observations).build();
 		LockHandle held = this.otherApplication.acquire(this.key, LockMode.EXCLUSIVE, Duration.ZERO);
 		try {
-			LockRequest request = new LockRequest(this.key, LockMode.EXCLUSIVE, true, Duration.ZERO);
-			assertThat(this.template.acquireAsyncOrSkip(request).get(10, TimeUnit.SECONDS)).isEmpty();
-			assertThat(this.template.acquireAllAsyncOrSkip(List.of(request, request.withWaitTime(Duration.ZERO)))
-				.get(10, TimeUnit.SECONDS)).isEmpty();
+			LockRequest request = LockRequest.of(this.key).withWaitTime(Duration.ZERO);
+			assertThat(this.template.async().tryAcquire(request.withOnBusy(OnBusy.SKIP)).get(10, TimeUnit.SECONDS))
+				.isEmpty();
+			LockRequest twice = LockRequest.of(List.of(this.key, this.key)).withWaitTime(Duration.ZERO);
+			assertThat(this.template.async().tryAcquire(twice.withOnBusy(OnBusy.SKIP)).get(10, TimeUnit.SECONDS))
+				.isEmpty();
 			assertThat(observations).hasNumberOfObservationsWithNameEqualTo("zk.lock.acquire", 2)
 				.forAllObservationsWithNameEqualTo("zk.lock.acquire",
 						(observation) -> observation.hasLowCardinalityKeyValue("outcome", "skipped"));
 			observations.clear();
-			assertThat(this.template.tryAcquireAsync(request).get(10, TimeUnit.SECONDS)).isEmpty();
-			assertThat(this.template.tryAcquireAllAsync(List.of(request)).get(10, TimeUnit.SECONDS)).isEmpty();
+			assertThat(this.template.async().tryAcquire(request).get(10, TimeUnit.SECONDS)).isEmpty();
+			assertThat(this.template.async().tryAcquire(twice).get(10, TimeUnit.SECONDS)).isEmpty();
 			assertThat(observations).hasNumberOfObservationsWithNameEqualTo("zk.lock.acquire", 2)
 				.forAllObservationsWithNameEqualTo("zk.lock.acquire",
 						(observation) -> observation.hasLowCardinalityKeyValue("outcome", "timeout"));
@@ -369,19 +373,17 @@ class AsyncLockTemplateTests {
 
 	@Test
 	void grantsAreOwnedByVirtualThreadsOnlyWhenAskedForAndAvailable() throws Exception {
-		assertThat(this.template.isVirtualGrantThreads()).isFalse();
-		assertThat(ownerIsVirtual()).isFalse();
+		assertThat(ownerIsVirtual(this.template)).isFalse();
 		boolean available = Runtime.version().feature() >= 21;
-		assertThat(this.template.setVirtualGrantThreads(true)).isEqualTo(available);
-		assertThat(this.template.isVirtualGrantThreads()).isEqualTo(available);
-		assertThat(ownerIsVirtual()).isEqualTo(available);
-		assertThat(this.template.setVirtualGrantThreads(false)).isFalse();
-		assertThat(ownerIsVirtual()).isFalse();
+		LockTemplate virtual = LockTemplate.builder(this.registry).defaultWaitTime(WAIT).virtualGrantThreads(true).build();
+		assertThat(ownerIsVirtual(virtual)).isEqualTo(available);
+		LockTemplate platform = LockTemplate.builder(this.registry).defaultWaitTime(WAIT).virtualGrantThreads(false).build();
+		assertThat(ownerIsVirtual(platform)).isFalse();
 	}
 
 	/** Whether the thread that runs an action (the grant's own, without an async executor) is virtual. */
-	private boolean ownerIsVirtual() throws Exception {
-		return this.template.executeAsync(this.key, LockMode.EXCLUSIVE, WAIT, (handle) -> {
+	private boolean ownerIsVirtual(LockTemplate template) throws Exception {
+		return template.executeAsync(this.key, LockMode.EXCLUSIVE, WAIT, (handle) -> {
 			try {
 				return CompletableFuture.completedFuture((Boolean) Thread.class.getMethod("isVirtual")
 					.invoke(Thread.currentThread()));
@@ -399,12 +401,11 @@ class AsyncLockTemplateTests {
 	void actionRunsOnTheAsyncExecutor() throws Exception {
 		ExecutorService executor = Executors.newSingleThreadExecutor((task) -> new Thread(task, "async-action"));
 		try {
-			this.template.setAsyncExecutor(executor);
-			assertThat(this.template.getAsyncExecutor()).isSameAs(executor);
+			this.template = LockTemplate.builder(this.registry).defaultWaitTime(WAIT).asyncExecutor(executor).build();
 			CompletableFuture<String> result = this.template.executeAsync(this.key, LockMode.EXCLUSIVE, WAIT,
 					(handle) -> CompletableFuture.completedFuture(Thread.currentThread().getName()));
 			assertThat(result.get(10, TimeUnit.SECONDS)).isEqualTo("async-action");
-			assertThat(this.registry.heldLockCount()).isZero();
+			assertThat(admin(this.registry).heldLockCount()).isZero();
 		}
 		finally {
 			executor.shutdownNow();
@@ -414,9 +415,9 @@ class AsyncLockTemplateTests {
 	@Test
 	void rejectingAsyncExecutorFailsTheFutureAndReleasesTheGrant() throws Exception {
 		RejectedExecutionException rejected = new RejectedExecutionException("full");
-		this.template.setAsyncExecutor((task) -> {
+		this.template = LockTemplate.builder(this.registry).defaultWaitTime(WAIT).asyncExecutor((task) -> {
 			throw rejected;
-		});
+		}).build();
 		AtomicBoolean ran = new AtomicBoolean();
 		CompletableFuture<String> result = this.template.executeAsync(this.key, LockMode.EXCLUSIVE, WAIT, (handle) -> {
 			ran.set(true);
@@ -424,7 +425,7 @@ class AsyncLockTemplateTests {
 		});
 		assertFailsWith(result, rejected);
 		assertThat(ran).isFalse();
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 		assertThat(lockZnodes()).isEmpty();
 		assertOtherApplicationCanAcquire();
 	}

@@ -65,18 +65,18 @@ class LockAssertTests {
 				return null;
 			});
 		}
-		this.template.execute(new LockRequest("/assert/non-reentrant", LockMode.EXCLUSIVE, false, null), (handle) -> {
+		this.template.execute(LockRequest.of("/assert/non-reentrant").withReentrant(false), (handle) -> {
 			assertThatNoException().isThrownBy(LockAssert::assertHeld);
 			return null;
 		});
-		this.template.execute(new LockRequest("/assert/permit", LockMode.EXCLUSIVE, false, null, null, 2), (handle) -> {
+		this.template.execute(LockRequest.permit("/assert/permit", 2), (handle) -> {
 			assertThatNoException().isThrownBy(LockAssert::assertHeld);
 			return null;
 		});
-		this.template.executeAll(List.of("/assert/a", "/assert/b"), LockMode.EXCLUSIVE, null, (handle) -> {
+		this.template.execute(LockRequest.of(List.of("/assert/a", "/assert/b")), (handle) -> {
 			assertThatNoException().isThrownBy(LockAssert::assertHeld);
 			return null;
-		});
+		}).result();
 	}
 
 	@Test

@@ -3,8 +3,8 @@ package io.github.zklock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -19,8 +19,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.test.ZooKeeperExtension;
 
+import static io.github.zklock.curator.Admins.admin;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -73,7 +75,7 @@ class LockAtLeastForTests {
 	}
 
 	private LockRequest kept(String key) {
-		return new LockRequest(key, LockMode.EXCLUSIVE, false, Duration.ZERO).withLockAtLeastFor(AT_LEAST);
+		return LockRequest.of(key).withReentrant(false).withWaitTime(Duration.ZERO).withLockAtLeastFor(AT_LEAST);
 	}
 
 	@Test
@@ -82,14 +84,14 @@ class LockAtLeastForTests {
 		LockHandle handle = this.template.execute(kept(this.key), (granted) -> {
 			grantedAt.set(System.nanoTime());
 			return granted;
-		});
+		}).result();
 
 		// The calling thread is back while the grant is still held: the release is not a blocked thread.
 		assertThat(handle.state()).isEqualTo(LockState.HELD);
 		assertThat(znodes(this.key)).hasSize(1);
 		assertThat(this.other.tryAcquire(kept(this.key))).isEmpty();
-		String result = this.other.executeOrSkip(kept(this.key), (granted) -> "ran", () -> "skipped");
-		assertThat(result).isEqualTo("skipped");
+		LockResult<String> result = this.other.execute(kept(this.key).withOnBusy(OnBusy.SKIP), (granted) -> "ran");
+		assertThat(result.wasExecuted()).isFalse();
 
 		LockHandle next = await().atMost(AT_LEAST.plusSeconds(5))
 			.pollInterval(Duration.ofMillis(20))
@@ -102,12 +104,12 @@ class LockAtLeastForTests {
 
 	@Test
 	void actionLongerThanLockAtLeastForReleasesWhenItReturns() {
-		LockRequest request = new LockRequest(this.key, LockMode.EXCLUSIVE, false, Duration.ZERO)
+		LockRequest request = LockRequest.of(this.key).withReentrant(false).withWaitTime(Duration.ZERO)
 			.withLockAtLeastFor(Duration.ofMillis(50));
 		LockHandle handle = this.template.execute(request, (granted) -> {
 			await().pollDelay(Duration.ofMillis(100)).atMost(Duration.ofSeconds(1)).until(() -> true);
 			return granted;
-		});
+		}).result();
 
 		assertThat(handle.state()).isEqualTo(LockState.RELEASED);
 		Optional<LockHandle> next = this.other.tryAcquire(kept(this.key));
@@ -130,13 +132,13 @@ class LockAtLeastForTests {
 
 	@Test
 	void keepAtLeastViewsComposeSoTheLaterTimeWins() throws Exception {
-		LockRequest quick = new LockRequest(this.key, LockMode.EXCLUSIVE, false, Duration.ZERO)
+		LockRequest quick = LockRequest.of(this.key).withReentrant(false).withWaitTime(Duration.ZERO)
 			.withLockAtLeastFor(Duration.ofMillis(200));
 		LockHandle handle = this.template.acquire(quick);
 		long extendedAt = System.nanoTime();
-		LockHandle extended = LockTemplate.keepAtLeast(handle, AT_LEAST);
-		assertThat(LockTemplate.keepAtLeast(extended, Duration.ZERO)).isSameAs(extended);
-		assertThatIllegalArgumentException().isThrownBy(() -> LockTemplate.keepAtLeast(handle, Duration.ofMillis(-1)));
+		LockHandle extended = handle.keepAtLeast(AT_LEAST);
+		assertThat(extended.keepAtLeast(Duration.ZERO)).isSameAs(extended);
+		assertThatIllegalArgumentException().isThrownBy(() -> handle.keepAtLeast(Duration.ofMillis(-1)));
 
 		extended.release();
 		await().atMost(AT_LEAST.plusSeconds(5))
@@ -153,8 +155,7 @@ class LockAtLeastForTests {
 
 	@Test
 	void permitIsKeptToo() throws Exception {
-		LockRequest permit = LockRequest.of(this.key).withWaitTime(Duration.ZERO).withPermits(1)
-			.withLockAtLeastFor(AT_LEAST);
+		LockRequest permit = LockRequest.permit(this.key, 1).withWaitTime(Duration.ZERO).withLockAtLeastFor(AT_LEAST);
 		LockHandle handle = this.template.acquire(permit);
 		handle.release();
 
@@ -169,8 +170,8 @@ class LockAtLeastForTests {
 
 	@Test
 	void multiLockIsKeptAsAWhole() throws Exception {
-		List<LockRequest> requests = List.of(kept(this.key + "/a"), kept(this.key + "/b"));
-		LockHandle multi = this.template.executeAll(requests, (granted) -> granted);
+		LockRequest both = kept(this.key + "/a").withKeys(List.of(this.key + "/a", this.key + "/b"));
+		LockHandle multi = this.template.execute(both, (granted) -> granted).result();
 
 		assertThat(multi.state()).isEqualTo(LockState.HELD);
 		assertThat(this.other.tryAcquire(kept(this.key + "/a"))).isEmpty();
@@ -186,11 +187,12 @@ class LockAtLeastForTests {
 	@Test
 	void partsOfAMultiLockGivenUpOnABusyKeyAreReleasedAtOnce() throws Exception {
 		LockHandle busy = this.other.acquire(kept(this.key + "/b"));
-		List<LockRequest> requests = List.of(kept(this.key + "/a"), kept(this.key + "/b"));
+		LockRequest both = kept(this.key + "/a").withKeys(List.of(this.key + "/a", this.key + "/b"))
+			.withOnBusy(OnBusy.SKIP);
 
-		String result = this.template.executeAllOrSkip(requests, (granted) -> "ran", () -> "skipped");
+		LockResult<String> result = this.template.execute(both, (granted) -> "ran");
 
-		assertThat(result).isEqualTo("skipped");
+		assertThat(result.wasExecuted()).isFalse();
 		// Key a was taken first, then given up: not kept for lockAtLeastFor.
 		assertThat(znodes(this.key + "/a")).isEmpty();
 		Optional<LockHandle> a = this.other.tryAcquire(kept(this.key + "/a"));
@@ -241,7 +243,7 @@ class LockAtLeastForTests {
 		// The job runs and returns on its thread, which then waits for other work; the grant is kept.
 		Thread scheduler = new Thread(() -> {
 			granted.complete(template.execute(kept(this.key).withLockAtLeastFor(Duration.ofSeconds(10)),
-					(handle) -> handle));
+					(handle) -> handle).result());
 			try {
 				moveOn.await(20, TimeUnit.SECONDS);
 			}
@@ -285,11 +287,28 @@ class LockAtLeastForTests {
 	}
 
 	@Test
-	void multiLockKeysMustShareLockAtLeastFor() {
-		List<LockRequest> requests = List.of(kept(this.key + "/a"),
-				kept(this.key + "/b").withLockAtLeastFor(Duration.ofSeconds(5)));
-		assertThatIllegalArgumentException().isThrownBy(() -> this.template.acquireAll(requests))
-			.withMessageContaining("lockAtLeastFor");
+	void multiLockHasOneLockAtLeastForAndNoPermits() {
+		// One request, one lockAtLeastFor for every key (keys that differ cannot be expressed).
+		LockRequest both = kept(this.key + "/a").withKeys(List.of(this.key + "/a", this.key + "/b"));
+		assertThat(both.lockAtLeastFor()).isEqualTo(AT_LEAST);
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> LockRequest.permit(this.key, 2).withKeys(List.of(this.key + "/a", this.key + "/b")))
+			.withMessageContaining("permit");
+	}
+
+	@Test
+	void keepingAGrantBoundToItsThreadIsRefused() {
+		LockHandle bound = this.template.acquire(this.key, LockMode.EXCLUSIVE, Duration.ZERO);
+		try {
+			// Its release would come from the scheduler thread, which Curator refuses.
+			assertThatIllegalStateException().isThrownBy(() -> bound.keepAtLeast(AT_LEAST))
+				.withMessageContaining("bound to thread");
+			assertThatIllegalStateException().isThrownBy(() -> bound.keepAtLeast(Duration.ZERO));
+		}
+		finally {
+			bound.release();
+		}
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 	}
 
 	private List<String> znodes(String key) throws Exception {

@@ -1,6 +1,8 @@
 package io.github.zklock;
 
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.Collection;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
@@ -8,12 +10,15 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assertions.assertThatNullPointerException;
 
 /**
- * Tests for {@link LockRequest}: the wait-time rules (not given, zero, positive and
- * {@link LockRequest#WAIT_FOREVER} accepted, any other negative value rejected naming the key),
- * the defaults and the {@code with...} copies. No ZooKeeper.
+ * Tests for {@link LockRequest}, {@link LockTarget} and {@link LockResult}: the wait-time rules (not
+ * given, zero, positive and {@link LockRequest#WAIT_FOREVER} accepted, any other negative value
+ * rejected naming the key), the defaults, the factories ({@code of(key)}, {@code of(keys)},
+ * {@code permit(key, n)}) and the {@code with...} copies, the rules between mode, reentrancy and
+ * permits, the target's checks, and a skipped run told from a {@code null} result. No ZooKeeper.
  */
 class LockRequestTests {
 
@@ -27,16 +32,16 @@ class LockRequestTests {
 
 	@Test
 	void acceptsNoWaitTimeZeroPositiveAndWaitForever() {
-		assertThat(new LockRequest(KEY, LockMode.EXCLUSIVE, true, null).waitTime()).isNull();
-		assertThat(new LockRequest(KEY, LockMode.EXCLUSIVE, true, Duration.ZERO).waitTime()).isZero();
-		assertThat(new LockRequest(KEY, LockMode.EXCLUSIVE, true, Duration.ofNanos(1)).waitTime())
+		assertThat(LockRequest.of(KEY).waitTime()).isNull();
+		assertThat(LockRequest.of(KEY).withWaitTime(Duration.ZERO).waitTime()).isZero();
+		assertThat(LockRequest.of(KEY).withWaitTime(Duration.ofNanos(1)).waitTime())
 			.isEqualTo(Duration.ofNanos(1));
-		assertThat(new LockRequest(KEY, LockMode.READ, true, Duration.ofHours(1)).waitTime())
+		assertThat(LockRequest.of(KEY).withMode(LockMode.READ).withWaitTime(Duration.ofHours(1)).waitTime())
 			.isEqualTo(Duration.ofHours(1));
-		assertThat(new LockRequest(KEY, LockMode.WRITE, true, LockRequest.WAIT_FOREVER).waitTime())
+		assertThat(LockRequest.of(KEY).withMode(LockMode.WRITE).withWaitTime(LockRequest.WAIT_FOREVER).waitTime())
 			.isEqualTo(LockRequest.WAIT_FOREVER);
 		// The same value built another way is the same wait time.
-		assertThat(new LockRequest(KEY, LockMode.EXCLUSIVE, false, Duration.ofNanos(-1_000_000)).waitTime())
+		assertThat(LockRequest.of(KEY).withReentrant(false).withWaitTime(Duration.ofNanos(-1_000_000)).waitTime())
 			.isEqualTo(LockRequest.WAIT_FOREVER);
 	}
 
@@ -46,7 +51,7 @@ class LockRequestTests {
 				Duration.ofMillis(-1).plusNanos(1), Duration.ofMillis(-1).minusNanos(1), Duration.ofSeconds(-1),
 				Duration.ofMillis(Long.MIN_VALUE))) {
 			assertThatIllegalArgumentException().as("%s", negative)
-				.isThrownBy(() -> new LockRequest(KEY, LockMode.EXCLUSIVE, true, negative))
+				.isThrownBy(() -> LockRequest.of(KEY).withWaitTime(negative))
 				.withMessageContaining("'" + KEY + "'")
 				.withMessageContaining(negative.toString())
 				.withMessageContaining("WAIT_FOREVER");
@@ -73,33 +78,132 @@ class LockRequestTests {
 	@Test
 	void ofIsAReentrantExclusiveRequestWithTheDefaultWaitTimeNamedAfterItsKey() {
 		LockRequest request = LockRequest.of(KEY);
-		assertThat(request.path()).isEqualTo(KEY);
+		assertThat(request.keys()).containsExactly(KEY);
 		assertThat(request.mode()).isEqualTo(LockMode.EXCLUSIVE);
 		assertThat(request.reentrant()).isTrue();
 		assertThat(request.waitTime()).isNull();
 		assertThat(request.name()).isEqualTo(KEY);
-		assertThat(new LockRequest(KEY, LockMode.READ, false, Duration.ZERO).name()).isEqualTo(KEY);
-		assertThat(new LockRequest(KEY, LockMode.READ, false, Duration.ZERO, null).name()).isEqualTo(KEY);
+		assertThat(LockRequest.of(KEY).withMode(LockMode.READ).withWaitTime(Duration.ZERO).name()).isEqualTo(KEY);
+		assertThat(request.onBusy()).isEqualTo(OnBusy.FAIL);
+		assertThat(request.permits()).isZero();
+		assertThat(request.isPermit()).isFalse();
+		assertThat(request.isMultiLock()).isFalse();
+		assertThat(request.lockAtLeastFor()).isZero();
+	}
+
+	@Test
+	void severalKeysMakeAMultiLockNamedAfterThemAsGiven() {
+		LockRequest request = LockRequest.of(List.of("/b", "/a", "/b"));
+		// Kept as given: the template sorts them by lock path and merges duplicates.
+		assertThat(request.keys()).containsExactly("/b", "/a", "/b");
+		assertThat(request.isMultiLock()).isTrue();
+		assertThat(request.name()).isEqualTo("/b,/a,/b");
+		assertThat(request.withKeys(List.of("/c")).name()).as("withKeys keeps the name").isEqualTo("/b,/a,/b");
+		assertThat(LockRequest.of(List.of(KEY))).isEqualTo(LockRequest.of(KEY));
+		assertThatIllegalArgumentException().isThrownBy(() -> LockRequest.of(List.of()))
+			.withMessageContaining("at least one key");
+		assertThatExceptionOfType(InvalidLockPathException.class)
+			.isThrownBy(() -> LockRequest.of(Arrays.asList("/a", null)));
+		assertThatExceptionOfType(InvalidLockPathException.class).isThrownBy(() -> LockRequest.of(List.of("/a", "")));
+		assertThatNullPointerException().isThrownBy(() -> LockRequest.of((Collection<String>) null));
+	}
+
+	@Test
+	void permitIsANonReentrantExclusiveRequestOfOneKey() {
+		LockRequest permit = LockRequest.permit(KEY, 3);
+		assertThat(permit.permits()).isEqualTo(3);
+		assertThat(permit.isPermit()).isTrue();
+		assertThat(permit.mode()).isEqualTo(LockMode.EXCLUSIVE);
+		assertThat(permit.reentrant()).isFalse();
+		assertThatIllegalArgumentException().isThrownBy(() -> LockRequest.permit(KEY, 0))
+			.withMessageContaining("at least one permit");
+		assertThatIllegalArgumentException().isThrownBy(() -> permit.withReentrant(true))
+			.withMessageContaining("non-reentrant EXCLUSIVE");
+		assertThatIllegalArgumentException().isThrownBy(() -> permit.withMode(LockMode.READ));
+		assertThatIllegalArgumentException().isThrownBy(() -> permit.withKeys(List.of("/a", "/b")))
+			.withMessageContaining("one key");
+	}
+
+	@Test
+	void readAndWriteAreAlwaysReentrant() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> LockRequest.of(KEY).withMode(LockMode.READ).withReentrant(false))
+			.withMessageContaining("'" + KEY + "'")
+			.withMessageContaining("always reentrant");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> LockRequest.of(KEY).withReentrant(false).withMode(LockMode.WRITE));
+		assertThat(LockRequest.of(KEY).withMode(LockMode.WRITE).reentrant()).isTrue();
+	}
+
+	@Test
+	void onBusyPolicyIsCopiedAndRequired() {
+		assertThat(LockRequest.of(KEY).withOnBusy(OnBusy.SKIP).onBusy()).isEqualTo(OnBusy.SKIP);
+		assertThat(LockRequest.of(KEY).withOnBusy(OnBusy.SKIP).withOnBusy(OnBusy.FAIL))
+			.isEqualTo(LockRequest.of(KEY));
+		assertThatNullPointerException().isThrownBy(() -> LockRequest.of(KEY).withOnBusy(null))
+			.withMessageContaining("onBusy");
+	}
+
+	@Test
+	void targetChecksTheRulesOfOneKeyAndNeedsAWaitTime() {
+		LockTarget target = new LockTarget(KEY, LockMode.EXCLUSIVE, false, 2, Duration.ZERO);
+		assertThat(target.isPermit()).isTrue();
+		assertThat(new LockTarget(KEY, LockMode.READ, true, 0, LockRequest.WAIT_FOREVER).isPermit()).isFalse();
+		assertThatExceptionOfType(InvalidLockPathException.class)
+			.isThrownBy(() -> new LockTarget("", LockMode.EXCLUSIVE, true, 0, Duration.ZERO));
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new LockTarget(KEY, LockMode.READ, false, 0, Duration.ZERO))
+			.withMessageContaining("always reentrant");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new LockTarget(KEY, LockMode.WRITE, true, 2, Duration.ZERO))
+			.withMessageContaining("permit");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new LockTarget(KEY, LockMode.EXCLUSIVE, true, 0, Duration.ofMillis(-2)))
+			.withMessageContaining("WAIT_FOREVER");
+		assertThatNullPointerException().isThrownBy(() -> new LockTarget(KEY, LockMode.EXCLUSIVE, true, 0, null))
+			.withMessageContaining("waitTime");
+	}
+
+	@Test
+	void resultTellsASkippedRunFromANullResult() {
+		LockResult<String> nothing = LockResult.executed(null);
+		LockResult<String> skipped = LockResult.skipped();
+		assertThat(nothing.wasExecuted()).isTrue();
+		assertThat(nothing.result()).isNull();
+		assertThat(nothing.orElse("other")).isNull();
+		assertThat(nothing.orElseGet(() -> {
+			throw new AssertionError("called for a run that was executed");
+		})).isNull();
+		assertThat(skipped.wasExecuted()).isFalse();
+		assertThat(skipped.orElse("other")).isEqualTo("other");
+		assertThat(skipped.orElseGet(() -> "supplied")).isEqualTo("supplied");
+		assertThatIllegalStateException().isThrownBy(skipped::result).withMessageContaining("skipped");
+		assertThat(nothing).isNotEqualTo(skipped).isEqualTo(LockResult.executed(null));
+		assertThat(LockResult.executed("x")).isEqualTo(LockResult.executed("x"))
+			.hasSameHashCodeAs(LockResult.executed("x"))
+			.isNotEqualTo(LockResult.executed("y"));
+		assertThat(skipped).isSameAs(LockResult.skipped()).hasToString("LockResult[skipped]");
+		assertThat(LockResult.executed(42)).hasToString("LockResult[executed: 42]");
 	}
 
 	@Test
 	void withMethodsCopyChangingOneComponent() {
-		LockRequest original = new LockRequest(KEY, LockMode.EXCLUSIVE, true, Duration.ofSeconds(1), "/orders/{id}");
+		LockRequest original = LockRequest.of(KEY).withWaitTime(Duration.ofSeconds(1)).withName("/orders/{id}");
 
 		assertThat(original.withMode(LockMode.WRITE))
-			.isEqualTo(new LockRequest(KEY, LockMode.WRITE, true, Duration.ofSeconds(1), "/orders/{id}"));
+			.isEqualTo(LockRequest.of(KEY).withMode(LockMode.WRITE).withWaitTime(Duration.ofSeconds(1)).withName("/orders/{id}"));
 		assertThat(original.withWaitTime(Duration.ZERO))
-			.isEqualTo(new LockRequest(KEY, LockMode.EXCLUSIVE, true, Duration.ZERO, "/orders/{id}"));
+			.isEqualTo(LockRequest.of(KEY).withWaitTime(Duration.ZERO).withName("/orders/{id}"));
 		assertThat(original.withWaitTime(null))
-			.isEqualTo(new LockRequest(KEY, LockMode.EXCLUSIVE, true, null, "/orders/{id}"));
+			.isEqualTo(LockRequest.of(KEY).withName("/orders/{id}"));
 		assertThat(original.withWaitTime(LockRequest.WAIT_FOREVER).waitTime()).isEqualTo(LockRequest.WAIT_FOREVER);
 		assertThat(original.withReentrant(false))
-			.isEqualTo(new LockRequest(KEY, LockMode.EXCLUSIVE, false, Duration.ofSeconds(1), "/orders/{id}"));
+			.isEqualTo(LockRequest.of(KEY).withReentrant(false).withWaitTime(Duration.ofSeconds(1)).withName("/orders/{id}"));
 		assertThat(original.withName("/other/{id}"))
-			.isEqualTo(new LockRequest(KEY, LockMode.EXCLUSIVE, true, Duration.ofSeconds(1), "/other/{id}"));
+			.isEqualTo(LockRequest.of(KEY).withWaitTime(Duration.ofSeconds(1)).withName("/other/{id}"));
 		// Immutable: the original is unchanged.
 		assertThat(original)
-			.isEqualTo(new LockRequest(KEY, LockMode.EXCLUSIVE, true, Duration.ofSeconds(1), "/orders/{id}"));
+			.isEqualTo(LockRequest.of(KEY).withWaitTime(Duration.ofSeconds(1)).withName("/orders/{id}"));
 	}
 
 	@Test
@@ -111,9 +215,9 @@ class LockRequestTests {
 	@Test
 	void rejectsAMissingKeyOrMode() {
 		assertThatExceptionOfType(InvalidLockPathException.class)
-			.isThrownBy(() -> new LockRequest(null, LockMode.EXCLUSIVE, true, null));
+			.isThrownBy(() -> LockRequest.of((String) null));
 		assertThatExceptionOfType(InvalidLockPathException.class).isThrownBy(() -> LockRequest.of(""));
-		assertThatNullPointerException().isThrownBy(() -> new LockRequest(KEY, null, true, null))
+		assertThatNullPointerException().isThrownBy(() -> LockRequest.of(KEY).withMode(null))
 			.withMessageContaining("mode");
 	}
 

@@ -23,6 +23,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.test.ZooKeeperExtension;
 
+import static io.github.zklock.curator.Admins.admin;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -46,6 +47,9 @@ class LockTemplateTests {
 	private static final Duration DEFAULT_WAIT_TIME = Duration.ofSeconds(10);
 
 	private static final Duration SHORT = Duration.ofMillis(200);
+
+	/** The class of the registry's own grants. */
+	private static final String REGISTRY_GRANT = "io.github.zklock.curator.CuratorLockHandle";
 
 	private CuratorLockRegistry registry;
 
@@ -96,7 +100,7 @@ class LockTemplateTests {
 		assertThatExceptionOfType(LockAcquisitionException.class)
 			.isThrownBy(() -> shortWait.execute(this.key, (handle) -> ran.getAndSet(true)));
 		assertThat(ran).as("callback ran").isFalse();
-		assertThat(this.recording.requests).extracting(LockRequest::waitTime).containsOnly(SHORT);
+		assertThat(this.recording.requests).extracting(LockTarget::waitTime).containsOnly(SHORT);
 		held.release();
 	}
 
@@ -245,7 +249,7 @@ class LockTemplateTests {
 	@Test
 	void tryAcquireGrantsUntilReleasedAndIsEmptyWhenBusy() {
 		LockHandle handle = this.template.tryAcquire(this.key, LockMode.EXCLUSIVE, Duration.ZERO).orElseThrow();
-		assertThat(this.otherProcess.tryAcquire(new LockRequest(this.key, LockMode.EXCLUSIVE, true, Duration.ZERO)))
+		assertThat(this.otherProcess.tryAcquire(new LockTarget(this.key, LockMode.EXCLUSIVE, true, 0, Duration.ZERO)))
 			.isEmpty();
 		handle.release();
 		assertReleased(handle);
@@ -272,8 +276,8 @@ class LockTemplateTests {
 	@Test
 	void observesAGrantedAcquisitionAndTheHoldUntilRelease() {
 		TestObservationRegistry observations = TestObservationRegistry.create();
-		this.template.setObservationRegistry(observations);
-		LockRequest request = new LockRequest(this.key, LockMode.WRITE, true, Duration.ZERO).withName("/stock/{sku}");
+		this.template = observed(observations);
+		LockRequest request = LockRequest.of(this.key).withMode(LockMode.WRITE).withWaitTime(Duration.ZERO).withName("/stock/{sku}");
 		this.template.execute(request, (handle) -> {
 			// The hold is the current observation while the callback runs.
 			Observation current = observations.getCurrentObservation();
@@ -305,7 +309,7 @@ class LockTemplateTests {
 	@Test
 	void observesATimeoutWithoutAHold() {
 		TestObservationRegistry observations = TestObservationRegistry.create();
-		this.template.setObservationRegistry(observations);
+		this.template = observed(observations);
 		LockHandle held = holdInOtherProcess();
 		assertThat(this.template.tryAcquire(this.key, LockMode.EXCLUSIVE, Duration.ZERO)).isEmpty();
 		assertThatExceptionOfType(LockAcquisitionException.class)
@@ -323,7 +327,7 @@ class LockTemplateTests {
 	@Test
 	void observesAFailedAcquisitionAsAnError() {
 		TestObservationRegistry observations = TestObservationRegistry.create();
-		this.template.setObservationRegistry(observations);
+		this.template = observed(observations);
 		assertThatExceptionOfType(InvalidLockPathException.class)
 			.isThrownBy(() -> this.template.tryAcquire("no-slash", LockMode.READ, Duration.ZERO));
 		assertThat(observations).hasNumberOfObservationsEqualTo(1)
@@ -340,7 +344,7 @@ class LockTemplateTests {
 	@Test
 	void holdObservationStopsOnTheFirstReleaseOnly() {
 		TestObservationRegistry observations = TestObservationRegistry.create();
-		this.template.setObservationRegistry(observations);
+		this.template = observed(observations);
 		LockHandle handle = this.template.acquire(this.key, LockMode.EXCLUSIVE, Duration.ZERO);
 		assertThat(observations).hasObservationWithNameEqualTo("zk.lock.held").that().hasBeenStarted().isNotStopped();
 		assertThat(handle.path()).isEqualTo("/locks" + this.key);
@@ -359,23 +363,95 @@ class LockTemplateTests {
 	void grantsAreNotWrappedWithoutAnObservationRegistryOrWithANoopOne() {
 		LockHandle handle = this.template.acquire(this.key, LockMode.EXCLUSIVE, Duration.ZERO);
 		// The registry's own grant, not an observed wrapper around it.
-		assertThat(handle).isNotInstanceOf(ObservedLockHandle.class);
-		assertThat(this.registry.heldLocks()).containsExactly(handle);
+		assertThat(handle.getClass().getName()).isEqualTo(REGISTRY_GRANT);
+		assertThat(admin(this.registry).heldLocks()).containsExactly(handle);
 		handle.release();
 
-		this.template.setObservationRegistry(ObservationRegistry.NOOP);
+		this.template = observed(ObservationRegistry.NOOP);
 		this.template.execute(this.key, (granted) -> {
-			assertThat(granted).isNotInstanceOf(ObservedLockHandle.class);
-			assertThat(this.registry.heldLocks()).containsExactly(granted);
+			assertThat(granted.getClass().getName()).isEqualTo(REGISTRY_GRANT);
+			assertThat(admin(this.registry).heldLocks()).containsExactly(granted);
 			return null;
 		});
 
 		TestObservationRegistry observations = TestObservationRegistry.create();
-		this.template.setObservationRegistry(observations);
+		this.template = observed(observations);
 		LockHandle observed = this.template.acquire(this.key, LockMode.EXCLUSIVE, Duration.ZERO);
-		assertThat(observed).isInstanceOf(ObservedLockHandle.class);
-		assertThat(this.registry.heldLocks()).hasSize(1).doesNotContain(observed);
+		assertThat(observed.getClass().getName()).isNotEqualTo(REGISTRY_GRANT).endsWith("ObservedLockHandle");
+		assertThat(admin(this.registry).heldLocks()).hasSize(1).doesNotContain(observed);
 		observed.release();
+	}
+
+	@Test
+	void executeSkipsABusyLockWhenTheRequestSaysSoAndTellsTheSkipFromANullResult() {
+		LockRequest request = LockRequest.of(this.key).withWaitTime(Duration.ZERO).withOnBusy(OnBusy.SKIP);
+		LockResult<String> ran = this.template.execute(request, (handle) -> null);
+		assertThat(ran.wasExecuted()).isTrue();
+		assertThat(ran.result()).isNull();
+		assertThat(ran.orElse("busy")).isNull();
+
+		LockHandle held = holdInOtherProcess();
+		AtomicBoolean called = new AtomicBoolean();
+		LockResult<String> skipped = this.template.execute(request, (handle) -> {
+			called.set(true);
+			return "ran";
+		});
+		assertThat(skipped).isEqualTo(LockResult.skipped());
+		assertThat(skipped.wasExecuted()).isFalse();
+		assertThat(skipped.orElse("busy")).isEqualTo("busy");
+		assertThat(skipped.orElseGet(() -> "supplied")).isEqualTo("supplied");
+		assertThatIllegalStateException().isThrownBy(skipped::result).withMessageContaining("skipped");
+		assertThat(called).as("callback ran").isFalse();
+		assertNoLockContext();
+
+		// Failing when busy (the default) throws instead, naming the busy lock.
+		assertThatExceptionOfType(LockAcquisitionException.class)
+			.isThrownBy(() -> this.template.execute(request.withOnBusy(OnBusy.FAIL), (handle) -> "ran"))
+			.withMessageContaining("'/locks" + this.key + "'");
+		// acquire and tryAcquire do not skip: an exception, and an empty result.
+		assertThatExceptionOfType(LockAcquisitionException.class).isThrownBy(() -> this.template.acquire(request));
+		assertThat(this.template.tryAcquire(request)).isEmpty();
+		held.release();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
+	}
+
+	@Test
+	void observesABusySkipAsSkipped() {
+		TestObservationRegistry observations = TestObservationRegistry.create();
+		this.template = observed(observations);
+		LockHandle held = holdInOtherProcess();
+		LockRequest skip = LockRequest.of(this.key).withWaitTime(Duration.ZERO).withOnBusy(OnBusy.SKIP).withName("/job");
+		assertThat(this.template.execute(skip, (handle) -> 1).wasExecuted()).isFalse();
+		// The request's policy is what is observed, whatever the verb.
+		assertThat(this.template.tryAcquire(skip)).isEmpty();
+		assertThat(observations).hasNumberOfObservationsWithNameEqualTo("zk.lock.acquire", 2)
+			.hasNumberOfObservationsWithNameEqualTo("zk.lock.held", 0)
+			.forAllObservationsWithNameEqualTo("zk.lock.acquire",
+					(observation) -> observation.doesNotHaveError()
+						.hasLowCardinalityKeyValue("outcome", "skipped")
+						.hasLowCardinalityKeyValue("name", "/job"));
+		held.release();
+	}
+
+	@Test
+	void builderSetsTheDefaultWaitTimeAndRejectsABadOne() {
+		LockTemplate built = LockTemplate.builder(this.recording).defaultWaitTime(SHORT).build();
+		assertThat(built.getDefaultWaitTime()).isEqualTo(SHORT);
+		assertThat(built.getRegistry()).isSameAs(this.recording);
+		assertThat(LockTemplate.builder(this.recording).build().getDefaultWaitTime())
+			.as("without one, wait until granted, as Curator's acquire()")
+			.isEqualTo(LockRequest.WAIT_FOREVER);
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> LockTemplate.builder(this.recording).defaultWaitTime(Duration.ofMillis(-2)))
+			.withMessageContaining("default wait time");
+		assertThatNullPointerException().isThrownBy(() -> LockTemplate.builder(null));
+	}
+
+	private LockTemplate observed(ObservationRegistry observations) {
+		return LockTemplate.builder(this.recording)
+			.defaultWaitTime(DEFAULT_WAIT_TIME)
+			.observationRegistry(observations)
+			.build();
 	}
 
 	private LockHandle holdInOtherProcess() {
@@ -383,14 +459,14 @@ class LockTemplateTests {
 	}
 
 	private LockHandle holdInOtherProcess(LockMode mode) {
-		return this.otherProcess.tryAcquire(new LockRequest(this.key, mode, true, Duration.ZERO))
+		return this.otherProcess.tryAcquire(new LockTarget(this.key, mode, true, 0, Duration.ZERO))
 			.orElseThrow(() -> new AssertionError("not granted to the other process: " + mode + " " + this.key));
 	}
 
 	private void assertReleased(LockHandle handle) {
 		assertThat(handle).isNotNull();
 		assertThat(handle.state()).isEqualTo(LockState.RELEASED);
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 		// Free at once for another process asking for a mode the grant excluded.
 		holdInOtherProcess((handle.mode() == LockMode.READ) ? LockMode.WRITE : handle.mode()).release();
 	}
@@ -401,21 +477,21 @@ class LockTemplateTests {
 		assertThatIllegalStateException().isThrownBy(LockContext::require).withMessageContaining("No lock is held");
 	}
 
-	/** Passes every request on to a real registry and keeps it, to show which wait time arrived. */
+	/** Passes every target on to a real registry and keeps it, to show which wait time arrived. */
 	private static final class RecordingRegistry implements LockRegistry {
 
 		private final LockRegistry delegate;
 
-		private final List<LockRequest> requests = new CopyOnWriteArrayList<>();
+		private final List<LockTarget> requests = new CopyOnWriteArrayList<>();
 
 		RecordingRegistry(LockRegistry delegate) {
 			this.delegate = delegate;
 		}
 
 		@Override
-		public Optional<LockHandle> tryAcquire(LockRequest request) {
-			this.requests.add(request);
-			return this.delegate.tryAcquire(request);
+		public Optional<LockHandle> tryAcquire(LockTarget target) {
+			this.requests.add(target);
+			return this.delegate.tryAcquire(target);
 		}
 
 		@Override
@@ -423,7 +499,7 @@ class LockTemplateTests {
 			return this.delegate.lockPath(key);
 		}
 
-		LockRequest last() {
+		LockTarget last() {
 			assertThat(this.requests).isNotEmpty();
 			return this.requests.get(this.requests.size() - 1);
 		}

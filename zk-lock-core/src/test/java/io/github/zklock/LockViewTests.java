@@ -23,6 +23,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.test.ZooKeeperExtension;
 
+import static io.github.zklock.curator.Admins.admin;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -84,13 +85,13 @@ class LockViewTests {
 		Lock theirs = this.other.lock(this.key);
 
 		lock.lock();
-		assertThat(this.registry.heldLocks()).singleElement()
+		assertThat(admin(this.registry).heldLocks()).singleElement()
 			.satisfies((handle) -> assertThat(handle.path()).isEqualTo(ROOT + this.key))
 			.satisfies((handle) -> assertThat(handle.mode()).isEqualTo(LockMode.EXCLUSIVE));
 		assertThat(theirs.tryLock()).isFalse();
 
 		lock.unlock();
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 		assertThat(lockZnodes()).isEmpty();
 		assertThat(theirs.tryLock()).isTrue();
 		assertThat(lock.tryLock()).isFalse();
@@ -105,16 +106,16 @@ class LockViewTests {
 		lock.lock();
 		lock.lock();
 		assertThat(lock.tryLock()).isTrue();
-		assertThat(this.registry.heldLockCount()).isEqualTo(3);
+		assertThat(admin(this.registry).heldLockCount()).isEqualTo(3);
 		// Nested grants re-enter one znode.
 		assertThat(lockZnodes()).hasSize(1);
 
 		lock.unlock();
 		lock.unlock();
-		assertThat(this.registry.heldLockCount()).isOne();
+		assertThat(admin(this.registry).heldLockCount()).isOne();
 		assertThat(theirs.tryLock()).isFalse();
 		lock.unlock();
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 		assertThat(theirs.tryLock()).isTrue();
 		theirs.unlock();
 	}
@@ -136,7 +137,7 @@ class LockViewTests {
 			.isThrownBy(() -> this.template.readWriteLock(this.key).readLock().unlock());
 		assertThatExceptionOfType(IllegalMonitorStateException.class).isThrownBy(lock::unlock);
 		write.unlock();
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 	}
 
 	@Test
@@ -150,11 +151,11 @@ class LockViewTests {
 		});
 		assertThatThrownBy(() -> elsewhere.get(10, TimeUnit.SECONDS)).cause()
 			.isInstanceOf(IllegalMonitorStateException.class);
-		assertThat(this.registry.heldLockCount()).isOne();
+		assertThat(admin(this.registry).heldLockCount()).isOne();
 		assertThat(this.other.lock(this.key).tryLock()).isFalse();
 
 		lock.unlock();
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 	}
 
 	@Test
@@ -171,9 +172,9 @@ class LockViewTests {
 		one.lock();
 		two.lock();
 		one.unlock();
-		assertThat(this.registry.heldLockCount()).isOne();
+		assertThat(admin(this.registry).heldLockCount()).isOne();
 		two.unlock();
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 		assertThat(lockZnodes()).isEmpty();
 		assertThatExceptionOfType(IllegalMonitorStateException.class).isThrownBy(one::unlock);
 	}
@@ -190,7 +191,7 @@ class LockViewTests {
 		assertThat(theirs.tryLock()).isFalse();
 		assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
 		assertThat(lockZnodes()).isEqualTo(held);
-		assertThat(this.otherRegistry.heldLockCount()).isZero();
+		assertThat(admin(this.otherRegistry).heldLockCount()).isZero();
 		// A failed attempt grants nothing to unlock.
 		assertThatExceptionOfType(IllegalMonitorStateException.class).isThrownBy(theirs::unlock);
 		lock.unlock();
@@ -217,7 +218,7 @@ class LockViewTests {
 		Lock lock = this.template.lock(this.key);
 		assertThat(lock.tryLock(10, TimeUnit.SECONDS)).isTrue();
 		holder.get(10, TimeUnit.SECONDS);
-		assertThat(this.registry.heldLockCount()).isOne();
+		assertThat(admin(this.registry).heldLockCount()).isOne();
 		lock.unlock();
 		assertThat(lockZnodes()).isEmpty();
 	}
@@ -234,7 +235,7 @@ class LockViewTests {
 		assertThat(Duration.ofNanos(System.nanoTime() - started)).isGreaterThanOrEqualTo(Duration.ofMillis(190))
 			.isLessThan(LONG);
 		assertThat(lockZnodes()).isEqualTo(held);
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 		assertThatExceptionOfType(IllegalMonitorStateException.class).isThrownBy(lock::unlock);
 		theirs.unlock();
 	}
@@ -251,7 +252,7 @@ class LockViewTests {
 		assertThatExceptionOfType(InterruptedException.class).isThrownBy(() -> lock.tryLock(1, TimeUnit.SECONDS));
 		assertThat(Thread.interrupted()).as("interrupt flag").isFalse();
 
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 		assertThat(lockZnodes()).isEmpty();
 		assertThatExceptionOfType(IllegalMonitorStateException.class).isThrownBy(lock::unlock);
 		// Free for another application.
@@ -296,7 +297,7 @@ class LockViewTests {
 		assertThat(failure.get()).isInstanceOf(InterruptedException.class);
 		assertThat(interruptedAfter).as("interrupt flag after InterruptedException").isFalse();
 		await().atMost(LONG).until(() -> lockZnodes().equals(held));
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 		theirs.unlock();
 		// The key is free: nothing of the waiter is left in its way.
 		assertThat(this.other.lock(this.key).tryLock()).isTrue();
@@ -309,7 +310,7 @@ class LockViewTests {
 		Thread.currentThread().interrupt();
 		lock.lock();
 		assertThat(Thread.interrupted()).as("interrupt flag").isTrue();
-		assertThat(this.registry.heldLockCount()).isOne();
+		assertThat(admin(this.registry).heldLockCount()).isOne();
 		assertThat(this.other.lock(this.key).tryLock()).isFalse();
 		lock.unlock();
 		// The interrupted first attempt's create may have reached the server: Curator deletes
@@ -328,7 +329,7 @@ class LockViewTests {
 			waiterThread.set(Thread.currentThread());
 			lock.lock();
 			interruptedAfter.set(Thread.interrupted());
-			int count = this.registry.heldLockCount();
+			int count = admin(this.registry).heldLockCount();
 			lock.unlock();
 			return count;
 		});
@@ -342,7 +343,7 @@ class LockViewTests {
 		theirs.unlock();
 		assertThat(waiter.get(10, TimeUnit.SECONDS)).as("grants held by the waiter").isOne();
 		assertThat(interruptedAfter).as("interrupt flag after lock()").isTrue();
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 		await().atMost(LONG).until(() -> lockZnodes().isEmpty());
 	}
 
@@ -371,7 +372,7 @@ class LockViewTests {
 		mine.readLock().unlock();
 
 		mine.writeLock().lock();
-		assertThat(this.registry.heldLocks()).singleElement()
+		assertThat(admin(this.registry).heldLocks()).singleElement()
 			.satisfies((handle) -> assertThat(handle.mode()).isEqualTo(LockMode.WRITE));
 		assertThat(theirs.readLock().tryLock()).isFalse();
 		assertThat(theirs.writeLock().tryLock()).isFalse();
@@ -387,13 +388,13 @@ class LockViewTests {
 		mine.writeLock().lock();
 		assertThat(mine.readLock().tryLock()).isTrue();
 		mine.readLock().lock();
-		assertThat(this.registry.heldLockCount()).isEqualTo(3);
+		assertThat(admin(this.registry).heldLockCount()).isEqualTo(3);
 
 		mine.readLock().unlock();
 		mine.readLock().unlock();
 		assertThat(this.other.readWriteLock(this.key).readLock().tryLock()).isFalse();
 		mine.writeLock().unlock();
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 		assertThat(lockZnodes()).isEmpty();
 	}
 
@@ -411,7 +412,7 @@ class LockViewTests {
 				assertThatExceptionOfType(LockUpgradeException.class)
 					.isThrownBy(() -> write.tryLock(5, TimeUnit.SECONDS));
 				assertThatExceptionOfType(LockUpgradeException.class).isThrownBy(write::lockInterruptibly);
-				assertThat(this.registry.heldLocks()).singleElement()
+				assertThat(admin(this.registry).heldLocks()).singleElement()
 					.satisfies((handle) -> assertThat(handle.mode()).isEqualTo(LockMode.READ));
 				assertThatExceptionOfType(IllegalMonitorStateException.class).isThrownBy(write::unlock);
 			}
@@ -421,7 +422,7 @@ class LockViewTests {
 			return null;
 		});
 		reader.get(20, TimeUnit.SECONDS);
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 		assertThat(lockZnodes()).isEmpty();
 		// Without the read lock, the write lock is granted.
 		assertThat(write.tryLock()).isTrue();
@@ -453,7 +454,7 @@ class LockViewTests {
 					assertThatExceptionOfType(LockException.class).isThrownBy(lock::lock)
 						.isNotInstanceOf(LockAcquisitionException.class);
 				});
-				assertThat(downRegistry.heldLockCount()).isZero();
+				assertThat(admin(downRegistry).heldLockCount()).isZero();
 				assertThatExceptionOfType(IllegalMonitorStateException.class).isThrownBy(lock::unlock);
 			}
 			finally {

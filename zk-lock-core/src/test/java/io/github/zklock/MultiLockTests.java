@@ -31,6 +31,7 @@ import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.test.CountingZooKeeper;
 import io.github.zklock.test.ZooKeeperExtension;
 
+import static io.github.zklock.curator.Admins.admin;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -40,8 +41,9 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
- * Tests for the multi-lock of {@link LockTemplate} ({@code acquireAll}, {@code executeAll},
- * {@code executeAllOrSkip}, and {@code executeOrSkip} for one key) on a real ZooKeeper server:
+ * Tests for the multi-lock of {@link LockTemplate} (a {@link LockRequest} of several keys, through
+ * {@code acquire}, {@code execute} with each on-busy policy, and the skip of one key) on a real
+ * ZooKeeper server:
  * the canonical order of the keys (sorted by lock path, duplicates merged) and the parts' paths and
  * fencing tokens; no deadlock between callers naming the keys in opposite orders, in one
  * application and across two; all or nothing (a busy key, one wait budget for all keys, a failure
@@ -110,25 +112,26 @@ class MultiLockTests {
 	void keysAreAcquiredSortedByLockPathWithDuplicatesMerged() throws Exception {
 		RecordingRegistry recording = new RecordingRegistry(this.registry);
 		LockTemplate recorded = new LockTemplate(recording, LONG);
-		LockHandle multi = recorded.acquireAll(List.of(this.c, this.a, this.b, this.a), LockMode.EXCLUSIVE,
-				Duration.ZERO);
+		LockHandle multi = recorded.acquire(LockRequest.of(List.of(this.c, this.a, this.b, this.a)).withWaitTime(Duration.ZERO));
 
 		assertThat(recording.acquired).containsExactly(this.a, this.b, this.c);
 		assertThat(multi.parts()).extracting(LockHandle::path)
 			.containsExactly(ROOT + this.a, ROOT + this.b, ROOT + this.c);
-		assertThat(multi.path()).isEqualTo(ROOT + this.a + "," + ROOT + this.b + "," + ROOT + this.c);
+		// The set answers path() and fencingToken() for its first part, in canonical order.
+		assertThat(multi.path()).isEqualTo(ROOT + this.a);
+		assertThat(multi.fencingToken()).isEqualTo(multi.parts().get(0).fencingToken());
 		assertThat(multi.mode()).isEqualTo(LockMode.EXCLUSIVE);
 		assertThat(multi.state()).isEqualTo(LockState.HELD);
 		assertThat(multi.isHeld()).isTrue();
 		multi.checkHeld();
 		// One grant per distinct key, nothing more.
-		assertThat(this.registry.heldLockCount()).isEqualTo(3);
+		assertThat(admin(this.registry).heldLockCount()).isEqualTo(3);
 		multi.release();
 	}
 
 	@Test
-	void eachPartHasTheFencingTokenOfItsOwnZnodeAndTheMultiLockHasNone() throws Exception {
-		LockHandle multi = this.template.acquireAll(List.of(this.b, this.a), LockMode.EXCLUSIVE, Duration.ZERO);
+	void eachPartHasTheFencingTokenOfItsOwnZnodeAndTheMultiLockAnswersForItsFirstPart() throws Exception {
+		LockHandle multi = this.template.acquire(LockRequest.of(List.of(this.b, this.a)).withWaitTime(Duration.ZERO));
 		List<Long> tokens = new ArrayList<>();
 		for (LockHandle part : multi.parts()) {
 			// The part's znode is the only child of its lock path: nobody else takes part.
@@ -140,18 +143,18 @@ class MultiLockTests {
 			tokens.add(part.fencingToken());
 		}
 		assertThat(tokens).doesNotHaveDuplicates();
-		assertThatExceptionOfType(UnsupportedOperationException.class).isThrownBy(multi::fencingToken)
-			.withMessageContaining("parts()");
+		assertThat(multi.fencingToken()).isEqualTo(tokens.get(0));
+		assertThat(multi.path()).isEqualTo(multi.parts().get(0).path());
 		multi.release();
 	}
 
 	@Test
 	void oneDistinctKeyGivesThePlainGrantOfThatKey() {
-		LockHandle single = this.template.acquireAll(List.of(this.a, this.a), LockMode.WRITE, Duration.ZERO);
+		LockHandle single = this.template.acquire(LockRequest.of(List.of(this.a, this.a)).withMode(LockMode.WRITE).withWaitTime(Duration.ZERO));
 		assertThat(single.parts()).containsExactly(single);
 		assertThat(single.path()).isEqualTo(ROOT + this.a);
 		assertThat(single.fencingToken()).isPositive();
-		assertThat(this.registry.heldLockCount()).isOne();
+		assertThat(admin(this.registry).heldLockCount()).isOne();
 		single.release();
 		assertThat(single.state()).isEqualTo(LockState.RELEASED);
 	}
@@ -188,13 +191,13 @@ class MultiLockTests {
 		assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
 			CompletableFuture<Void> one = inNewThread(() -> {
 				for (int i = 0; i < cycles; i++) {
-					first.executeAll(List.of(this.a, this.b), LockMode.EXCLUSIVE, Duration.ofSeconds(90), critical);
+					first.execute(LockRequest.of(List.of(this.a, this.b)).withWaitTime(Duration.ofSeconds(90)), critical).result();
 				}
 				return null;
 			});
 			CompletableFuture<Void> two = inNewThread(() -> {
 				for (int i = 0; i < cycles; i++) {
-					second.executeAll(List.of(this.b, this.a), LockMode.EXCLUSIVE, Duration.ofSeconds(90), critical);
+					second.execute(LockRequest.of(List.of(this.b, this.a)).withWaitTime(Duration.ofSeconds(90)), critical).result();
 				}
 				return null;
 			});
@@ -202,8 +205,8 @@ class MultiLockTests {
 		});
 		assertThat(done).hasValue(2 * cycles);
 		assertThat(overlaps).as("callbacks running at once").hasValue(0);
-		assertThat(this.registry.heldLockCount()).isZero();
-		assertThat(this.otherRegistry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
+		assertThat(admin(this.otherRegistry).heldLockCount()).isZero();
 	}
 
 	@Test
@@ -211,7 +214,7 @@ class MultiLockTests {
 		LockHandle heldElsewhere = this.other.acquire(this.b, LockMode.EXCLUSIVE, Duration.ZERO);
 
 		assertThatExceptionOfType(LockAcquisitionException.class)
-			.isThrownBy(() -> this.template.acquireAll(List.of(this.b, this.a), LockMode.EXCLUSIVE, Duration.ZERO))
+			.isThrownBy(() -> this.template.acquire(LockRequest.of(List.of(this.b, this.a)).withWaitTime(Duration.ZERO)))
 			.satisfies((ex) -> {
 				assertThat(ex.getPath()).isEqualTo(ROOT + this.b);
 				assertThat(ex.getMode()).isEqualTo(LockMode.EXCLUSIVE);
@@ -219,7 +222,7 @@ class MultiLockTests {
 			})
 			.withMessageContaining("'" + ROOT + this.b + "'")
 			.withMessageContaining("1 of 2");
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 		// The key acquired before the busy one is free for the other application at once.
 		this.other.acquire(this.a, LockMode.EXCLUSIVE, Duration.ZERO).release();
 		assertThat(lockZnodes()).containsExactlyElementsOf(lockZnodes(this.b));
@@ -234,7 +237,7 @@ class MultiLockTests {
 
 		long started = System.nanoTime();
 		assertThatExceptionOfType(LockAcquisitionException.class)
-			.isThrownBy(() -> this.template.acquireAll(List.of(this.b, this.a), LockMode.EXCLUSIVE, waitTime))
+			.isThrownBy(() -> this.template.acquire(LockRequest.of(List.of(this.b, this.a)).withWaitTime(waitTime)))
 			.satisfies((ex) -> {
 				// The first busy key in the canonical order.
 				assertThat(ex.getPath()).isEqualTo(ROOT + this.a);
@@ -244,7 +247,7 @@ class MultiLockTests {
 		// The recipe counts its wait in whole milliseconds of the wall clock.
 		assertThat(elapsed).isGreaterThanOrEqualTo(waitTime.minus(CLOCK_GRANULARITY))
 			.isLessThan(waitTime.multipliedBy(2));
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 		assertThat(lockZnodes()).hasSize(2);
 		heldA.release();
 		heldB.release();
@@ -264,7 +267,7 @@ class MultiLockTests {
 		long started = System.nanoTime();
 		CompletableFuture<LockHandle> waiter = inNewThread(() -> {
 			try {
-				return this.template.acquireAll(List.of(this.b, this.a), LockMode.EXCLUSIVE, waitTime);
+				return this.template.acquire(LockRequest.of(List.of(this.b, this.a)).withWaitTime(waitTime));
 			}
 			finally {
 				elapsed.set(Duration.ofNanos(System.nanoTime() - started));
@@ -282,7 +285,7 @@ class MultiLockTests {
 		assertThat(elapsed.get()).isGreaterThanOrEqualTo(waitTime.minus(CLOCK_GRANULARITY))
 			.isLessThan(waitTime.plus(waitTime.dividedBy(2)));
 		// The first key was granted, then released with the failure.
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 		this.other.acquire(this.a, LockMode.EXCLUSIVE, Duration.ZERO).release();
 		heldB.release();
 	}
@@ -293,9 +296,9 @@ class MultiLockTests {
 		LockHandle read = this.template.acquire(this.b, LockMode.READ, Duration.ZERO);
 
 		assertThatExceptionOfType(LockUpgradeException.class)
-			.isThrownBy(() -> this.template.acquireAll(List.of(this.b, this.a), LockMode.WRITE, Duration.ZERO))
+			.isThrownBy(() -> this.template.acquire(LockRequest.of(List.of(this.b, this.a)).withMode(LockMode.WRITE).withWaitTime(Duration.ZERO)))
 			.withMessageContaining(ROOT + this.b);
-		assertThat(this.registry.heldLockCount()).isOne();
+		assertThat(admin(this.registry).heldLockCount()).isOne();
 		this.other.acquire(this.a, LockMode.WRITE, Duration.ZERO).release();
 		assertThat(lockZnodes(this.a)).isEmpty();
 		// The READ grant is untouched.
@@ -307,11 +310,11 @@ class MultiLockTests {
 	@Test
 	void invalidKeyAmongValidOnesRequestsNothing() throws Exception {
 		assertThatExceptionOfType(InvalidLockPathException.class).isThrownBy(
-				() -> this.template.acquireAll(List.of(this.a, "no-slash", this.b), LockMode.EXCLUSIVE, Duration.ZERO));
+				() -> this.template.acquire(LockRequest.of(List.of(this.a, "no-slash", this.b)).withWaitTime(Duration.ZERO)));
 		assertThatExceptionOfType(InvalidLockPathException.class).isThrownBy(
-				() -> this.template.acquireAll(List.of(this.a, this.b + "//c"), LockMode.EXCLUSIVE, Duration.ZERO));
-		assertThat(this.registry.cachedRecipeCount()).as("keys requested").isZero();
-		assertThat(this.registry.heldLockCount()).isZero();
+				() -> this.template.acquire(LockRequest.of(List.of(this.a, this.b + "//c")).withWaitTime(Duration.ZERO)));
+		assertThat(admin(this.registry).cachedRecipeCount()).as("keys requested").isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 		assertThat(lockZnodes()).isEmpty();
 		for (String key : List.of(this.a, this.b)) {
 			this.other.acquire(key, LockMode.EXCLUSIVE, Duration.ZERO).release();
@@ -321,8 +324,7 @@ class MultiLockTests {
 	@Test
 	void releaseReleasesEveryPartInReverseOrderOnce() throws Exception {
 		RecordingRegistry recording = new RecordingRegistry(this.registry);
-		LockHandle multi = new LockTemplate(recording, LONG).acquireAll(List.of(this.c, this.b, this.a),
-				LockMode.EXCLUSIVE, Duration.ZERO);
+		LockHandle multi = new LockTemplate(recording, LONG).acquire(LockRequest.of(List.of(this.c, this.b, this.a)).withWaitTime(Duration.ZERO));
 		assertThat(lockZnodes()).hasSize(3);
 
 		multi.release();
@@ -344,7 +346,7 @@ class MultiLockTests {
 
 	@Test
 	void releaseFromAnotherThreadFailsAndReleasesNothing() throws Exception {
-		LockHandle multi = this.template.acquireAll(List.of(this.a, this.b), LockMode.EXCLUSIVE, Duration.ZERO);
+		LockHandle multi = this.template.acquire(LockRequest.of(List.of(this.a, this.b)).withWaitTime(Duration.ZERO));
 
 		CompletableFuture<Void> elsewhere = inNewThread(() -> {
 			multi.release();
@@ -366,7 +368,7 @@ class MultiLockTests {
 
 	@Test
 	void multiLockIsLostWhenTheHoldersSessionExpires() throws Exception {
-		LockHandle multi = this.template.acquireAll(List.of(this.a, this.b), LockMode.WRITE, Duration.ZERO);
+		LockHandle multi = this.template.acquire(LockRequest.of(List.of(this.a, this.b)).withMode(LockMode.WRITE).withWaitTime(Duration.ZERO));
 
 		zooKeeper.expireSession(this.client);
 		await().atMost(LONG).until(() -> multi.state() == LockState.LOST);
@@ -378,12 +380,12 @@ class MultiLockTests {
 		assertThatExceptionOfType(LockLostException.class).isThrownBy(multi::checkHeld)
 			.withMessageContaining("session was lost");
 		// The expired session's znodes are gone: the other application takes both keys.
-		this.other.acquireAll(List.of(this.a, this.b), LockMode.WRITE, LONG).release();
+		this.other.acquire(LockRequest.of(List.of(this.a, this.b)).withMode(LockMode.WRITE).withWaitTime(LONG)).release();
 
 		// Releasing a lost multi-lock is harmless.
 		multi.release();
 		assertThat(multi.state()).isEqualTo(LockState.RELEASED);
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 	}
 
 	@Test
@@ -391,7 +393,7 @@ class MultiLockTests {
 		this.template.execute(this.b, LockMode.EXCLUSIVE, Duration.ZERO, (outer) -> {
 			long outerToken = outer.fencingToken();
 			// Wait zero: the key this thread holds is re-entered, not waited for.
-			LockHandle multi = this.template.acquireAll(List.of(this.b, this.a), LockMode.EXCLUSIVE, Duration.ZERO);
+			LockHandle multi = this.template.acquire(LockRequest.of(List.of(this.b, this.a)).withWaitTime(Duration.ZERO));
 			assertThat(multi.parts()).extracting(LockHandle::path).containsExactly(ROOT + this.a, ROOT + this.b);
 			assertThat(multi.parts().get(1).fencingToken()).isEqualTo(outerToken);
 			// One znode per key: the nested grant re-entered the outer one's.
@@ -411,30 +413,29 @@ class MultiLockTests {
 	@Test
 	void readMultiLocksOfTwoApplicationsHoldTogetherAndWriteExcludesThem() throws Exception {
 		List<String> keys = List.of(this.a, this.b);
-		LockHandle mine = this.template.acquireAll(keys, LockMode.READ, Duration.ZERO);
-		LockHandle theirs = this.other.acquireAll(keys, LockMode.READ, Duration.ZERO);
+		LockHandle mine = this.template.acquire(LockRequest.of(keys).withMode(LockMode.READ).withWaitTime(Duration.ZERO));
+		LockHandle theirs = this.other.acquire(LockRequest.of(keys).withMode(LockMode.READ).withWaitTime(Duration.ZERO));
 		assertThat(mine.isHeld()).isTrue();
 		assertThat(theirs.isHeld()).isTrue();
 		theirs.release();
 
 		assertThatExceptionOfType(LockAcquisitionException.class)
-			.isThrownBy(() -> this.other.acquireAll(keys, LockMode.WRITE, Duration.ZERO))
+			.isThrownBy(() -> this.other.acquire(LockRequest.of(keys).withMode(LockMode.WRITE).withWaitTime(Duration.ZERO)))
 			.satisfies((ex) -> assertThat(ex.getPath()).isEqualTo(ROOT + this.a));
 		mine.release();
 
-		LockHandle write = this.other.acquireAll(keys, LockMode.WRITE, Duration.ZERO);
+		LockHandle write = this.other.acquire(LockRequest.of(keys).withMode(LockMode.WRITE).withWaitTime(Duration.ZERO));
 		assertThatExceptionOfType(LockAcquisitionException.class)
-			.isThrownBy(() -> this.template.acquireAll(keys, LockMode.READ, Duration.ZERO));
+			.isThrownBy(() -> this.template.acquire(LockRequest.of(keys).withMode(LockMode.READ).withWaitTime(Duration.ZERO)));
 		write.release();
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 		assertThat(lockZnodes()).isEmpty();
 	}
 
 	@Test
-	void executeAllRunsTheCallbackUnderTheMultiLockAndReleasesIt() throws Exception {
+	void executeRunsTheCallbackUnderTheMultiLockAndReleasesIt() throws Exception {
 		AtomicReference<LockHandle> seen = new AtomicReference<>();
-		String result = this.template.executeAll(List.of(this.b, this.a), LockMode.EXCLUSIVE, Duration.ZERO,
-				(handle) -> {
+		String result = this.template.execute(LockRequest.of(List.of(this.b, this.a)).withWaitTime(Duration.ZERO), (handle) -> {
 					seen.set(handle);
 					assertThat(LockContext.current()).containsSame(handle);
 					assertThat(LockContext.held()).containsExactly(handle);
@@ -442,14 +443,13 @@ class MultiLockTests {
 						.containsExactly(ROOT + this.a, ROOT + this.b);
 					assertThat(handle.isHeld()).isTrue();
 					return "done";
-				});
+				}).result();
 		assertThat(result).isEqualTo("done");
 		assertReleased(seen.get());
 
 		IllegalStateException failure = new IllegalStateException("business failure");
-		assertThatThrownBy(() -> this.template.executeAll(
-				List.of(new LockRequest(this.a, LockMode.WRITE, true, Duration.ZERO),
-						new LockRequest(this.b, LockMode.WRITE, true, Duration.ZERO)),
+		assertThatThrownBy(() -> this.template.execute(
+				LockRequest.of(List.of(this.a, this.b)).withMode(LockMode.WRITE).withWaitTime(Duration.ZERO),
 				(handle) -> {
 					seen.set(handle);
 					throw failure;
@@ -459,80 +459,83 @@ class MultiLockTests {
 
 		IOException checked = new IOException("checked failure");
 		assertThatExceptionOfType(UndeclaredThrowableException.class)
-			.isThrownBy(() -> this.template.executeAll(List.of(this.a, this.b), LockMode.EXCLUSIVE, Duration.ZERO,
-					(handle) -> {
+			.isThrownBy(() -> this.template.execute(LockRequest.of(List.of(this.a, this.b)).withWaitTime(Duration.ZERO), (handle) -> {
 						seen.set(handle);
 						throw checked;
-					}))
+					}).result())
 			.withCause(checked);
 		assertReleased(seen.get());
 	}
 
 	@Test
-	void executeAllRunsTheCallbackInsideTheHoldObservationOfEveryKey() {
+	void executeRunsTheCallbackInsideTheHoldObservationOfEveryKey() {
 		TestObservationRegistry observations = TestObservationRegistry.create();
-		this.template.setObservationRegistry(observations);
-		this.template.executeAll(List.of(this.b, this.a), LockMode.EXCLUSIVE, Duration.ZERO, (handle) -> {
+		this.template = observed(observations);
+		this.template.execute(LockRequest.of(List.of(this.b, this.a)).withWaitTime(Duration.ZERO), (handle) -> {
 			// The parts' hold scopes are nested in acquisition order: the innermost is the last key's.
 			Observation current = observations.getCurrentObservation();
 			assertThat(current).isNotNull();
 			assertThat(current.getContext().getName()).isEqualTo("zk.lock.held");
 			assertThat(current.getContext().getHighCardinalityKeyValue("path").getValue()).isEqualTo(ROOT + this.b);
 			return null;
-		});
+		}).result();
 		assertThat(observations.getCurrentObservation()).isNull();
 		assertThat(observations).hasNumberOfObservationsWithNameEqualTo("zk.lock.held", 2)
 			.hasNumberOfObservationsWithNameEqualTo("zk.lock.acquire", 2);
 	}
 
 	@Test
-	void executeAllOrSkipSkipsWhenAKeyIsBusyAndObservesTheSkip() throws Exception {
+	void executeSkipsAMultiLockWhenAKeyIsBusyAndObservesTheSkip() throws Exception {
 		TestObservationRegistry observations = TestObservationRegistry.create();
-		this.template.setObservationRegistry(observations);
+		this.template = observed(observations);
 		LockHandle heldElsewhere = this.other.acquire(this.b, LockMode.EXCLUSIVE, Duration.ZERO);
-		List<LockRequest> requests = List.of(request(this.b).withName("/pair/b"), request(this.a).withName("/pair/a"));
+		LockRequest request = LockRequest.of(List.of(this.b, this.a))
+			.withWaitTime(Duration.ZERO)
+			.withOnBusy(OnBusy.SKIP)
+			.withName("/pair");
 		AtomicBoolean ran = new AtomicBoolean();
 
-		String result = this.template.executeAllOrSkip(requests, (handle) -> {
+		LockResult<String> result = this.template.execute(request, (handle) -> {
 			ran.set(true);
 			return "ran";
-		}, () -> "skipped");
-		assertThat(result).isEqualTo("skipped");
+		});
+		assertThat(result).isEqualTo(LockResult.skipped());
 		assertThat(ran).as("callback ran").isFalse();
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 		this.other.acquire(this.a, LockMode.EXCLUSIVE, Duration.ZERO).release();
 		assertThat(observations).hasNumberOfObservationsWithNameEqualTo("zk.lock.acquire", 2)
 			.hasHandledContextsThatSatisfy((contexts) -> {
-				assertThat(outcomes(contexts)).containsExactly(Map.entry("/pair/a", "acquired"),
-						Map.entry("/pair/b", "skipped"));
+				// Each key observed under the request's name: a, then the busy b.
+				assertThat(outcomes(contexts)).containsExactly(Map.entry("/pair", "acquired"),
+						Map.entry("/pair", "skipped"));
 			});
 		// The first key's hold ended with the skip.
 		assertThat(observations).hasObservationWithNameEqualTo("zk.lock.held").that().hasBeenStopped();
 
 		heldElsewhere.release();
-		assertThat(this.template.executeAllOrSkip(requests, (handle) -> {
+		assertThat(this.template.execute(request, (handle) -> {
 			assertThat(LockContext.current()).containsSame(handle);
 			assertThat(handle.parts()).hasSize(2);
 			return "ran";
-		}, () -> "skipped")).isEqualTo("ran");
-		assertThat(this.registry.heldLockCount()).isZero();
+		})).isEqualTo(LockResult.executed("ran"));
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 		assertThat(lockZnodes()).isEmpty();
 	}
 
 	@Test
-	void executeOrSkipSkipsWhenTheKeyIsBusyAndObservesTheSkip() throws Exception {
+	void executeSkipsOneKeyWhenItIsBusyAndObservesTheSkip() throws Exception {
 		TestObservationRegistry observations = TestObservationRegistry.create();
-		this.template.setObservationRegistry(observations);
+		this.template = observed(observations);
 		LockHandle heldElsewhere = this.other.acquire(this.a, LockMode.EXCLUSIVE, Duration.ZERO);
 		AtomicBoolean ran = new AtomicBoolean();
 
-		Integer result = this.template.executeOrSkip(request(this.a).withName("/job"), (handle) -> {
+		Integer result = this.template.execute(request(this.a).withName("/job").withOnBusy(OnBusy.SKIP), (handle) -> {
 			ran.set(true);
 			return 1;
-		}, () -> -1);
+		}).orElse(-1);
 		assertThat(result).isEqualTo(-1);
 		assertThat(ran).as("callback ran").isFalse();
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 		assertThat(lockZnodes()).containsExactlyElementsOf(lockZnodes(this.a)).hasSize(1);
 		assertThat(observations).hasNumberOfObservationsEqualTo(1)
 			.hasObservationWithNameEqualTo("zk.lock.acquire")
@@ -543,8 +546,8 @@ class MultiLockTests {
 			.hasLowCardinalityKeyValue("name", "/job");
 
 		heldElsewhere.release();
-		assertThat(this.template.executeOrSkip(request(this.a), (handle) -> 1, () -> -1)).isEqualTo(1);
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(this.template.execute(request(this.a).withOnBusy(OnBusy.SKIP), (handle) -> 1).orElse(-1)).isEqualTo(1);
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 	}
 
 	@Test
@@ -556,7 +559,7 @@ class MultiLockTests {
 			LockTemplate locks = new LockTemplate(countedRegistry, LONG);
 			List<String> keys = List.of(this.b, this.a);
 			// Once first: the lock paths' container znodes and the recipes exist from then on.
-			locks.acquireAll(keys, LockMode.EXCLUSIVE, Duration.ZERO).release();
+			locks.acquire(LockRequest.of(keys).withWaitTime(Duration.ZERO)).release();
 
 			counts.reset();
 			locks.acquire(this.a, LockMode.EXCLUSIVE, Duration.ZERO).release();
@@ -564,7 +567,7 @@ class MultiLockTests {
 			long singleWrites = counts.writes();
 
 			counts.reset();
-			LockHandle multi = locks.acquireAll(keys, LockMode.EXCLUSIVE, Duration.ZERO);
+			LockHandle multi = locks.acquire(LockRequest.of(keys).withWaitTime(Duration.ZERO));
 			assertThat(multi.parts()).hasSize(2);
 			multi.release();
 			Map<String, Long> multiCycle = counts.snapshot();
@@ -584,33 +587,34 @@ class MultiLockTests {
 	@Test
 	void invalidArgumentsAreRejectedBeforeAnyRequest() {
 		assertThatIllegalArgumentException()
-			.isThrownBy(() -> this.template.acquireAll(List.of(), LockMode.EXCLUSIVE, Duration.ZERO))
+			.isThrownBy(() -> this.template.acquire(LockRequest.of(List.of()).withWaitTime(Duration.ZERO)))
 			.withMessageContaining("at least one key");
-		assertThatIllegalArgumentException().isThrownBy(() -> this.template.acquireAll(List.of()));
 		assertThatIllegalArgumentException()
-			.isThrownBy(() -> this.template.executeAll(List.of(), LockMode.READ, null, (handle) -> null));
-		assertThatIllegalArgumentException().isThrownBy(() -> this.template.acquireAll(
-				List.of(new LockRequest(this.a, LockMode.WRITE, true, Duration.ZERO),
-						new LockRequest(this.b, LockMode.READ, true, Duration.ZERO))))
-			.withMessageContaining("share one mode");
-		// Other differences than the mode, too.
+			.isThrownBy(() -> this.template.execute(LockRequest.of(List.of()).withMode(LockMode.READ), (handle) -> null));
+		// Keys that would differ in mode, reentrancy or wait time cannot be asked for any more: one
+		// request has one of each. What is left to refuse: a permit of several keys, READ or WRITE
+		// not reentrant, an illegal key among legal ones (checked before the first key is requested).
 		assertThatIllegalArgumentException()
-			.isThrownBy(() -> this.template.acquireAll(List.of(request(this.a), request(this.b).withReentrant(false))));
-		assertThatIllegalArgumentException().isThrownBy(
-				() -> this.template.acquireAll(List.of(request(this.a), request(this.b).withWaitTime(LONG))));
-		assertThatIllegalArgumentException().isThrownBy(() -> this.template.acquireAll(
-				List.of(request(this.a).withReentrant(false), request(this.b).withPermits(2))));
+			.isThrownBy(() -> LockRequest.permit(this.a, 2).withKeys(List.of(this.a, this.b)))
+			.withMessageContaining("permit");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> LockRequest.of(List.of(this.a, this.b)).withMode(LockMode.READ).withReentrant(false))
+			.withMessageContaining("READ");
 		AtomicBoolean ran = new AtomicBoolean();
-		assertThatIllegalArgumentException().isThrownBy(() -> this.template.executeAllOrSkip(
-				List.of(request(this.a), request(this.b).withMode(LockMode.WRITE)), (handle) -> ran.getAndSet(true),
-				() -> false));
+		assertThatExceptionOfType(InvalidLockPathException.class).isThrownBy(() -> this.template.execute(
+				LockRequest.of(List.of(this.a, this.b + "//bad")).withOnBusy(OnBusy.SKIP),
+				(handle) -> ran.getAndSet(true)));
 		assertThat(ran).isFalse();
-		assertThat(this.registry.cachedRecipeCount()).as("keys requested").isZero();
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).cachedRecipeCount()).as("keys requested").isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
+	}
+
+	private LockTemplate observed(TestObservationRegistry observations) {
+		return LockTemplate.builder(this.registry).defaultWaitTime(LONG).observationRegistry(observations).build();
 	}
 
 	private LockRequest request(String key) {
-		return new LockRequest(key, LockMode.EXCLUSIVE, true, Duration.ZERO);
+		return LockRequest.of(key).withWaitTime(Duration.ZERO);
 	}
 
 	/** The name and outcome of each {@code zk.lock.acquire} observation, in order. */
@@ -627,9 +631,9 @@ class MultiLockTests {
 		assertThat(multi.parts()).hasSize(2);
 		assertThat(multi.state()).isEqualTo(LockState.RELEASED);
 		assertThat(LockContext.current()).isEmpty();
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 		assertThat(lockZnodes()).isEmpty();
-		this.other.acquireAll(List.of(this.a, this.b), LockMode.WRITE, Duration.ZERO).release();
+		this.other.acquire(LockRequest.of(List.of(this.a, this.b)).withMode(LockMode.WRITE).withWaitTime(Duration.ZERO)).release();
 	}
 
 	/** The ephemeral znodes below the test's keys, at any depth: every grant and waiter. */
@@ -667,9 +671,9 @@ class MultiLockTests {
 		}
 
 		@Override
-		public Optional<LockHandle> tryAcquire(LockRequest request) {
-			Optional<LockHandle> handle = this.delegate.tryAcquire(request);
-			handle.ifPresent((granted) -> this.acquired.add(request.path()));
+		public Optional<LockHandle> tryAcquire(LockTarget target) {
+			Optional<LockHandle> handle = this.delegate.tryAcquire(target);
+			handle.ifPresent((granted) -> this.acquired.add(target.key()));
 			return handle.map(RecordedHandle::new);
 		}
 
@@ -678,10 +682,42 @@ class MultiLockTests {
 			return this.delegate.lockPath(key);
 		}
 
-		private final class RecordedHandle extends ForwardingLockHandle {
+		private final class RecordedHandle implements LockHandle {
+
+			private final LockHandle delegate;
 
 			RecordedHandle(LockHandle delegate) {
-				super(delegate);
+				this.delegate = delegate;
+			}
+
+			@Override
+			public String path() {
+				return this.delegate.path();
+			}
+
+			@Override
+			public LockMode mode() {
+				return this.delegate.mode();
+			}
+
+			@Override
+			public boolean isHeld() {
+				return this.delegate.isHeld();
+			}
+
+			@Override
+			public LockState state() {
+				return this.delegate.state();
+			}
+
+			@Override
+			public void checkHeld() {
+				this.delegate.checkHeld();
+			}
+
+			@Override
+			public long fencingToken() {
+				return this.delegate.fencingToken();
 			}
 
 			@Override

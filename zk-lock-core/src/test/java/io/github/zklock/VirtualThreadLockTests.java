@@ -26,9 +26,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.test.ZooKeeperExtension;
 
+import static io.github.zklock.curator.Admins.admin;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
@@ -63,8 +64,7 @@ class VirtualThreadLockTests {
 	void connect(TestInfo testInfo) throws Exception {
 		assumeTrue(Runtime.version().feature() >= 21, "virtual threads need Java 21");
 		this.registry = new CuratorLockRegistry(zooKeeper.newClient(), "/locks", 100);
-		this.template = new LockTemplate(this.registry, BOUND);
-		assertThat(this.template.setVirtualGrantThreads(true)).isTrue();
+		this.template = LockTemplate.builder(this.registry).defaultWaitTime(BOUND).virtualGrantThreads(true).build();
 		this.otherRegistry = new CuratorLockRegistry(zooKeeper.newClient(), "/locks", 100);
 		this.key = "/" + testInfo.getTestMethod().orElseThrow().getName();
 	}
@@ -107,13 +107,12 @@ class VirtualThreadLockTests {
 
 		assertThat(completed).hasValue(THREADS);
 		assertThat(maxInside).hasValue(1);
-		assertThat(this.registry.heldLockCount()).isZero();
-		assertThat(this.registry.describeWaitingLocks()).isEmpty();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
+		assertThat(admin(this.registry).describeWaitingLocks()).isEmpty();
 	}
 
 	@Test
 	void thousandConcurrentAsyncCallsOnOneKeyCompleteWithinTheBound() throws Exception {
-		assertThat(this.template.isVirtualGrantThreads()).as("grants owned by virtual threads").isTrue();
 		AtomicInteger inside = new AtomicInteger();
 		AtomicInteger maxInside = new AtomicInteger();
 		Map<Boolean, LongAdder> actionThreads = new ConcurrentHashMap<>();
@@ -139,19 +138,19 @@ class VirtualThreadLockTests {
 		assertThat(maxInside).hasValue(1);
 		assertThat(actionThreads).containsOnlyKeys(true);
 		assertThat(actionThreads.get(true).sum()).isEqualTo(THREADS);
-		assertThat(this.registry.heldLockCount()).isZero();
-		assertThat(this.registry.describeWaitingLocks()).isEmpty();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
+		assertThat(admin(this.registry).describeWaitingLocks()).isEmpty();
 	}
 
 	/** Another application holds the key, so that every virtual thread has to wait. */
 	private LockHandle holdInOtherApplication() {
-		return this.otherRegistry.tryAcquire(new LockRequest(this.key, LockMode.EXCLUSIVE, true, Duration.ZERO))
+		return this.otherRegistry.tryAcquire(new LockTarget(this.key, LockMode.EXCLUSIVE, true, 0, Duration.ZERO))
 			.orElseThrow();
 	}
 
 	/** Wait until all virtual threads wait for the key at once, then let them in. */
 	private void awaitAllWaiting(LockHandle blocker) {
-		await().atMost(BOUND).until(() -> this.registry.describeWaitingLocks().size() == THREADS);
+		await().atMost(BOUND).until(() -> admin(this.registry).describeWaitingLocks().size() == THREADS);
 		blocker.release();
 	}
 

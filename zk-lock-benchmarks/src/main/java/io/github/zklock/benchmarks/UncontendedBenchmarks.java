@@ -48,11 +48,11 @@ public class UncontendedBenchmarks {
 
 	private static final byte[] NO_DATA = new byte[0];
 
-	private static final LockRequest NON_REENTRANT = new LockRequest("/sem/k", LockMode.EXCLUSIVE, false, null);
+	private static final LockRequest NON_REENTRANT = LockRequest.of("/sem/k").withReentrant(false);
 
-	private static final List<String> MULTI_KEYS = List.of("/multi/b", "/multi/a");
+	private static final LockRequest MULTI = LockRequest.of(List.of("/multi/b", "/multi/a"));
 
-	private static final LockRequest PERMIT = LockRequest.of("/permits/k").withPermits(RawCuratorState.PERMITS);
+	private static final LockRequest PERMIT = LockRequest.permit("/permits/k", RawCuratorState.PERMITS);
 
 	/**
 	 * Floor: {@code create(EPHEMERAL)} and {@code delete} with the plain ZooKeeper client.
@@ -246,13 +246,13 @@ public class UncontendedBenchmarks {
 	}
 
 	/**
-	 * {@code LockTemplate.executeAll}, EXCLUSIVE, two keys (given unsorted).
+	 * {@code LockTemplate.execute} of a request of two keys (given unsorted), EXCLUSIVE.
 	 * @param ours the template
 	 * @return the callback's result ({@code null}), for JMH to consume
 	 */
 	@Benchmark
 	public Object templateMulti(ZkLockState ours) {
-		return ours.template.executeAll(MULTI_KEYS, LockMode.EXCLUSIVE, null, NOTHING);
+		return ours.template.execute(MULTI, NOTHING);
 	}
 
 	/**

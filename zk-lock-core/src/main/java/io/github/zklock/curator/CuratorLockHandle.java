@@ -1,5 +1,6 @@
 package io.github.zklock.curator;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -54,7 +55,8 @@ final class CuratorLockHandle implements LockHandle {
 		this.path = path;
 		this.mode = mode;
 		this.acquirer = Thread.currentThread();
-		this.threadBound = slot.kind().threadBound();
+		// A grant of a reentrant recipe is bound to its thread (LockRequest).
+		this.threadBound = slot.kind().reentrant();
 		this.sessionInstance = sessionInstance;
 	}
 
@@ -96,9 +98,9 @@ final class CuratorLockHandle implements LockHandle {
 	}
 
 	/** What an operator sees of this grant. */
-	LockSnapshots.HeldLock snapshot() {
+	HeldLock snapshot() {
 		long token = knownToken();
-		return new LockSnapshots.HeldLock(this.path, this.mode, this.state.get(), this.acquirer.getName(),
+		return new HeldLock(this.path, this.mode, this.state.get(), this.acquirer.getName(),
 				Instant.ofEpochMilli(this.grantedAt), this.grant.nodePath(), (token != 0) ? token : null,
 				(this.grant instanceof LocalChain.ChainGrant chained) ? chained.position() : 1);
 	}
@@ -176,6 +178,21 @@ final class CuratorLockHandle implements LockHandle {
 		if (this.state.getAndSet(LockState.RELEASED) != LockState.RELEASED) {
 			this.registry.release(this, this.slot, this.grant);
 		}
+	}
+
+	/**
+	 * Keep this grant (see {@link LockHandle#keepAtLeast(Duration)}), unless it is bound to its
+	 * thread: its delayed release would come from another thread, which Curator refuses.
+	 */
+	@Override
+	public LockHandle keepAtLeast(Duration lockAtLeastFor) {
+		if (this.threadBound) {
+			throw new IllegalStateException(this.mode + " lock '" + this.path + "' is bound to thread '"
+					+ this.acquirer.getName() + "' (a grant of a reentrant request): it cannot be kept after it is "
+					+ "released, which another thread would carry out; use a non-reentrant request, or an "
+					+ "asynchronous grant");
+		}
+		return LockHandle.super.keepAtLeast(lockAtLeastFor);
 	}
 
 	/**

@@ -3,10 +3,6 @@ package io.github.zklock.curator;
 import java.io.Closeable;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Comparator;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -15,8 +11,6 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
-import org.apache.curator.framework.recipes.locks.Revoker;
-import org.apache.curator.framework.state.ConnectionState;
 import org.apache.zookeeper.data.Stat;
 import org.jspecify.annotations.Nullable;
 
@@ -28,13 +22,14 @@ import io.github.zklock.LockState;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockRegistry;
 import io.github.zklock.LockRequest;
+import io.github.zklock.LockTarget;
 import io.github.zklock.LockStateListener;
 
 /**
  * {@link LockRegistry} on Apache Curator lock recipes: EXCLUSIVE on {@code InterProcessMutex}
  * (or a one-lease {@code InterProcessSemaphoreV2}, the recipe behind
  * {@code InterProcessSemaphoreMutex}, when not reentrant), READ and WRITE on
- * {@code InterProcessReadWriteLock}, permits of a semaphore ({@link LockRequest#withPermits(int)})
+ * {@code InterProcessReadWriteLock}, permits of a semaphore ({@link io.github.zklock.LockRequest#permit(String, int)})
  * on {@code InterProcessSemaphoreV2} with that many leases, the number being stored with the key
  * so that participants naming another one fail (see {@link io.github.zklock.PermitsMismatchException}).
  * The locks follow the lock recipe of the ZooKeeper recipes page:
@@ -98,21 +93,17 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 	}
 
 	@Override
-	public Optional<LockHandle> tryAcquire(LockRequest request) {
-		Duration waitTime = request.waitTime();
-		if (waitTime == null) {
-			throw new IllegalArgumentException("The lock request for '" + request.path()
-					+ "' gives no wait time: the registry needs one (LockTemplate fills in its default)");
-		}
-		LockMode mode = request.mode();
+	public Optional<LockHandle> tryAcquire(LockTarget target) {
+		Duration waitTime = target.waitTime();
+		LockMode mode = target.mode();
 		// Validates the key when it is not cached yet; nothing is retained if it is invalid.
-		RecipeCache.Slot slot = this.recipes.retain(request.path(),
-				LockRecipe.Kind.of(mode, request.reentrant(), request.permits()), request.permits());
+		RecipeCache.Slot slot = this.recipes.retain(target.key(),
+				LockRecipe.Kind.of(mode, target.reentrant(), target.permits()), target.permits());
 		String lockPath = slot.lockPath();
 		// Read before acquiring: if the session changes meanwhile, the grant is treated as lost on
 		// the next reconnection rather than trusted.
 		long sessionInstance = sessionInstance(this.client);
-		slot.waiting(new LockSnapshots.WaitingLock(lockPath, mode, Thread.currentThread().getName(),
+		slot.waiting(new WaitingLock(lockPath, mode, Thread.currentThread().getName(),
 				Instant.ofEpochMilli(System.currentTimeMillis())));
 		boolean granted = false;
 		try {
@@ -293,175 +284,6 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 	}
 
 	/**
-	 * Return the grants this application holds now, nested grants each, in no particular order.
-	 * @return a snapshot of the held grants
-	 */
-	public List<LockHandle> heldLocks() {
-		return List.copyOf(this.heldLocks.handles());
-	}
-
-	/**
-	 * Describe the grants this application holds, oldest first. Local state, no ZooKeeper
-	 * request.
-	 * @return the held grants
-	 */
-	public List<LockSnapshots.HeldLock> describeHeldLocks() {
-		return this.heldLocks.handles()
-			.stream()
-			.map(CuratorLockHandle::snapshot)
-			.sorted(Comparator.comparing(LockSnapshots.HeldLock::since))
-			.toList();
-	}
-
-	/**
-	 * Describe the threads of this application waiting for a lock, longest waiting first. Local
-	 * state, no ZooKeeper request.
-	 * @return the waiting threads
-	 */
-	public List<LockSnapshots.WaitingLock> describeWaitingLocks() {
-		return this.recipes.waiting()
-			.stream()
-			.sorted(Comparator.comparing(LockSnapshots.WaitingLock::since))
-			.toList();
-	}
-
-	/**
-	 * Describe the lock znodes of a key across the ensemble, of any client and any lock kind, in
-	 * queue order: the first EXCLUSIVE or WRITE participant holds the lock, READ participants
-	 * before the first WRITE hold it together, permits of a semaphore (kind {@code PERMIT (of N)})
-	 * hold up to N at once. Reads ZooKeeper (one getChildren, then one getData per participant;
-	 * for leases one more getChildren and a getData of the lock path).
-	 * @param key the key below the root path
-	 * @return the participants, empty if nobody holds or waits for the lock
-	 * @throws InvalidLockPathException if the key is not a legal lock key
-	 * @throws LockException if ZooKeeper cannot be reached
-	 */
-	public List<LockSnapshots.Participant> describeParticipants(String key) {
-		String lockPath = lockPath(key);
-		List<LockSnapshots.Participant> participants;
-		try {
-			participants = LockParticipants.describe(this.client, lockPath);
-		}
-		catch (Exception ex) {
-			throw ZooKeeperFailures.translate(ex, "describe", lockPath, LockMode.EXCLUSIVE, this.client);
-		}
-		// The chain length of this application's held znodes (the longest grant on each).
-		Map<String, Integer> chains = new HashMap<>();
-		for (CuratorLockHandle handle : this.heldLocks.handles()) {
-			chains.merge(handle.nodePath(), handle.snapshot().chainLength(), Math::max);
-		}
-		return participants.stream()
-			.map((participant) -> participant.holder() && chains.containsKey(participant.path())
-					? participant.withChainLength(chains.get(participant.path())) : participant)
-			.toList();
-	}
-
-	/**
-	 * Describe who holds and waits for the lock of a key: its participants across the ensemble
-	 * (see {@link #describeParticipants(String)}, whose requests it sends), how many wait, and how
-	 * many of this application's threads wait.
-	 * @param key the key below the root path
-	 * @return the lock's queue
-	 * @throws InvalidLockPathException if the key is not a legal lock key
-	 * @throws LockException if ZooKeeper cannot be reached
-	 */
-	public LockSnapshots.LockQueue describeQueue(String key) {
-		String lockPath = lockPath(key);
-		List<LockSnapshots.Participant> participants = describeParticipants(key);
-		int localWaiters = (int) describeWaitingLocks().stream()
-			.filter((waiting) -> waiting.path().equals(lockPath))
-			.count();
-		String session;
-		try {
-			session = Long.toHexString(this.client.getZookeeperClient().getZooKeeper().getSessionId());
-		}
-		catch (Exception ex) {
-			throw ZooKeeperFailures.translate(ex, "describe", lockPath, LockMode.EXCLUSIVE, this.client);
-		}
-		int queued = 0;
-		int queuedHere = 0;
-		for (LockSnapshots.Participant participant : participants) {
-			if (!participant.holder()) {
-				queued++;
-				queuedHere += participant.sessionId().equals(session) ? 1 : 0;
-			}
-		}
-		// This application's waiting threads with no znode yet wait in its local queues. The two
-		// reads are not atomic: a thread may have left meanwhile.
-		return new LockSnapshots.LockQueue(lockPath, participants, queued + Math.max(0, localWaiters - queuedHere),
-				localWaiters);
-	}
-
-	/**
-	 * Revoke the lock of a key: make its holders, in any application, give it up, so that its
-	 * waiters are granted. For an operator facing a stuck lock (the {@code zklocks} endpoint's
-	 * DELETE operation).
-	 * <ul>
-	 * <li>{@code force = false}: Curator's revocation protocol ({@code Revoker.attemptRevoke}):
-	 * the data of each holder's znode is set to {@code __REVOKE__}; a holder that watches its
-	 * znode gives the lock up (this library's registries do for grants held longer than their
-	 * {@linkplain #setRevocationCheckInterval revocation check interval}: the grant becomes
-	 * {@link io.github.zklock.LockState#LOST} and its znode is deleted; raw Curator holders that
-	 * called {@code makeRevocable} run their listener). Then waits up to {@code wait} for the
-	 * holders' znodes to be deleted.</li>
-	 * <li>{@code force = true}: deletes the holders' znodes (guaranteed delete). Their waiters are
-	 * granted at once; a holder of this library learns it through its watch (once held longer
-	 * than its check interval) and its grant becomes LOST, any other holder is not told.</li>
-	 * </ul>
-	 * Sends the requests of {@link #describeParticipants(String)}, then one setData or delete per
-	 * holder, then (without force) one exists per holder every 50 ms while waiting.
-	 * @param key the key below the root path
-	 * @param force whether to delete the holders' znodes rather than ask the holders
-	 * @param wait how long to wait for the holders to give the lock up (ignored with force)
-	 * @return what was done; {@link LockSnapshots.RevocationAction#NOT_HELD} when nobody held the
-	 * lock, with nothing written
-	 * @throws InvalidLockPathException if the key is not a legal lock key
-	 * @throws LockException if ZooKeeper cannot be reached
-	 */
-	public LockSnapshots.Revocation revoke(String key, boolean force, Duration wait) {
-		String lockPath = lockPath(key);
-		List<LockSnapshots.Participant> holders = describeParticipants(key).stream()
-			.filter(LockSnapshots.Participant::holder)
-			.toList();
-		if (holders.isEmpty()) {
-			return new LockSnapshots.Revocation(lockPath, LockSnapshots.RevocationAction.NOT_HELD, holders, true);
-		}
-		try {
-			for (LockSnapshots.Participant holder : holders) {
-				if (force) {
-					this.client.delete().quietly().guaranteed().forPath(holder.path());
-				}
-				else {
-					Revoker.attemptRevoke(this.client, holder.path());
-				}
-			}
-			long deadline = System.nanoTime() + (force ? 0 : wait.toNanos());
-			boolean released = allGone(holders);
-			while (!released && System.nanoTime() < deadline) {
-				Thread.sleep(50);
-				released = allGone(holders);
-			}
-			return new LockSnapshots.Revocation(lockPath, force ? LockSnapshots.RevocationAction.FORCED_DELETE
-					: LockSnapshots.RevocationAction.REVOCATION_REQUESTED, holders, released);
-		}
-		catch (Exception ex) {
-			if (ex instanceof InterruptedException) {
-				Thread.currentThread().interrupt();
-			}
-			throw ZooKeeperFailures.translate(ex, "revoke", lockPath, LockMode.EXCLUSIVE, this.client);
-		}
-	}
-
-	private boolean allGone(List<LockSnapshots.Participant> holders) throws Exception {
-		for (LockSnapshots.Participant holder : holders) {
-			if (this.client.checkExists().forPath(holder.path()) != null) {
-				return false;
-			}
-		}
-		return true;
-	}
-
-	/**
 	 * Set how often this application checks its held grants for revocation (see
 	 * {@link #revoke(String, boolean, Duration)}): every interval, the znode of each grant held
 	 * longer than the interval gets a data watch (one getData per znode and session, in the
@@ -484,44 +306,11 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 	}
 
 	/**
-	 * Return this process as its lock znodes name it ({@code <pid>@<host>} is their data), for
-	 * operators matching the participants of a lock to processes.
-	 * @return this process
-	 */
-	public LockSnapshots.Owner getOwner() {
-		return LockNodeData.self();
-	}
-
-	/**
 	 * Return the root path below which lock paths live.
 	 * @return the root path
 	 */
 	public String getRootPath() {
 		return this.rootPath;
-	}
-
-	/**
-	 * Return how many recipe instances are cached, in use or idle.
-	 * @return the number of cached recipes
-	 */
-	public int cachedRecipeCount() {
-		return this.recipes.recipeCount();
-	}
-
-	/**
-	 * Return the last connection state Curator reported since this registry was created.
-	 * @return the state, or {@code null} if none was reported yet
-	 */
-	public @Nullable ConnectionState lastConnectionState() {
-		return this.heldLocks.lastConnectionState();
-	}
-
-	/**
-	 * Return how many grants this application holds (nested grants counted each).
-	 * @return the number of unreleased grants
-	 */
-	public int heldLockCount() {
-		return this.heldLocks.size();
 	}
 
 	/**
@@ -536,6 +325,16 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 
 	CuratorFramework client() {
 		return this.client;
+	}
+
+	/** The grants held now, for {@link CuratorLockAdmin}. */
+	HeldLocks held() {
+		return this.heldLocks;
+	}
+
+	/** The recipe cache, for {@link CuratorLockAdmin}. */
+	RecipeCache recipes() {
+		return this.recipes;
 	}
 
 	void release(CuratorLockHandle handle, RecipeCache.Slot slot, LockRecipe.Grant grant) {

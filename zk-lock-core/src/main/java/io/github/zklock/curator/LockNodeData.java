@@ -30,8 +30,8 @@ final class LockNodeData {
 	}
 
 	/** This process, as it writes itself into lock znodes. */
-	static LockSnapshots.Owner self() {
-		return new LockSnapshots.Owner(ProcessHandle.current().pid(), HOST);
+	static LockOwner self() {
+		return new LockOwner(ProcessHandle.current().pid(), HOST);
 	}
 
 	/** The host name this JVM reports, or {@code localhost} when it cannot be resolved. */
@@ -50,13 +50,13 @@ final class LockNodeData {
 	 * @return the owner, or {@code null} if the data is something else (another client's, such as
 	 * raw Curator's IP address)
 	 */
-	static LockSnapshots.@Nullable Owner parse(String data) {
+	static @Nullable LockOwner parse(String data) {
 		int at = data.indexOf('@');
 		if (at <= 0 || at == data.length() - 1) {
 			return null;
 		}
 		try {
-			return new LockSnapshots.Owner(Long.parseLong(data.substring(0, at)), data.substring(at + 1));
+			return new LockOwner(Long.parseLong(data.substring(0, at)), data.substring(at + 1));
 		}
 		catch (NumberFormatException ex) {
 			return null;

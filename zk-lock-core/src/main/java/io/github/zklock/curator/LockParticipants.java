@@ -44,7 +44,7 @@ final class LockParticipants {
 	 * @return the participants, empty if the lock path does not exist
 	 * @throws Exception what Curator throws when the read fails
 	 */
-	static List<LockSnapshots.Participant> describe(CuratorFramework client, String lockPath) throws Exception {
+	static List<LockParticipant> describe(CuratorFramework client, String lockPath) throws Exception {
 		List<Znode> znodes = new ArrayList<>();
 		int permits = 0;
 		for (String child : childrenOrEmpty(client, lockPath)) {
@@ -67,7 +67,7 @@ final class LockParticipants {
 		int leases = 0;
 		int readWrites = 0;
 		boolean writeSeen = false;
-		List<LockSnapshots.Participant> participants = new ArrayList<>(znodes.size());
+		List<LockParticipant> participants = new ArrayList<>(znodes.size());
 		for (Znode znode : znodes) {
 			boolean holder;
 			switch (znode.group) {
@@ -145,9 +145,9 @@ final class LockParticipants {
 
 	private record Znode(String path, String kind, Group group, Stat stat, String data) {
 
-		LockSnapshots.Participant participant(boolean holder) {
-			LockSnapshots.Owner owner = LockNodeData.parse(this.data);
-			return new LockSnapshots.Participant(ZKPaths.getNodeFromPath(this.path), this.path, this.kind,
+		LockParticipant participant(boolean holder) {
+			LockOwner owner = LockNodeData.parse(this.data);
+			return new LockParticipant(ZKPaths.getNodeFromPath(this.path), this.path, this.kind,
 					this.stat.getCzxid(), Instant.ofEpochMilli(this.stat.getCtime()),
 					Long.toHexString(this.stat.getEphemeralOwner()), this.data,
 					(owner != null) ? owner.pid() : null, (owner != null) ? owner.host() : null, holder, null);

@@ -68,9 +68,12 @@ abstract sealed class LockRecipe {
 			};
 		}
 
-		/** Whether grants of this kind must be released by the acquiring thread. */
-		boolean threadBound() {
-			return this != SINGLE_LEASE && this != SEMAPHORE;
+		/**
+		 * Whether the recipe is reentrant: it tracks its owner thread, which alone may release
+		 * (see {@link io.github.zklock.LockRequest} on thread binding).
+		 */
+		boolean reentrant() {
+			return this == MUTEX || this == READ_WRITE;
 		}
 
 		/**

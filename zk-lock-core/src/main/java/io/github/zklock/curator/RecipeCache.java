@@ -139,8 +139,8 @@ final class RecipeCache {
 	}
 
 	/** The threads waiting for a lock now, one record each. */
-	List<LockSnapshots.WaitingLock> waiting() {
-		List<LockSnapshots.WaitingLock> result = new ArrayList<>();
+	List<WaitingLock> waiting() {
+		List<WaitingLock> result = new ArrayList<>();
 		for (Entry entry : this.entries.values()) {
 			entry.collectWaiting(result);
 		}
@@ -349,9 +349,9 @@ final class RecipeCache {
 			return this.slots.size();
 		}
 
-		synchronized void collectWaiting(List<LockSnapshots.WaitingLock> result) {
+		synchronized void collectWaiting(List<WaitingLock> result) {
 			for (Slot slot : this.slots) {
-				LockSnapshots.WaitingLock waiting = slot.waiting;
+				WaitingLock waiting = slot.waiting;
 				if (waiting != null) {
 					result.add(waiting);
 				}
@@ -400,7 +400,7 @@ final class RecipeCache {
 		private boolean admitted;
 
 		/** What the owner waits for now, if it waits; for the operators' view. */
-		private volatile LockSnapshots.@Nullable WaitingLock waiting;
+		private volatile @Nullable WaitingLock waiting;
 
 		/**
 		 * The owner's first grant through this slot that is not released yet, which the owner's
@@ -499,7 +499,7 @@ final class RecipeCache {
 			return this.entry.lockPath();
 		}
 
-		void waiting(LockSnapshots.@Nullable WaitingLock waiting) {
+		void waiting(@Nullable WaitingLock waiting) {
 			this.waiting = waiting;
 		}
 
@@ -510,7 +510,7 @@ final class RecipeCache {
 
 		/** Record a new grant that no other grant of the owner encloses. */
 		void outermost(CuratorLockHandle handle) {
-			if (kind().threadBound()) {
+			if (kind().reentrant()) {
 				this.outermost = handle;
 			}
 		}

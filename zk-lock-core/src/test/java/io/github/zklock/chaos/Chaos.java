@@ -26,7 +26,7 @@ import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.client.ZKClientConfig;
 
 import io.github.zklock.LockMode;
-import io.github.zklock.LockRequest;
+import io.github.zklock.LockTarget;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -131,8 +131,8 @@ final class Chaos {
 	 * @param key the key below {@link LockWorker#ROOT}
 	 * @param waitTime how long to wait
 	 */
-	static LockRequest exclusive(String key, Duration waitTime) {
-		return new LockRequest(key, LockMode.EXCLUSIVE, true, waitTime);
+	static LockTarget exclusive(String key, Duration waitTime) {
+		return new LockTarget(key, LockMode.EXCLUSIVE, true, 0, waitTime);
 	}
 
 	/**

@@ -25,13 +25,15 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
-import io.github.zklock.LockRequest;
 import io.github.zklock.LockState;
+import io.github.zklock.LockTarget;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.curator.LockThread;
 import io.github.zklock.test.ZooKeeperExtension;
 
+import static io.github.zklock.curator.Admins.admin;
+import static io.github.zklock.curator.Targets.asRequest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -162,7 +164,7 @@ class ReleaseDuringConnectionLossTests {
 		AtomicReference<LockState> stateAtRelease = new AtomicReference<>();
 		AtomicLong actionEnded = new AtomicLong();
 		CompletableFuture<Long> holderDone = holder.submit(() -> {
-			this.templateA.execute(kind.holderRequest(key), (handle) -> {
+			this.templateA.execute(asRequest(kind.holderRequest(key)), (handle) -> {
 				holderGrant.set(handle);
 				held.countDown();
 				assertThat(releaseNow.await(WAIT.toSeconds(), TimeUnit.SECONDS)).as("told to release").isTrue();
@@ -224,7 +226,7 @@ class ReleaseDuringConnectionLossTests {
 		assertThat(leftAfterGrant).as("znodes of A's session below the lock path").isEmpty();
 		assertThat(ephemeralsOfA).as("ephemeral znodes of A's session").isEmpty();
 		assertThat(leftAtEnd).as("lock znodes once B released").isEmpty();
-		assertThat(this.registryA.heldLockCount()).as("grants A still tracks").isZero();
+		assertThat(admin(this.registryA).heldLockCount()).as("grants A still tracks").isZero();
 	}
 
 	/**
@@ -241,7 +243,7 @@ class ReleaseDuringConnectionLossTests {
 	void threadWaitingLocallyIsNotHandedTheZnodeReleasedWhileDisconnected() throws Exception {
 		String key = PATH + "/handoff";
 		String lockPath = LockWorker.ROOT + key;
-		LockRequest request = new LockRequest(key, LockMode.EXCLUSIVE, true, WAIT);
+		LockTarget request = new LockTarget(key, LockMode.EXCLUSIVE, true, 0, WAIT);
 		LockThread first = thread("a-first");
 		LockThread second = thread("a-second");
 		LockThread waiter = thread("b-waiter");
@@ -250,7 +252,7 @@ class ReleaseDuringConnectionLossTests {
 		AtomicReference<LockHandle> firstGrant = new AtomicReference<>();
 		AtomicLong firstToken = new AtomicLong();
 		CompletableFuture<Long> firstDone = first.submit(() -> {
-			this.templateA.execute(request, (handle) -> {
+			this.templateA.execute(asRequest(request), (handle) -> {
 				firstGrant.set(handle);
 				firstToken.set(handle.fencingToken());
 				held.countDown();
@@ -261,9 +263,9 @@ class ReleaseDuringConnectionLossTests {
 		});
 		assertThat(held.await(10, TimeUnit.SECONDS)).as("first thread of A granted").isTrue();
 		Thread secondThread = second.call(Thread::currentThread);
-		CompletableFuture<SecondGrant> secondGrant = second.submit(() -> this.templateA.execute(request,
+		CompletableFuture<SecondGrant> secondGrant = second.submit(() -> this.templateA.execute(asRequest(request),
 				(handle) -> new SecondGrant(System.nanoTime(), handle.state(), handle.isLocalHandoff(),
-						handle.fencingToken())));
+						handle.fencingToken())).result());
 		// Waiting for its turn, in the local queue (not in ZooKeeper's).
 		await().atMost(Duration.ofSeconds(10)).until(() -> secondThread.getState() == Thread.State.TIMED_WAITING);
 		CountDownLatch releaseB = new CountDownLatch(1);
@@ -386,17 +388,16 @@ class ReleaseDuringConnectionLossTests {
 			this.queuedZnodes = queuedZnodes;
 		}
 
-		LockRequest holderRequest(String key) {
+		LockTarget holderRequest(String key) {
 			return request(key, this.holderMode);
 		}
 
-		LockRequest waiterRequest(String key) {
+		LockTarget waiterRequest(String key) {
 			return request(key, this.waiterMode);
 		}
 
-		private LockRequest request(String key, LockMode mode) {
-			LockRequest request = new LockRequest(key, mode, this.reentrant, WAIT);
-			return (this.permits > 0) ? request.withPermits(this.permits) : request;
+		private LockTarget request(String key, LockMode mode) {
+			return new LockTarget(key, mode, this.reentrant, this.permits, WAIT);
 		}
 
 	}

@@ -29,13 +29,15 @@ import io.github.zklock.LockLostException;
 import io.github.zklock.LockRegistry;
 import io.github.zklock.LockRequest;
 import io.github.zklock.LockState;
+import io.github.zklock.LockTarget;
 import io.github.zklock.test.CountingZooKeeper;
 import io.github.zklock.test.ZooKeeperExtension;
 
+import static io.github.zklock.curator.Admins.admin;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
-import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.assertj.core.api.Assertions.assertThatNullPointerException;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
@@ -89,7 +91,7 @@ abstract class AbstractLockRegistryContractTests {
 	 * @param waitTime its wait time
 	 * @return the request
 	 */
-	protected abstract LockRequest request(String key, Duration waitTime);
+	protected abstract LockTarget request(String key, Duration waitTime);
 
 	/**
 	 * Return a request of another process that a grant of {@link #request} excludes, and that
@@ -98,7 +100,7 @@ abstract class AbstractLockRegistryContractTests {
 	 * @param waitTime its wait time
 	 * @return the request
 	 */
-	protected LockRequest excludingRequest(String key, Duration waitTime) {
+	protected LockTarget excludingRequest(String key, Duration waitTime) {
 		return request(key, waitTime);
 	}
 
@@ -153,7 +155,7 @@ abstract class AbstractLockRegistryContractTests {
 
 	@Test
 	void grantIsAZnodeOfTheKindsRecipeBelowTheLockPath() throws Exception {
-		LockRequest request = request(this.key, Duration.ZERO);
+		LockTarget request = request(this.key, Duration.ZERO);
 		LockHandle held = grant(this.processA, request);
 		assertThat(held.path()).isEqualTo(ROOT + this.key).isEqualTo(this.processA.lockPath(this.key));
 		assertThat(held.mode()).isEqualTo(request.mode());
@@ -242,12 +244,12 @@ abstract class AbstractLockRegistryContractTests {
 		LockHandle held = grant(this.processA, request(this.key, Duration.ZERO));
 		String node = nodePath(held);
 		assertThat(this.observer.checkExists().forPath(node)).isNotNull();
-		assertThat(this.processA.heldLockCount()).isOne();
+		assertThat(admin(this.processA).heldLockCount()).isOne();
 
 		held.release();
 		assertThat(this.observer.checkExists().forPath(node)).isNull();
 		assertThat(lockZnodes()).isEmpty();
-		assertThat(this.processA.heldLockCount()).isZero();
+		assertThat(admin(this.processA).heldLockCount()).isZero();
 
 		this.countsA.reset();
 		held.release();
@@ -292,19 +294,20 @@ abstract class AbstractLockRegistryContractTests {
 				.isThrownBy(() -> this.processA.tryAcquire(request(bad, Duration.ZERO)));
 		}
 		assertThat(this.countsA.total()).as("requests sent").isZero();
-		assertThat(this.processA.cachedRecipeCount()).isZero();
-		assertThat(this.processA.heldLockCount()).isZero();
+		assertThat(admin(this.processA).cachedRecipeCount()).isZero();
+		assertThat(admin(this.processA).heldLockCount()).isZero();
 	}
 
 	@Test
 	void waitTimeIsRequired() {
-		LockRequest withoutWaitTime = request(this.key, Duration.ZERO).withWaitTime(null);
+		LockTarget target = request(this.key, Duration.ZERO);
 		this.countsA.reset();
-		assertThatIllegalArgumentException().isThrownBy(() -> this.processA.tryAcquire(withoutWaitTime))
-			.withMessageContaining("'" + this.key + "'")
-			.withMessageContaining("no wait time");
+		// A target carries a wait time or cannot be made: the registry is never asked without one.
+		assertThatNullPointerException()
+			.isThrownBy(() -> new LockTarget(target.key(), target.mode(), target.reentrant(), target.permits(), null))
+			.withMessageContaining("waitTime");
 		assertThat(this.countsA.total()).as("requests sent").isZero();
-		assertThat(this.processA.cachedRecipeCount()).isZero();
+		assertThat(admin(this.processA).cachedRecipeCount()).isZero();
 	}
 
 	@Test
@@ -332,7 +335,7 @@ abstract class AbstractLockRegistryContractTests {
 		// The waiter's znodes are gone, the holder is unaffected.
 		await().atMost(LONG).until(() -> lockZnodes().equals(List.of(nodePath(held))));
 		assertThat(held.isHeld()).isTrue();
-		assertThat(this.processB.heldLockCount()).isZero();
+		assertThat(admin(this.processB).heldLockCount()).isZero();
 		held.release();
 	}
 
@@ -348,7 +351,7 @@ abstract class AbstractLockRegistryContractTests {
 							.isNotInstanceOf(LockAcquisitionException.class)
 							.withMessageContaining("ZooKeeper is unreachable"));
 			}
-			assertThat(this.processA.heldLockCount()).isZero();
+			assertThat(admin(this.processA).heldLockCount()).isZero();
 		}
 		finally {
 			// The other tests of the class use the server.
@@ -395,7 +398,7 @@ abstract class AbstractLockRegistryContractTests {
 		return ((CuratorLockHandle) handle).nodePath();
 	}
 
-	private static LockHandle grant(CuratorLockRegistry registry, LockRequest request) {
+	private static LockHandle grant(CuratorLockRegistry registry, LockTarget request) {
 		return registry.tryAcquire(request).orElseThrow(() -> new AssertionError("not granted: " + request));
 	}
 

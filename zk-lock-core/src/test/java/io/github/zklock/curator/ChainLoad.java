@@ -13,7 +13,7 @@ import java.util.concurrent.locks.LockSupport;
 
 import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
-import io.github.zklock.LockRequest;
+import io.github.zklock.LockTarget;
 
 /**
  * Threads of one application taking one key in turns until stopped, each grant held for a moment
@@ -102,21 +102,21 @@ public final class ChainLoad implements AutoCloseable {
 	 * @param section the section shared with the other holders of the key
 	 * @return the running load
 	 */
-	public static ChainLoad start(CuratorLockRegistry registry, LockRequest request, int threadCount, Duration hold,
+	public static ChainLoad start(CuratorLockRegistry registry, LockTarget request, int threadCount, Duration hold,
 			Section section) {
 		return start(registry, request, threadCount, hold, section, false);
 	}
 
 	/**
 	 * Start a load whose threads note a {@link LockException} and try again 20 ms later.
-	 * @see #start(CuratorLockRegistry, LockRequest, int, Duration, Section)
+	 * @see #start(CuratorLockRegistry, LockTarget, int, Duration, Section)
 	 */
-	public static ChainLoad startRetrying(CuratorLockRegistry registry, LockRequest request, int threadCount,
+	public static ChainLoad startRetrying(CuratorLockRegistry registry, LockTarget request, int threadCount,
 			Duration hold, Section section) {
 		return start(registry, request, threadCount, hold, section, true);
 	}
 
-	private static ChainLoad start(CuratorLockRegistry registry, LockRequest request, int threadCount, Duration hold,
+	private static ChainLoad start(CuratorLockRegistry registry, LockTarget request, int threadCount, Duration hold,
 			Section section, boolean retrying) {
 		ChainLoad load = new ChainLoad(retrying);
 		for (int i = 0; i < threadCount; i++) {
@@ -127,7 +127,7 @@ public final class ChainLoad implements AutoCloseable {
 		return load;
 	}
 
-	private void run(CuratorLockRegistry registry, LockRequest request, Duration hold, Section section) {
+	private void run(CuratorLockRegistry registry, LockTarget request, Duration hold, Section section) {
 		try {
 			while (!this.stop.get()) {
 				Optional<LockHandle> granted;

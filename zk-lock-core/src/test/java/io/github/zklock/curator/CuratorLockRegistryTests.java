@@ -28,9 +28,11 @@ import io.github.zklock.LockLostException;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockRequest;
 import io.github.zklock.LockState;
+import io.github.zklock.LockTarget;
 import io.github.zklock.LockUpgradeException;
 import io.github.zklock.test.ZooKeeperExtension;
 
+import static io.github.zklock.curator.Admins.admin;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
@@ -106,7 +108,7 @@ class CuratorLockRegistryTests {
 			.isThrownBy(() -> this.processA.tryAcquire(request(innerMode, true, Duration.ZERO)))
 			.withMessageContaining("enclosing grant")
 			.withMessageContaining("/locks" + this.path);
-		assertThat(this.processA.heldLockCount()).isEqualTo(1);
+		assertThat(admin(this.processA).heldLockCount()).isEqualTo(1);
 		// Another client holds the key meanwhile.
 		LockHandle other = acquire(this.processB, (outerMode == LockMode.EXCLUSIVE) ? LockMode.EXCLUSIVE : LockMode.WRITE,
 				Duration.ZERO);
@@ -275,13 +277,13 @@ class CuratorLockRegistryTests {
 				others.add(acquire(small, this.path + "/" + i, LockMode.EXCLUSIVE, Duration.ZERO));
 			}
 			others.forEach(LockHandle::release);
-			assertThat(small.cachedRecipeCount()).isLessThanOrEqualTo(2);
+			assertThat(admin(small).cachedRecipeCount()).isLessThanOrEqualTo(2);
 			// The held recipe survived eviction: re-entering it works and keeps the same znode.
 			LockHandle nested = acquire(small, this.path + "/0", LockMode.EXCLUSIVE, Duration.ZERO);
 			assertThat(((CuratorLockHandle) nested).nodePath()).isEqualTo(((CuratorLockHandle) first).nodePath());
 			nested.release();
 			first.release();
-			assertThat(small.heldLockCount()).isZero();
+			assertThat(admin(small).heldLockCount()).isZero();
 		}
 		finally {
 			small.close();
@@ -294,7 +296,7 @@ class CuratorLockRegistryTests {
 		LockHandle held = acquire(this.processA, LockMode.EXCLUSIVE, SHORT);
 		LockHandle nested = acquire(this.processA, LockMode.EXCLUSIVE, SHORT);
 		// A thread's nested grants share its instance.
-		assertThat(this.processA.cachedRecipeCount()).isEqualTo(1);
+		assertThat(admin(this.processA).cachedRecipeCount()).isEqualTo(1);
 		List<CompletableFuture<String>> waiters = new ArrayList<>();
 		for (int i = 0; i < 3; i++) {
 			waiters.add(inNewThread(() -> {
@@ -304,12 +306,12 @@ class CuratorLockRegistryTests {
 				return node;
 			}));
 		}
-		await().atMost(LONG).until(() -> this.processA.describeWaitingLocks().size() == 3);
-		assertThat(this.processA.describeWaitingLocks()).allSatisfy((waiting) -> {
+		await().atMost(LONG).until(() -> admin(this.processA).describeWaitingLocks().size() == 3);
+		assertThat(admin(this.processA).describeWaitingLocks()).allSatisfy((waiting) -> {
 			assertThat(waiting.path()).isEqualTo("/locks" + this.path);
 			assertThat(waiting.mode()).isEqualTo(LockMode.EXCLUSIVE);
 		});
-		assertThat(this.processA.cachedRecipeCount()).isEqualTo(4);
+		assertThat(admin(this.processA).cachedRecipeCount()).isEqualTo(4);
 		// Only the successor queues a znode behind the holder's; the others wait locally.
 		assertThat(children()).hasSize(2);
 		nested.release();
@@ -319,12 +321,12 @@ class CuratorLockRegistryTests {
 			nodes.add(waiter.get(10, TimeUnit.SECONDS));
 		}
 		assertThat(nodes).doesNotHaveDuplicates();
-		assertThat(this.processA.describeWaitingLocks()).isEmpty();
-		assertThat(this.processA.heldLockCount()).isZero();
+		assertThat(admin(this.processA).describeWaitingLocks()).isEmpty();
+		assertThat(admin(this.processA).heldLockCount()).isZero();
 		// Idle instances are kept for reuse, not created anew.
-		assertThat(this.processA.cachedRecipeCount()).isEqualTo(4);
+		assertThat(admin(this.processA).cachedRecipeCount()).isEqualTo(4);
 		acquire(this.processA, LockMode.EXCLUSIVE, SHORT).release();
-		assertThat(this.processA.cachedRecipeCount()).isEqualTo(4);
+		assertThat(admin(this.processA).cachedRecipeCount()).isEqualTo(4);
 	}
 
 	@Test
@@ -341,7 +343,7 @@ class CuratorLockRegistryTests {
 			}, runnable -> new Thread(runnable, "waiter-" + index).start()));
 			// Arrival order: each waiter is queued before the next one starts.
 			int waiting = i + 1;
-			await().atMost(LONG).until(() -> this.processA.describeWaitingLocks().size() == waiting);
+			await().atMost(LONG).until(() -> admin(this.processA).describeWaitingLocks().size() == waiting);
 		}
 		held.release();
 		CompletableFuture.allOf(waiters.toArray(CompletableFuture[]::new)).get(10, TimeUnit.SECONDS);
@@ -355,7 +357,7 @@ class CuratorLockRegistryTests {
 		for (int i = 0; i < 3; i++) {
 			waiters.add(grantedAndReleased(LONG));
 		}
-		await().atMost(LONG).until(() -> this.processA.describeWaitingLocks().size() == 3);
+		await().atMost(LONG).until(() -> admin(this.processA).describeWaitingLocks().size() == 3);
 		// The queue of this process is full (holder and successor); a nested call re-enters anyway.
 		LockHandle nested = acquire(this.processA, LockMode.EXCLUSIVE, Duration.ZERO);
 		assertThat(nested.path()).isEqualTo(held.path());
@@ -366,7 +368,7 @@ class CuratorLockRegistryTests {
 		for (CompletableFuture<Boolean> waiter : waiters) {
 			assertThat(waiter.get(10, TimeUnit.SECONDS)).isTrue();
 		}
-		assertThat(this.processA.heldLockCount()).isZero();
+		assertThat(admin(this.processA).heldLockCount()).isZero();
 	}
 
 	@Test
@@ -387,7 +389,7 @@ class CuratorLockRegistryTests {
 			interrupted.set(Thread.currentThread().isInterrupted());
 		});
 		waiter.start();
-		await().atMost(LONG).until(() -> this.processA.describeWaitingLocks().size() == 2);
+		await().atMost(LONG).until(() -> admin(this.processA).describeWaitingLocks().size() == 2);
 		waiter.interrupt();
 		waiter.join(10_000);
 		assertThat(failure.get()).isExactlyInstanceOf(LockException.class).hasMessageContaining("interrupted");
@@ -424,13 +426,13 @@ class CuratorLockRegistryTests {
 			writes.add(CompletableFuture.runAsync(() -> acquire(this.processA, LockMode.WRITE, LONG).release(),
 					NEW_THREAD));
 		}
-		await().atMost(LONG).until(() -> this.processA.describeWaitingLocks().size() == 3);
+		await().atMost(LONG).until(() -> admin(this.processA).describeWaitingLocks().size() == 3);
 		// Four read znodes and two of the three writers' znodes.
 		assertThat(children()).hasSize(readers + 2);
 		release.countDown();
 		CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).get(10, TimeUnit.SECONDS);
 		CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).get(10, TimeUnit.SECONDS);
-		assertThat(this.processA.heldLockCount()).isZero();
+		assertThat(admin(this.processA).heldLockCount()).isZero();
 	}
 
 	@Test
@@ -466,8 +468,8 @@ class CuratorLockRegistryTests {
 		return CompletableFuture.supplyAsync(task, NEW_THREAD);
 	}
 
-	private LockRequest request(LockMode mode, boolean reentrant, Duration waitTime) {
-		return new LockRequest(this.path, mode, reentrant, waitTime);
+	private LockTarget request(LockMode mode, boolean reentrant, Duration waitTime) {
+		return new LockTarget(this.path, mode, reentrant, 0, waitTime);
 	}
 
 	private LockHandle acquire(CuratorLockRegistry registry, LockMode mode, Duration waitTime) {
@@ -475,7 +477,7 @@ class CuratorLockRegistryTests {
 	}
 
 	private static LockHandle acquire(CuratorLockRegistry registry, String path, LockMode mode, Duration waitTime) {
-		return registry.tryAcquire(new LockRequest(path, mode, true, waitTime))
+		return registry.tryAcquire(new LockTarget(path, mode, true, 0, waitTime))
 			.orElseThrow(() -> new AssertionError("not granted: " + path));
 	}
 

@@ -5,7 +5,7 @@ import java.time.Duration;
 import org.apache.curator.utils.ZKPaths;
 
 import io.github.zklock.LockMode;
-import io.github.zklock.LockRequest;
+import io.github.zklock.LockTarget;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -16,8 +16,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ExclusiveLockRegistryContractTests extends AbstractLockRegistryContractTests {
 
 	@Override
-	protected LockRequest request(String key, Duration waitTime) {
-		return new LockRequest(key, LockMode.EXCLUSIVE, true, waitTime);
+	protected LockTarget request(String key, Duration waitTime) {
+		return new LockTarget(key, LockMode.EXCLUSIVE, true, 0, waitTime);
 	}
 
 	@Override

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
-import io.github.zklock.LockRequest;
+import io.github.zklock.LockTarget;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -34,7 +34,7 @@ class FencingTokenTests {
 				long previous = 0;
 				String previousSuffix = null;
 				for (int round = 0; round < 3; round++) {
-					LockHandle handle = registry.tryAcquire(new LockRequest(path, mode, true, Duration.ofSeconds(5)))
+					LockHandle handle = registry.tryAcquire(new LockTarget(path, mode, true, 0, Duration.ofSeconds(5)))
 						.orElseThrow();
 					long token = handle.fencingToken();
 					String suffix = ZKPaths.extractSequentialSuffix(((CuratorLockHandle) handle).nodePath());

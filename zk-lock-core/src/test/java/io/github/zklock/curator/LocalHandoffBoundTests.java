@@ -16,9 +16,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
-import io.github.zklock.LockRequest;
+import io.github.zklock.LockTarget;
 import io.github.zklock.test.ZooKeeperExtension;
 
+import static io.github.zklock.curator.Admins.admin;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -183,7 +184,7 @@ class LocalHandoffBoundTests {
 			// Polled often: the chain's time runs from the holder's grant.
 			await().pollInterval(Duration.ofMillis(2))
 				.atMost(LONG)
-				.until(() -> this.processA.describeWaitingLocks().size() == THREADS
+				.until(() -> admin(this.processA).describeWaitingLocks().size() == THREADS
 						&& this.observer.getChildren().forPath(ROOT + key).size() == 2);
 			releasedAt = System.nanoTime();
 			holder.release(first);
@@ -205,8 +206,8 @@ class LocalHandoffBoundTests {
 		return thread;
 	}
 
-	private static LockRequest exclusive(String key, Duration waitTime) {
-		return new LockRequest(key, LockMode.EXCLUSIVE, true, waitTime);
+	private static LockTarget exclusive(String key, Duration waitTime) {
+		return new LockTarget(key, LockMode.EXCLUSIVE, true, 0, waitTime);
 	}
 
 }

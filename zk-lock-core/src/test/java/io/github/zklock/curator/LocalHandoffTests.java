@@ -27,10 +27,12 @@ import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockRequest;
+import io.github.zklock.LockTarget;
 import io.github.zklock.LockUpgradeException;
 import io.github.zklock.test.CountingZooKeeper;
 import io.github.zklock.test.ZooKeeperExtension;
 
+import static io.github.zklock.curator.Admins.admin;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -145,7 +147,7 @@ class LocalHandoffTests {
 		holderThread.release(holder);
 		await().atMost(LONG).until(() -> lockZnodes().isEmpty());
 		assertThat(this.countsA.snapshot()).containsEntry("delete", 1L).doesNotContainKey("create");
-		assertThat(this.processA.heldLockCount()).isZero();
+		assertThat(admin(this.processA).heldLockCount()).isZero();
 		// Another application's grant has a znode of its own: a higher token.
 		LockHandle other = this.processB.tryAcquire(exclusive(Duration.ZERO)).orElseThrow();
 		assertThat(other.isLocalHandoff()).isFalse();
@@ -224,7 +226,7 @@ class LocalHandoffTests {
 
 		second.release(read);
 		await().atMost(LONG).until(() -> lockZnodes().isEmpty());
-		assertThat(this.processA.heldLockCount()).isZero();
+		assertThat(admin(this.processA).heldLockCount()).isZero();
 		this.processB.tryAcquire(write(Duration.ZERO)).orElseThrow().release();
 	}
 
@@ -244,7 +246,7 @@ class LocalHandoffTests {
 		assertThatExceptionOfType(LockUpgradeException.class)
 			.isThrownBy(() -> first.call(() -> this.processA.tryAcquire(write(LockRequest.WAIT_FOREVER))));
 		assertThat(read.isHeld()).isTrue();
-		assertThat(this.processA.heldLockCount()).isOne();
+		assertThat(admin(this.processA).heldLockCount()).isOne();
 		first.release(read);
 		await().atMost(LONG).until(() -> lockZnodes().isEmpty());
 		this.processB.tryAcquire(write(Duration.ZERO)).orElseThrow().release();
@@ -268,7 +270,7 @@ class LocalHandoffTests {
 		assertThat(granted.isHeld()).isTrue();
 		second.release(granted);
 		await().atMost(LONG).until(() -> lockZnodes().isEmpty());
-		assertThat(this.processA.heldLockCount()).isZero();
+		assertThat(admin(this.processA).heldLockCount()).isZero();
 	}
 
 	@Test
@@ -309,13 +311,13 @@ class LocalHandoffTests {
 		Duration waited = Duration.ofNanos(System.nanoTime() - started);
 		assertThat(attempt).isEmpty();
 		assertThat(waited).isGreaterThanOrEqualTo(SHORT).isLessThan(SHORT.plus(HAND_OVER));
-		assertThat(this.processA.heldLockCount()).isOne();
-		assertThat(this.processA.describeWaitingLocks()).isEmpty();
+		assertThat(admin(this.processA).heldLockCount()).isOne();
+		assertThat(admin(this.processA).describeWaitingLocks()).isEmpty();
 		assertThat(lockZnodes()).isEqualTo(znodes);
 
 		first.release(held);
 		await().atMost(LONG).until(() -> lockZnodes().isEmpty());
-		assertThat(this.processA.heldLockCount()).isZero();
+		assertThat(admin(this.processA).heldLockCount()).isZero();
 		LockHandle again = second.acquire(this.processA, exclusive(Duration.ZERO));
 		assertThat(again.isLocalHandoff()).isFalse();
 		second.release(again);
@@ -334,7 +336,7 @@ class LocalHandoffTests {
 		assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(HAND_OVER);
 		assertThat(this.countsA.total()).as("requests %s", this.countsA).isZero();
 		assertThat(lockZnodes()).isEqualTo(znodes);
-		assertThat(this.processA.heldLockCount()).isOne();
+		assertThat(admin(this.processA).heldLockCount()).isOne();
 		first.release(held);
 		await().atMost(LONG).until(() -> lockZnodes().isEmpty());
 	}
@@ -361,13 +363,13 @@ class LocalHandoffTests {
 		assertThat(waiter.isAlive()).isFalse();
 		assertThat(failure.get()).isExactlyInstanceOf(LockException.class).hasMessageContaining("interrupted");
 		assertThat(interrupted.get()).as("interrupt flag after the failure").isTrue();
-		assertThat(this.processA.describeWaitingLocks()).isEmpty();
-		assertThat(this.processA.heldLockCount()).isOne();
+		assertThat(admin(this.processA).describeWaitingLocks()).isEmpty();
+		assertThat(admin(this.processA).heldLockCount()).isOne();
 
 		// Nobody waits any more: the release deletes the znode.
 		first.release(held);
 		await().atMost(LONG).until(() -> lockZnodes().isEmpty());
-		assertThat(this.processA.heldLockCount()).isZero();
+		assertThat(admin(this.processA).heldLockCount()).isZero();
 		this.processB.tryAcquire(exclusive(Duration.ZERO)).orElseThrow().release();
 	}
 
@@ -417,8 +419,8 @@ class LocalHandoffTests {
 		assertThat(handedOver).as("grants handed over").isPositive();
 		assertThat(timedOut).as("waiters timed out").isPositive();
 		await().atMost(LONG).until(() -> lockZnodes().isEmpty());
-		assertThat(this.processA.heldLockCount()).isZero();
-		assertThat(this.processA.describeWaitingLocks()).isEmpty();
+		assertThat(admin(this.processA).heldLockCount()).isZero();
+		assertThat(admin(this.processA).describeWaitingLocks()).isEmpty();
 		this.processB.tryAcquire(exclusive(Duration.ZERO)).orElseThrow().release();
 	}
 
@@ -479,7 +481,7 @@ class LocalHandoffTests {
 				interrupted);
 		assertThat(interrupted).as("waiters interrupted").isPositive();
 		await().atMost(LONG).until(() -> lockZnodes().isEmpty());
-		assertThat(this.processA.heldLockCount()).isZero();
+		assertThat(admin(this.processA).heldLockCount()).isZero();
 		this.processB.tryAcquire(exclusive(Duration.ZERO)).orElseThrow().release();
 	}
 
@@ -489,7 +491,7 @@ class LocalHandoffTests {
 		LockHandle held = first.acquire(this.processA, exclusive(LONG));
 		long token = held.fencingToken();
 		String znode = lockZnodes().get(0);
-		assertThat(this.processA.describeHeldLocks()).singleElement().satisfies((lock) -> {
+		assertThat(admin(this.processA).describeHeldLocks()).singleElement().satisfies((lock) -> {
 			assertThat(lock.chainLength()).isOne();
 			assertThat(lock.holder()).isEqualTo("first");
 		});
@@ -501,11 +503,11 @@ class LocalHandoffTests {
 		awaitWaiting(2);
 		first.release(held);
 		LockHandle secondHeld = secondGrant.get(10, TimeUnit.SECONDS).orElseThrow();
-		assertThat(this.processA.describeHeldLocks()).singleElement()
+		assertThat(admin(this.processA).describeHeldLocks()).singleElement()
 			.satisfies((lock) -> assertThat(lock.chainLength()).isEqualTo(2));
 		second.release(secondHeld);
 		LockHandle thirdHeld = thirdGrant.get(10, TimeUnit.SECONDS).orElseThrow();
-		assertThat(this.processA.describeHeldLocks()).singleElement().satisfies((lock) -> {
+		assertThat(admin(this.processA).describeHeldLocks()).singleElement().satisfies((lock) -> {
 			assertThat(lock.chainLength()).isEqualTo(3);
 			assertThat(lock.holder()).isEqualTo("third");
 			assertThat(lock.node()).isEqualTo(znode);
@@ -513,7 +515,7 @@ class LocalHandoffTests {
 			assertThat(lock.fencingToken()).isEqualTo(token);
 		});
 		third.release(thirdHeld);
-		assertThat(this.processA.describeHeldLocks()).isEmpty();
+		assertThat(admin(this.processA).describeHeldLocks()).isEmpty();
 	}
 
 	@Test
@@ -544,10 +546,7 @@ class LocalHandoffTests {
 	@ParameterizedTest
 	@ValueSource(strings = { "non-reentrant", "permit" })
 	void nonReentrantExclusiveAndPermitsAreNeverHandedOver(String kind) throws Exception {
-		LockRequest request = new LockRequest(this.key, LockMode.EXCLUSIVE, false, LONG);
-		if (kind.equals("permit")) {
-			request = request.withPermits(1);
-		}
+		LockTarget request = new LockTarget(this.key, LockMode.EXCLUSIVE, false, kind.equals("permit") ? 1 : 0, LONG);
 		LockThread first = thread("first");
 		LockThread second = thread("second");
 		LockHandle held = first.acquire(this.processA, request);
@@ -558,7 +557,7 @@ class LocalHandoffTests {
 		LockHandle granted = next.get(10, TimeUnit.SECONDS).orElseThrow();
 		assertThat(granted.isLocalHandoff()).isFalse();
 		assertThat(granted.fencingToken()).as("a znode of its own").isGreaterThan(token);
-		assertThat(this.processA.describeHeldLocks()).singleElement()
+		assertThat(admin(this.processA).describeHeldLocks()).singleElement()
 			.satisfies((lock) -> assertThat(lock.chainLength()).isOne());
 		second.release(granted);
 		await().atMost(LONG).until(() -> lockZnodes().isEmpty());
@@ -691,7 +690,7 @@ class LocalHandoffTests {
 	private void awaitWaiting(int count) {
 		await().pollInterval(Duration.ofMillis(5))
 			.atMost(LONG)
-			.until(() -> this.processA.describeWaitingLocks().size() == count);
+			.until(() -> admin(this.processA).describeWaitingLocks().size() == count);
 	}
 
 	/** The waiter stays waiting for a while (it would be granted within milliseconds if it could be). */
@@ -699,16 +698,16 @@ class LocalHandoffTests {
 		await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(2)).until(() -> !waiter.isDone());
 	}
 
-	private LockRequest exclusive(Duration waitTime) {
-		return new LockRequest(this.key, LockMode.EXCLUSIVE, true, waitTime);
+	private LockTarget exclusive(Duration waitTime) {
+		return new LockTarget(this.key, LockMode.EXCLUSIVE, true, 0, waitTime);
 	}
 
-	private LockRequest write(Duration waitTime) {
-		return new LockRequest(this.key, LockMode.WRITE, true, waitTime);
+	private LockTarget write(Duration waitTime) {
+		return new LockTarget(this.key, LockMode.WRITE, true, 0, waitTime);
 	}
 
-	private LockRequest read(Duration waitTime) {
-		return new LockRequest(this.key, LockMode.READ, true, waitTime);
+	private LockTarget read(Duration waitTime) {
+		return new LockTarget(this.key, LockMode.READ, true, 0, waitTime);
 	}
 
 	/** The ephemeral znodes below the test's lock path: the grants and waiters of every client. */

@@ -10,7 +10,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 import io.github.zklock.LockHandle;
-import io.github.zklock.LockRequest;
+import io.github.zklock.LockTarget;
 
 /**
  * A thread of an application that a test tells what to do, one task after the other: acquire,
@@ -38,7 +38,7 @@ public final class LockThread implements AutoCloseable {
 	 * @param request what to lock
 	 * @return the answer of {@code tryAcquire}, once it comes
 	 */
-	public CompletableFuture<Optional<LockHandle>> tryAcquire(CuratorLockRegistry registry, LockRequest request) {
+	public CompletableFuture<Optional<LockHandle>> tryAcquire(CuratorLockRegistry registry, LockTarget request) {
 		return submit(() -> registry.tryAcquire(request));
 	}
 
@@ -49,7 +49,7 @@ public final class LockThread implements AutoCloseable {
 	 * @return the grant
 	 * @throws AssertionError if not granted within its wait time
 	 */
-	public LockHandle acquire(CuratorLockRegistry registry, LockRequest request) throws Exception {
+	public LockHandle acquire(CuratorLockRegistry registry, LockTarget request) throws Exception {
 		return call(() -> registry.tryAcquire(request)).orElseThrow(() -> new AssertionError("not granted: " + request));
 	}
 

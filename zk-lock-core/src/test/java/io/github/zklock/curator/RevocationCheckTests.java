@@ -21,10 +21,12 @@ import io.github.zklock.LockMode;
 import io.github.zklock.LockRequest;
 import io.github.zklock.LockState;
 import io.github.zklock.LockStateEvent;
+import io.github.zklock.LockTarget;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.test.CountingZooKeeper;
 import io.github.zklock.test.ZooKeeperExtension;
 
+import static io.github.zklock.curator.Admins.admin;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -119,13 +121,13 @@ class RevocationCheckTests {
 		ChainLoad.Section section = new ChainLoad.Section();
 		// Each grant is held for a fifth of the interval, the chain's znode for longer.
 		try (ChainLoad load = ChainLoad.startRetrying(this.registry,
-				new LockRequest(this.key, LockMode.EXCLUSIVE, true, BOUND), 2, CHECK_INTERVAL.dividedBy(5),
+				new LockTarget(this.key, LockMode.EXCLUSIVE, true, 0, BOUND), 2, CHECK_INTERVAL.dividedBy(5),
 				section)) {
 			await().atMost(BOUND).until(() -> chainLength() >= 10);
-			String revokedNode = this.registry.describeHeldLocks().get(0).node();
+			String revokedNode = admin(this.registry).describeHeldLocks().get(0).node();
 
 			// Shorter than the half session timeout after which the chain would end anyway.
-			LockSnapshots.Revocation revocation = revoker.revoke(this.key, false, Duration.ofSeconds(2));
+			Revocation revocation = admin(revoker).revoke(this.key, RevocationMode.REQUEST, Duration.ofSeconds(2));
 
 			assertThat(revocation.released()).isTrue();
 			assertThat(revocation.holders()).singleElement()
@@ -134,7 +136,7 @@ class RevocationCheckTests {
 				.allSatisfy((event) -> assertThat(event.state()).isEqualTo(LockState.LOST));
 			int grantsAtRevocation = load.count();
 			await().atMost(BOUND)
-				.until(() -> load.count() > grantsAtRevocation + 2 && this.registry.describeHeldLocks()
+				.until(() -> load.count() > grantsAtRevocation + 2 && admin(this.registry).describeHeldLocks()
 					.stream()
 					.anyMatch((held) -> !held.node().equals(revokedNode)));
 		}
@@ -173,9 +175,9 @@ class RevocationCheckTests {
 	}
 
 	private int chainLength() {
-		return this.registry.describeHeldLocks()
+		return admin(this.registry).describeHeldLocks()
 			.stream()
-			.mapToInt(LockSnapshots.HeldLock::chainLength)
+			.mapToInt(HeldLock::chainLength)
 			.max()
 			.orElse(0);
 	}
@@ -189,11 +191,12 @@ class RevocationCheckTests {
 	}
 
 	private static LockRequest request(String kind, String key) {
-		return switch (kind) {
-			case "NON_REENTRANT" -> new LockRequest(key, LockMode.EXCLUSIVE, false, BOUND);
-			case "PERMIT" -> new LockRequest(key, LockMode.EXCLUSIVE, false, BOUND, null, 1);
-			default -> new LockRequest(key, LockMode.valueOf(kind), true, BOUND);
+		LockRequest request = switch (kind) {
+			case "NON_REENTRANT" -> LockRequest.of(key).withReentrant(false);
+			case "PERMIT" -> LockRequest.permit(key, 1);
+			default -> LockRequest.of(key).withMode(LockMode.valueOf(kind));
 		};
+		return request.withWaitTime(BOUND);
 	}
 
 }

@@ -23,9 +23,11 @@ import io.github.zklock.LockMode;
 import io.github.zklock.LockRequest;
 import io.github.zklock.LockState;
 import io.github.zklock.LockStateEvent;
+import io.github.zklock.LockTarget;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.test.ZooKeeperExtension;
 
+import static io.github.zklock.curator.Admins.admin;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatNoException;
@@ -88,9 +90,9 @@ class RevocationTests {
 		try (LockThread waiter = new LockThread("waiter")) {
 			CompletableFuture<Optional<LockHandle>> waiting = queueExcludedWaiter(waiter, kind);
 
-			LockSnapshots.Revocation revocation = this.other.revoke(this.key, false, BOUND);
+			Revocation revocation = admin(this.other).revoke(this.key, RevocationMode.REQUEST, BOUND);
 
-			assertThat(revocation.action()).isEqualTo(LockSnapshots.RevocationAction.REVOCATION_REQUESTED);
+			assertThat(revocation.action()).isEqualTo(RevocationAction.REVOCATION_REQUESTED);
 			assertThat(revocation.released()).isTrue();
 			assertThat(revocation.holders()).singleElement()
 				.satisfies((participant) -> assertThat(participant.pid()).isEqualTo(ProcessHandle.current().pid()));
@@ -115,9 +117,9 @@ class RevocationTests {
 		try (LockThread waiter = new LockThread("waiter")) {
 			CompletableFuture<Optional<LockHandle>> waiting = queueExcludedWaiter(waiter, kind);
 
-			LockSnapshots.Revocation revocation = this.other.revoke(this.key, true, Duration.ZERO);
+			Revocation revocation = admin(this.other).revoke(this.key, RevocationMode.FORCE, Duration.ZERO);
 
-			assertThat(revocation.action()).isEqualTo(LockSnapshots.RevocationAction.FORCED_DELETE);
+			assertThat(revocation.action()).isEqualTo(RevocationAction.FORCED_DELETE);
 			assertThat(revocation.released()).isTrue();
 			LockHandle granted = waiting.get(BOUND.toSeconds(), TimeUnit.SECONDS).orElseThrow();
 			await().atMost(BOUND).until(() -> held.state() == LockState.LOST);
@@ -138,20 +140,20 @@ class RevocationTests {
 	@ValueSource(booleans = { false, true })
 	void revokedChainHandsNoGrantOnItsZnode(boolean force) throws Exception {
 		LockHandle first = this.holderLocks.acquire(this.key, LockMode.EXCLUSIVE, null);
-		String revokedNode = this.holder.describeHeldLocks().get(0).node();
+		String revokedNode = admin(this.holder).describeHeldLocks().get(0).node();
 		long revokedToken = first.fencingToken();
 		try (LockThread secondThread = new LockThread("second")) {
 			CompletableFuture<Optional<LockHandle>> second = secondThread.tryAcquire(this.holder,
-					new LockRequest(this.key, LockMode.EXCLUSIVE, true, BOUND));
-			await().atMost(BOUND).until(() -> this.holder.describeWaitingLocks().size() == 1);
+					new LockTarget(this.key, LockMode.EXCLUSIVE, true, 0, BOUND));
+			await().atMost(BOUND).until(() -> admin(this.holder).describeWaitingLocks().size() == 1);
 
-			assertThat(this.other.revoke(this.key, force, BOUND).released()).isTrue();
+			assertThat(admin(this.other).revoke(this.key, (force ? RevocationMode.FORCE : RevocationMode.REQUEST), BOUND).released()).isTrue();
 			await().atMost(BOUND).until(() -> first.state() == LockState.LOST);
 			first.release();
 
 			LockHandle next = second.get(BOUND.toSeconds(), TimeUnit.SECONDS).orElseThrow();
 			assertThat(next.isLocalHandoff()).as("handed over on the revoked znode").isFalse();
-			assertThat(this.holder.describeHeldLocks()).singleElement()
+			assertThat(admin(this.holder).describeHeldLocks()).singleElement()
 				.satisfies((lock) -> assertThat(lock.node()).isNotEqualTo(revokedNode));
 			assertThat(next.fencingToken()).isGreaterThan(revokedToken);
 			secondThread.release(next);
@@ -163,9 +165,9 @@ class RevocationTests {
 		InterProcessMutex raw = new InterProcessMutex(zooKeeper.newClient(), this.other.lockPath(this.key));
 		assertThat(raw.acquire(10, TimeUnit.SECONDS)).isTrue();
 
-		LockSnapshots.Revocation revocation = this.other.revoke(this.key, false, Duration.ofMillis(500));
+		Revocation revocation = admin(this.other).revoke(this.key, RevocationMode.REQUEST, Duration.ofMillis(500));
 
-		assertThat(revocation.action()).isEqualTo(LockSnapshots.RevocationAction.REVOCATION_REQUESTED);
+		assertThat(revocation.action()).isEqualTo(RevocationAction.REVOCATION_REQUESTED);
 		assertThat(revocation.released()).isFalse();
 		assertThat(raw.isAcquiredInThisProcess()).isTrue();
 		raw.release();
@@ -176,16 +178,16 @@ class RevocationTests {
 		this.holder.setRevocationCheckInterval(Duration.ZERO);
 		LockHandle held = this.holderLocks.acquire(this.key, LockMode.EXCLUSIVE, null);
 
-		assertThat(this.other.revoke(this.key, false, Duration.ofMillis(500)).released()).isFalse();
+		assertThat(admin(this.other).revoke(this.key, RevocationMode.REQUEST, Duration.ofMillis(500)).released()).isFalse();
 		assertThat(held.isHeld()).isTrue();
 		held.release();
 	}
 
 	@Test
 	void freeKeyIsNotHeldAndNothingIsWritten() throws Exception {
-		LockSnapshots.Revocation revocation = this.other.revoke(this.key, false, BOUND);
+		Revocation revocation = admin(this.other).revoke(this.key, RevocationMode.REQUEST, BOUND);
 
-		assertThat(revocation.action()).isEqualTo(LockSnapshots.RevocationAction.NOT_HELD);
+		assertThat(revocation.action()).isEqualTo(RevocationAction.NOT_HELD);
 		assertThat(revocation.holders()).isEmpty();
 		assertThat(this.holderClient.checkExists().forPath(this.other.lockPath(this.key))).isNull();
 	}
@@ -195,15 +197,15 @@ class RevocationTests {
 		LockHandle first = this.holderLocks.acquire(this.key, LockMode.WRITE, null);
 		try (LockThread secondThread = new LockThread("second"); LockThread readerThread = new LockThread("reader")) {
 			CompletableFuture<Optional<LockHandle>> second = secondThread.tryAcquire(this.holder,
-					new LockRequest(this.key, LockMode.WRITE, true, BOUND));
-			await().atMost(BOUND).until(() -> this.holder.describeWaitingLocks().size() == 1);
+					new LockTarget(this.key, LockMode.WRITE, true, 0, BOUND));
+			await().atMost(BOUND).until(() -> admin(this.holder).describeWaitingLocks().size() == 1);
 			first.release();
 			LockHandle handedOver = second.get(BOUND.toSeconds(), TimeUnit.SECONDS).orElseThrow();
 			CompletableFuture<Optional<LockHandle>> reader = readerThread.tryAcquire(this.other,
-					new LockRequest(this.key, LockMode.READ, true, BOUND));
-			await().atMost(BOUND).until(() -> this.other.describeWaitingLocks().size() == 1);
+					new LockTarget(this.key, LockMode.READ, true, 0, BOUND));
+			await().atMost(BOUND).until(() -> admin(this.other).describeWaitingLocks().size() == 1);
 
-			List<LockSnapshots.Participant> participants = this.other.describeParticipants(this.key);
+			List<LockParticipant> participants = admin(this.other).describeParticipants(this.key);
 			assertThat(participants).hasSize(2);
 			assertThat(participants.get(0)).satisfies((writer) -> {
 				assertThat(writer.kind()).isEqualTo("WRITE");
@@ -218,7 +220,7 @@ class RevocationTests {
 				assertThat(waiting.kind()).isEqualTo("READ");
 				assertThat(waiting.holder()).isFalse();
 			});
-			assertThat(this.holder.describeParticipants(this.key).get(0).chainLength()).isEqualTo(2);
+			assertThat(admin(this.holder).describeParticipants(this.key).get(0).chainLength()).isEqualTo(2);
 
 			secondThread.release(handedOver);
 			readerThread.release(reader.get(BOUND.toSeconds(), TimeUnit.SECONDS).orElseThrow());
@@ -231,19 +233,19 @@ class RevocationTests {
 		try (LockThread localThread = new LockThread("local"); LockThread otherThread = new LockThread("other")) {
 			// Queues behind the holder's turn on its znode (local hand-off): no znode of its own.
 			CompletableFuture<Optional<LockHandle>> local = localThread.tryAcquire(this.holder,
-					new LockRequest(this.key, LockMode.EXCLUSIVE, true, BOUND));
+					new LockTarget(this.key, LockMode.EXCLUSIVE, true, 0, BOUND));
 			CompletableFuture<Optional<LockHandle>> remote = otherThread.tryAcquire(this.other,
-					new LockRequest(this.key, LockMode.EXCLUSIVE, true, BOUND));
-			await().atMost(BOUND).until(() -> this.holder.describeQueue(this.key).participants().size() == 2
-					&& this.holder.describeWaitingLocks().size() == 1);
+					new LockTarget(this.key, LockMode.EXCLUSIVE, true, 0, BOUND));
+			await().atMost(BOUND).until(() -> admin(this.holder).describeQueue(this.key).participants().size() == 2
+					&& admin(this.holder).describeWaitingLocks().size() == 1);
 
-			LockSnapshots.LockQueue seenByHolder = this.holder.describeQueue(this.key);
+			LockQueue seenByHolder = admin(this.holder).describeQueue(this.key);
 			assertThat(seenByHolder.path()).isEqualTo(this.holder.lockPath(this.key));
-			assertThat(seenByHolder.participants()).extracting(LockSnapshots.Participant::holder)
+			assertThat(seenByHolder.participants()).extracting(LockParticipant::holder)
 				.containsExactly(true, false);
 			assertThat(seenByHolder.waiters()).as("the other application's znode and the local thread").isEqualTo(2);
 			assertThat(seenByHolder.localWaiters()).isOne();
-			LockSnapshots.LockQueue seenByOther = this.other.describeQueue(this.key);
+			LockQueue seenByOther = admin(this.other).describeQueue(this.key);
 			assertThat(seenByOther.waiters()).as("its own thread, which has a znode").isOne();
 			assertThat(seenByOther.localWaiters()).isOne();
 
@@ -255,16 +257,16 @@ class RevocationTests {
 
 	@Test
 	void semaphoreParticipantsHoldUpToItsPermits() throws Exception {
-		LockRequest permit = new LockRequest(this.key, LockMode.EXCLUSIVE, false, BOUND, null, 2);
-		LockHandle first = this.holderLocks.acquire(permit);
-		LockHandle second = this.holderLocks.acquire(permit);
+		LockTarget permit = new LockTarget(this.key, LockMode.EXCLUSIVE, false, 2, BOUND);
+		LockHandle first = this.holderLocks.acquire(Targets.asRequest(permit));
+		LockHandle second = this.holderLocks.acquire(Targets.asRequest(permit));
 		try (LockThread waiter = new LockThread("waiter")) {
 			CompletableFuture<Optional<LockHandle>> third = waiter.tryAcquire(this.other, permit);
-			await().atMost(BOUND).until(() -> this.other.describeParticipants(this.key).size() == 3);
+			await().atMost(BOUND).until(() -> admin(this.other).describeParticipants(this.key).size() == 3);
 
-			LockSnapshots.LockQueue queue = this.other.describeQueue(this.key);
-			assertThat(queue.participants()).extracting(LockSnapshots.Participant::kind).containsOnly("PERMIT (of 2)");
-			assertThat(queue.participants()).extracting(LockSnapshots.Participant::holder)
+			LockQueue queue = admin(this.other).describeQueue(this.key);
+			assertThat(queue.participants()).extracting(LockParticipant::kind).containsOnly("PERMIT (of 2)");
+			assertThat(queue.participants()).extracting(LockParticipant::holder)
 				.containsExactly(true, true, false);
 			assertThat(queue.waiters()).isOne();
 
@@ -295,16 +297,16 @@ class RevocationTests {
 	 */
 	private CompletableFuture<Optional<LockHandle>> queueExcludedWaiter(LockThread waiter, String kind) {
 		CompletableFuture<Optional<LockHandle>> waiting = waiter.tryAcquire(this.other,
-				request(kind).withMode(excluding(kind)).withWaitTime(BOUND));
-		await().atMost(BOUND).until(() -> this.other.describeWaitingLocks().size() == 1);
+				Targets.asTarget(request(kind).withMode(excluding(kind)).withWaitTime(BOUND)));
+		await().atMost(BOUND).until(() -> admin(this.other).describeWaitingLocks().size() == 1);
 		return waiting;
 	}
 
 	private LockRequest request(String kind) {
 		return switch (kind) {
-			case "NON_REENTRANT" -> new LockRequest(this.key, LockMode.EXCLUSIVE, false, null);
-			case "PERMIT" -> new LockRequest(this.key, LockMode.EXCLUSIVE, false, null, null, 1);
-			default -> new LockRequest(this.key, LockMode.valueOf(kind), true, null);
+			case "NON_REENTRANT" -> LockRequest.of(this.key).withReentrant(false);
+			case "PERMIT" -> LockRequest.permit(this.key, 1);
+			default -> LockRequest.of(this.key).withMode(LockMode.valueOf(kind));
 		};
 	}
 

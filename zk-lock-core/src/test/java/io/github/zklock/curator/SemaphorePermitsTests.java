@@ -27,11 +27,13 @@ import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockRequest;
+import io.github.zklock.LockTarget;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.PermitsMismatchException;
 import io.github.zklock.test.CountingZooKeeper;
 import io.github.zklock.test.ZooKeeperExtension;
 
+import static io.github.zklock.curator.Admins.admin;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
@@ -104,7 +106,7 @@ class SemaphorePermitsTests {
 		// Through the template as well, and again: a refused number is checked at every request.
 		LockTemplate templateB = new LockTemplate(this.applicationB, LONG);
 		assertThatExceptionOfType(PermitsMismatchException.class)
-			.isThrownBy(() -> templateB.acquirePermit(this.key, 3, Duration.ZERO))
+			.isThrownBy(() -> templateB.acquire(LockRequest.permit(this.key, 3).withWaitTime(Duration.ZERO)))
 			.satisfies((ex) -> assertThat(ex.getStoredPermits()).isEqualTo(2));
 		assertNothingAcquiredBy(this.applicationB);
 		assertThat(leaseZnodes()).containsExactly(((CuratorLockHandle) held).nodePath());
@@ -112,7 +114,7 @@ class SemaphorePermitsTests {
 		assertThat(storedData()).isEqualTo("permits=2");
 
 		// The agreeing number is granted to the same application.
-		LockHandle agreeing = templateB.acquirePermit(this.key, 2, Duration.ZERO);
+		LockHandle agreeing = templateB.acquire(LockRequest.permit(this.key, 2).withWaitTime(Duration.ZERO));
 		agreeing.release();
 		held.release();
 		assertThat(leaseZnodes()).isEmpty();
@@ -187,7 +189,7 @@ class SemaphorePermitsTests {
 
 		assertThatExceptionOfType(LockException.class)
 			.isThrownBy(() -> this.applicationA.tryAcquire(
-					new LockRequest(key, LockMode.EXCLUSIVE, false, Duration.ZERO).withPermits(2)))
+					new LockTarget(key, LockMode.EXCLUSIVE, false, 2, Duration.ZERO)))
 			.isNotInstanceOf(PermitsMismatchException.class)
 			.withMessageContaining("'" + path + "'")
 			.withMessageContaining("not a number of permits ('" + foreign + "')");
@@ -297,12 +299,12 @@ class SemaphorePermitsTests {
 	}
 
 	private void assertNothingAcquiredBy(CuratorLockRegistry registry) {
-		assertThat(registry.heldLockCount()).isZero();
-		assertThat(registry.describeWaitingLocks()).isEmpty();
+		assertThat(admin(registry).heldLockCount()).isZero();
+		assertThat(admin(registry).describeWaitingLocks()).isEmpty();
 	}
 
-	private LockRequest permits(int permits, Duration waitTime) {
-		return new LockRequest(this.key, LockMode.EXCLUSIVE, false, waitTime).withPermits(permits);
+	private LockTarget permits(int permits, Duration waitTime) {
+		return new LockTarget(this.key, LockMode.EXCLUSIVE, false, permits, waitTime);
 	}
 
 	private CuratorLockRegistry newApplication() throws InterruptedException {

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
-import io.github.zklock.LockRequest;
+import io.github.zklock.LockTarget;
 import io.github.zklock.PermitsMismatchException;
 import io.github.zklock.test.ZooKeeperExtension;
 
@@ -60,8 +60,8 @@ class SemaphoreReapingTests {
 		}
 	}
 
-	private static LockRequest permits(String key, int permits) {
-		return new LockRequest(key, LockMode.EXCLUSIVE, false, Duration.ZERO).withPermits(permits);
+	private static LockTarget permits(String key, int permits) {
+		return new LockTarget(key, LockMode.EXCLUSIVE, false, permits, Duration.ZERO);
 	}
 
 	private static String data(CuratorFramework client, String path) throws Exception {

@@ -5,13 +5,13 @@ import java.time.Duration;
 import org.apache.curator.utils.ZKPaths;
 
 import io.github.zklock.LockMode;
-import io.github.zklock.LockRequest;
+import io.github.zklock.LockTarget;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The registry contract for a permit of a semaphore of one permit
- * ({@link LockRequest#withPermits(int) withPermits(1)}), on Curator's {@code InterProcessSemaphoreV2}
+ * (a {@link LockTarget} of one permit), on Curator's {@code InterProcessSemaphoreV2}
  * as for the non-reentrant EXCLUSIVE lock: a lease znode below {@code leases}, an attempt creating
  * two znodes (the semaphore's internal mutex's and the lease's). Every scenario of the contract
  * applies. The one that counts requests lets the measured registry use the key once beforehand: a
@@ -21,8 +21,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class SemaphoreRegistryContractTests extends AbstractLockRegistryContractTests {
 
 	@Override
-	protected LockRequest request(String key, Duration waitTime) {
-		return new LockRequest(key, LockMode.EXCLUSIVE, false, waitTime).withPermits(1);
+	protected LockTarget request(String key, Duration waitTime) {
+		return new LockTarget(key, LockMode.EXCLUSIVE, false, 1, waitTime);
 	}
 
 	@Override

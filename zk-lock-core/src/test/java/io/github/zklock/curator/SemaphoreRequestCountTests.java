@@ -15,7 +15,7 @@ import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.github.zklock.LockMode;
-import io.github.zklock.LockRequest;
+import io.github.zklock.LockTarget;
 import io.github.zklock.test.CountingZooKeeper;
 import io.github.zklock.test.ZooKeeperExtension;
 
@@ -150,8 +150,8 @@ class SemaphoreRequestCountTests {
 		return this.rawCounts.snapshot();
 	}
 
-	private static LockRequest permits(String key) {
-		return new LockRequest(key, LockMode.EXCLUSIVE, false, Duration.ZERO).withPermits(PERMITS);
+	private static LockTarget permits(String key) {
+		return new LockTarget(key, LockMode.EXCLUSIVE, false, PERMITS, Duration.ZERO);
 	}
 
 	private static Map<String, Long> plus(Map<String, Long> counts, Map<String, Long> extra) {

@@ -30,17 +30,19 @@ import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockRequest;
 import io.github.zklock.LockState;
+import io.github.zklock.LockTarget;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.test.ZooKeeperExtension;
 
+import static io.github.zklock.curator.Admins.admin;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
- * Permits of a semaphore ({@link LockRequest#withPermits(int)},
- * {@link LockTemplate#acquirePermit(String, int, Duration)}) on a real ZooKeeper server, with three
+ * Permits of a semaphore (a {@link LockTarget} with permits, {@link LockRequest#permit(String, int)})
+ * on a real ZooKeeper server, with three
  * clients, each with its own registry and template, standing for three applications: never more
  * holders than permits under contention, a permit released from another thread, fencing tokens
  * (the lease znode's creation id), a request refused while every permit is held, nested requests
@@ -103,7 +105,7 @@ class SemaphoreTests {
 				threads.add(inNewThread(() -> {
 					awaitQuietly(start);
 					for (int i = 0; i < cycles; i++) {
-						LockHandle permit = application.template().acquirePermit(this.key, 2, LONG);
+						LockHandle permit = application.template().acquire(LockRequest.permit(this.key, 2).withWaitTime(LONG));
 						try {
 							maxInside.accumulateAndGet(inside.incrementAndGet(), Math::max);
 							leases.incrementAndGet();
@@ -131,7 +133,7 @@ class SemaphoreTests {
 		assertThat(maxInside.get()).as("most holders at once; both permits used").isEqualTo(2);
 		assertThat(leaseZnodes()).isEmpty();
 		assertThat(this.applications).allSatisfy(
-				(application) -> assertThat(application.registry().heldLockCount()).isZero());
+				(application) -> assertThat(admin(application.registry()).heldLockCount()).isZero());
 	}
 
 	@Test
@@ -152,7 +154,7 @@ class SemaphoreTests {
 		}).get(10, TimeUnit.SECONDS);
 		assertThat(permit.state()).isEqualTo(LockState.RELEASED);
 		assertThat(this.observer.checkExists().forPath(node)).isNull();
-		assertThat(registry(0).heldLockCount()).isZero();
+		assertThat(admin(registry(0)).heldLockCount()).isZero();
 
 		// Successive leases of every application, some held together: strictly increasing tokens,
 		// each its own lease znode's creation id.
@@ -184,7 +186,7 @@ class SemaphoreTests {
 		assertThat(Duration.ofNanos(System.nanoTime() - started)).isGreaterThanOrEqualTo(SHORT).isLessThan(LONG);
 		assertThat(registry(2).tryAcquire(permits(2, Duration.ZERO))).isEmpty();
 		assertThatExceptionOfType(LockAcquisitionException.class)
-			.isThrownBy(() -> template(2).acquirePermit(this.key, 2, SHORT))
+			.isThrownBy(() -> template(2).acquire(LockRequest.permit(this.key, 2).withWaitTime(SHORT)))
 			.withMessageContaining("all 2 permits are held")
 			.satisfies((ex) -> {
 				assertThat(ex.getPath()).isEqualTo(this.lockPath);
@@ -192,15 +194,15 @@ class SemaphoreTests {
 			});
 		// The refused requests left no lease behind.
 		assertThat(leaseZnodes()).containsExactlyInAnyOrder(node(first), node(second));
-		assertThat(registry(2).heldLockCount()).isZero();
+		assertThat(admin(registry(2)).heldLockCount()).isZero();
 		// The operators' view lists the two leases, of any application.
-		assertThat(registry(2).describeParticipants(this.key)).extracting(LockSnapshots.Participant::fencingToken)
+		assertThat(admin(registry(2)).describeParticipants(this.key)).extracting(LockParticipant::fencingToken)
 			.containsExactly(first.fencingToken(), second.fencingToken());
-		assertThat(registry(2).describeParticipants(this.key)).extracting(LockSnapshots.Participant::kind)
+		assertThat(admin(registry(2)).describeParticipants(this.key)).extracting(LockParticipant::kind)
 			.containsOnly("PERMIT (of 2)");
 
 		second.release();
-		LockHandle third = template(2).acquirePermit(this.key, 2, Duration.ZERO);
+		LockHandle third = template(2).acquire(LockRequest.permit(this.key, 2).withWaitTime(Duration.ZERO));
 		assertThat(third.isHeld()).isTrue();
 		assertThat(first.isHeld()).isTrue();
 		first.release();
@@ -213,7 +215,7 @@ class SemaphoreTests {
 		LockHandle first = registry(0).tryAcquire(permits(2, Duration.ZERO)).orElseThrow();
 		LockHandle second = registry(1).tryAcquire(permits(2, Duration.ZERO)).orElseThrow();
 		CompletableFuture<Long> waiter = inNewThread(() -> {
-			LockHandle granted = template(2).acquirePermit(this.key, 2, LONG);
+			LockHandle granted = template(2).acquire(LockRequest.permit(this.key, 2).withWaitTime(LONG));
 			try {
 				return granted.fencingToken();
 			}
@@ -240,7 +242,7 @@ class SemaphoreTests {
 				.isThrownBy(() -> registry(0).tryAcquire(permits(1, LockRequest.WAIT_FOREVER)))
 				.withMessageContaining("waiting without limit would never end");
 			assertThatExceptionOfType(LockAcquisitionException.class)
-				.isThrownBy(() -> template(0).acquirePermit(this.key, 1, LockRequest.WAIT_FOREVER))
+				.isThrownBy(() -> template(0).acquire(LockRequest.permit(this.key, 1).withWaitTime(LockRequest.WAIT_FOREVER)))
 				.withMessageContaining("waiting without limit would never end");
 			// A bounded wait is only refused after it.
 			assertThat(registry(0).tryAcquire(permits(1, SHORT))).isEmpty();
@@ -270,7 +272,7 @@ class SemaphoreTests {
 			second.release();
 		});
 		assertThat(leaseZnodes()).isEmpty();
-		assertThat(registry(0).heldLockCount()).isZero();
+		assertThat(admin(registry(0)).heldLockCount()).isZero();
 	}
 
 	@Test
@@ -280,7 +282,7 @@ class SemaphoreTests {
 			.get(10, TimeUnit.SECONDS);
 		List<String> expiredLeases = List.of(node(first), node(second));
 		long lastExpiredToken = second.fencingToken();
-		CompletableFuture<LockHandle> waiter = inNewThread(() -> template(1).acquirePermit(this.key, 2, LONG));
+		CompletableFuture<LockHandle> waiter = inNewThread(() -> template(1).acquire(LockRequest.permit(this.key, 2).withWaitTime(LONG)));
 		await().atMost(LONG).until(() -> leaseZnodes().size() == 3);
 		assertThat(waiter).isNotDone();
 
@@ -301,7 +303,7 @@ class SemaphoreTests {
 		first.release();
 		second.release();
 		assertThat(first.state()).isEqualTo(LockState.RELEASED);
-		assertThat(registry(0).heldLockCount()).isZero();
+		assertThat(admin(registry(0)).heldLockCount()).isZero();
 		assertThat(leaseZnodes()).hasSize(2);
 		waited.release();
 		other.release();
@@ -337,8 +339,8 @@ class SemaphoreTests {
 			assertThat(leaseZnodes()).containsExactlyInAnyOrderElementsOf(held);
 			assertThat(internalLockZnodes()).isEmpty();
 		});
-		assertThat(registry(1).heldLockCount()).isZero();
-		assertThat(registry(1).describeWaitingLocks()).isEmpty();
+		assertThat(admin(registry(1)).heldLockCount()).isZero();
+		assertThat(admin(registry(1)).describeWaitingLocks()).isEmpty();
 
 		first.release();
 		second.release();
@@ -428,7 +430,7 @@ class SemaphoreTests {
 		Lease rawLease = raw.acquire(0, TimeUnit.MILLISECONDS);
 		assertThat(rawLease).isNotNull();
 		assertThat(registry(0).tryAcquire(permits(1, Duration.ZERO))).isEmpty();
-		CompletableFuture<LockHandle> waiter = inNewThread(() -> template(0).acquirePermit(this.key, 1, LONG));
+		CompletableFuture<LockHandle> waiter = inNewThread(() -> template(0).acquire(LockRequest.permit(this.key, 1).withWaitTime(LONG)));
 		await().atMost(LONG).until(() -> leaseZnodes().size() == 2);
 		assertThat(waiter).isNotDone();
 
@@ -450,7 +452,7 @@ class SemaphoreTests {
 
 		private final AtomicBoolean interruptedAfter = new AtomicBoolean();
 
-		Waiter(CuratorLockRegistry registry, LockRequest request) {
+		Waiter(CuratorLockRegistry registry, LockTarget request) {
 			this.thread = new Thread(() -> {
 				try {
 					registry.tryAcquire(request).ifPresent(LockHandle::release);
@@ -491,8 +493,8 @@ class SemaphoreTests {
 		return false;
 	}
 
-	private LockRequest permits(int permits, Duration waitTime) {
-		return new LockRequest(this.key, LockMode.EXCLUSIVE, false, waitTime).withPermits(permits);
+	private LockTarget permits(int permits, Duration waitTime) {
+		return new LockTarget(this.key, LockMode.EXCLUSIVE, false, permits, waitTime);
 	}
 
 	private static String node(LockHandle handle) {

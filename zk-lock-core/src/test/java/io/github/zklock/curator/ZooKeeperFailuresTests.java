@@ -11,7 +11,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.github.zklock.LockException;
 import io.github.zklock.LockMode;
-import io.github.zklock.LockRequest;
+import io.github.zklock.LockTarget;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -115,7 +115,7 @@ class ZooKeeperFailuresTests {
 			closed.close();
 			assertThatExceptionOfType(LockException.class)
 				.isThrownBy(() -> registry
-					.tryAcquire(new LockRequest("/closed", LockMode.EXCLUSIVE, true, Duration.ofSeconds(1))))
+					.tryAcquire(new LockTarget("/closed", LockMode.EXCLUSIVE, true, 0, Duration.ofSeconds(1))))
 				.withMessage("Could not acquire EXCLUSIVE lock '/locks/closed': the Curator client is STOPPED")
 				.withCauseInstanceOf(IllegalStateException.class);
 		}

@@ -18,11 +18,12 @@ import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockLostException;
 import io.github.zklock.LockMode;
-import io.github.zklock.LockRequest;
 import io.github.zklock.LockState;
 import io.github.zklock.LockStateEvent;
+import io.github.zklock.LockTarget;
 import io.github.zklock.test.ZooKeeperExtension;
 
+import static io.github.zklock.curator.Admins.admin;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
@@ -64,14 +65,14 @@ class ZooKeeperUnavailableTests {
 	void serverDownIsALockExceptionNotBusy() throws Exception {
 		this.server.stop();
 		for (LockMode mode : LockMode.values()) {
-			LockRequest request = new LockRequest("/down", mode, true, Duration.ofMillis(100));
+			LockTarget request = new LockTarget("/down", mode, true, 0, Duration.ofMillis(100));
 			assertTimeoutPreemptively(Duration.ofSeconds(20),
 					() -> assertThatExceptionOfType(LockException.class)
 						.isThrownBy(() -> this.registry.tryAcquire(request))
 						.isNotInstanceOf(LockAcquisitionException.class)
 						.withMessageContaining("ZooKeeper is unreachable"));
 		}
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 	}
 
 	@Test
@@ -87,7 +88,7 @@ class ZooKeeperUnavailableTests {
 			}
 		});
 		successor.start();
-		await().atMost(Duration.ofSeconds(10)).until(() -> this.registry.describeWaitingLocks().size() == 1);
+		await().atMost(Duration.ofSeconds(10)).until(() -> admin(this.registry).describeWaitingLocks().size() == 1);
 		this.server.stop();
 		await().atMost(Duration.ofSeconds(10)).until(() -> !this.client.getZookeeperClient().isConnected());
 		assertTimeoutPreemptively(Duration.ofSeconds(20),
@@ -112,7 +113,7 @@ class ZooKeeperUnavailableTests {
 			// Releasing without a server logs and returns: the ephemeral znode dies with the session.
 			handle.release();
 		});
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(admin(this.registry).heldLockCount()).isZero();
 	}
 
 	@Test
@@ -181,7 +182,7 @@ class ZooKeeperUnavailableTests {
 			.retryPolicy(new RetryOneTime(100)));
 		CuratorLockRegistry lateRegistry = new CuratorLockRegistry(late, "/locks", 10);
 		CuratorLockRegistry sameClient = new CuratorLockRegistry(late, "/locks", 10);
-		assertThat(lateRegistry.lastConnectionState()).isNull();
+		assertThat(admin(lateRegistry).lastConnectionState()).isNull();
 
 		this.server.restart();
 		awaitConnectionState(lateRegistry, ConnectionState.CONNECTED);
@@ -198,18 +199,18 @@ class ZooKeeperUnavailableTests {
 		lateRegistry.close();
 		this.server.stop();
 		awaitConnectionState(sameClient, ConnectionState.SUSPENDED);
-		assertThat(lateRegistry.lastConnectionState()).isEqualTo(ConnectionState.RECONNECTED);
+		assertThat(admin(lateRegistry).lastConnectionState()).isEqualTo(ConnectionState.RECONNECTED);
 		sameClient.close();
 	}
 
 	private static void awaitConnectionState(CuratorLockRegistry registry, ConnectionState state) {
 		await().atMost(Duration.ofSeconds(20))
 			.pollInterval(Duration.ofMillis(20))
-			.until(registry::lastConnectionState, (last) -> last == state);
+			.until(() -> admin(registry).lastConnectionState(), (last) -> last == state);
 	}
 
-	private static LockRequest exclusive(String key, Duration waitTime) {
-		return new LockRequest(key, LockMode.EXCLUSIVE, true, waitTime);
+	private static LockTarget exclusive(String key, Duration waitTime) {
+		return new LockTarget(key, LockMode.EXCLUSIVE, true, 0, waitTime);
 	}
 
 }

@@ -12,9 +12,9 @@ import org.springframework.scheduling.annotation.Scheduled;
 import org.springframework.scheduling.support.CronExpression;
 import org.springframework.stereotype.Component;
 
+import io.github.zklock.OnBusy;
 import io.github.zklock.annotation.DistributedLock;
 import io.github.zklock.annotation.LeaderOnly;
-import io.github.zklock.annotation.OnBusy;
 
 /**
  * A stock report that every instance schedules on the same cron expression but that should run
@@ -57,7 +57,7 @@ public class StockReport {
 	 * Report the stock once per tick on whichever instance gets the lock first.
 	 */
 	@Scheduled(cron = "${sample.report.cron}")
-	@DistributedLock(path = "/jobs/stock-report", waitTime = 0, onBusy = OnBusy.SKIP,
+	@DistributedLock(path = "/jobs/stock-report", waitTime = "0", onBusy = OnBusy.SKIP,
 			lockAtLeastFor = "${sample.report.lock-at-least-for}")
 	public void report() {
 		record("stock-report");

@@ -26,6 +26,7 @@ import io.github.zklock.InvalidLockPathException;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockTemplate;
+import io.github.zklock.curator.CuratorLockAdmin;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.sample.demo.SalesAudit;
 import io.github.zklock.test.AutoConfigureEmbeddedZooKeeper;
@@ -158,7 +159,7 @@ class StockServiceTests {
 				// Queued behind this thread for its turn on the key, not in ZooKeeper.
 				await().atMost(Duration.ofSeconds(10))
 					.until(() -> waiter.get() != null && waiter.get().getState() == Thread.State.TIMED_WAITING
-							&& this.lockRegistry.describeWaitingLocks()
+							&& new CuratorLockAdmin(this.lockRegistry).describeWaitingLocks()
 								.stream()
 								.anyMatch((waiting) -> waiting.path().endsWith("/stock/" + sku)));
 				assertThat(first.fencingToken()).isEqualTo(held.fencingToken());

@@ -12,9 +12,9 @@ import net.javacrumbs.shedlock.core.SimpleLock;
 import io.github.zklock.InvalidLockPathException;
 import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
-import io.github.zklock.LockMode;
 import io.github.zklock.LockRequest;
 import io.github.zklock.LockTemplate;
+import io.github.zklock.OnBusy;
 import io.github.zklock.expression.PathSegmentEncoder;
 
 /**
@@ -87,8 +87,9 @@ import io.github.zklock.expression.PathSegmentEncoder;
  *
  * <h2>Metrics</h2>
  * Attempts and holds are observed as every zk-lock grant when the template has an observation
- * registry: {@code zk.lock.acquire} with outcome {@code acquired}, or {@code timeout} when the
- * lock is busy (the one attempt has a zero wait), or {@code error}; {@code zk.lock.held} while it
+ * registry: {@code zk.lock.acquire} with outcome {@code acquired}, or {@code skipped} when the
+ * lock is busy (ShedLock skips the run; the one attempt has a zero wait), as for
+ * {@code @DistributedLock(onBusy = SKIP)}, or {@code error}; {@code zk.lock.held} while it
  * is held. Their {@code name} tag is {@value #METRICS_NAME_PREFIX}{@code <lock name>}, with the
  * lock name unencoded: ShedLock's names are few and fixed, one per scheduled job, so the tag
  * stays low-cardinality (a caller that builds lock names from data through a
@@ -155,9 +156,12 @@ public class ZkLockProvider implements ExtensibleLockProvider {
 	public Optional<SimpleLock> lock(LockConfiguration lockConfiguration) {
 		Objects.requireNonNull(lockConfiguration, "lockConfiguration must not be null");
 		String name = lockConfiguration.getName();
-		LockRequest request = new LockRequest(keyFor(name), LockMode.EXCLUSIVE, false, Duration.ZERO,
-				METRICS_NAME_PREFIX + name, 0)
-			.withLockAtLeastFor(lockConfiguration.getLockAtLeastFor());
+		LockRequest request = LockRequest.of(keyFor(name))
+			.withReentrant(false)
+			.withWaitTime(Duration.ZERO)
+			.withOnBusy(OnBusy.SKIP)
+			.withLockAtLeastFor(lockConfiguration.getLockAtLeastFor())
+			.withName(METRICS_NAME_PREFIX + name);
 		return this.template.tryAcquire(request).map((handle) -> new ZkSimpleLock(handle, name));
 	}
 

@@ -11,7 +11,6 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 import io.github.zklock.LockHandle;
-import io.github.zklock.LockTemplate;
 
 /**
  * A ShedLock lock on one zk-lock grant: {@link #unlock()} releases the grant (kept until
@@ -27,7 +26,7 @@ final class ZkSimpleLock implements SimpleLock {
 
 	/**
 	 * The grant, kept for the {@code lockAtLeastFor} of the lock and of each extension
-	 * ({@link LockTemplate#keepAtLeast(LockHandle, Duration)} views).
+	 * ({@link LockHandle#keepAtLeast(Duration)} views).
 	 */
 	private final LockHandle handle;
 
@@ -88,7 +87,7 @@ final class ZkSimpleLock implements SimpleLock {
 			this.handle.release();
 			return Optional.empty();
 		}
-		return Optional.of(new ZkSimpleLock(LockTemplate.keepAtLeast(this.handle, lockAtLeastFor), this.name));
+		return Optional.of(new ZkSimpleLock(this.handle.keepAtLeast(lockAtLeastFor), this.name));
 	}
 
 	private void markUsed() {

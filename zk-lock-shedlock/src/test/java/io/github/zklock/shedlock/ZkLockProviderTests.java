@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import io.micrometer.common.KeyValue;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.SimpleLock;
@@ -19,11 +20,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.github.zklock.InvalidLockPathException;
 import io.github.zklock.LockHandle;
-import io.github.zklock.LockMode;
 import io.github.zklock.LockRequest;
 import io.github.zklock.LockState;
 import io.github.zklock.LockStateEvent;
 import io.github.zklock.LockTemplate;
+import io.github.zklock.curator.CuratorLockAdmin;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.test.ZooKeeperExtension;
 
@@ -126,7 +127,7 @@ class ZkLockProviderTests {
 		assertThat(znodes(this.name)).as("one lease of the non-reentrant lock").hasSize(1);
 		lock.get().unlock();
 		assertUnlocked(this.name);
-		assertThat(this.first.registry().heldLockCount()).isZero();
+		assertThat(new CuratorLockAdmin(this.first.registry()).heldLockCount()).isZero();
 	}
 
 	@Test
@@ -240,7 +241,7 @@ class ZkLockProviderTests {
 		Duration atLeast = Duration.ofSeconds(3);
 		long unlockedAt = System.nanoTime();
 		this.first.provider().lock(config(this.name, atLeast, atLeast)).orElseThrow().unlock();
-		LockHandle handle = this.first.registry().heldLocks().get(0);
+		LockHandle handle = new CuratorLockAdmin(this.first.registry()).heldLocks().get(0);
 		assertThat(this.second.provider().lock(config(this.name))).isEmpty();
 
 		zooKeeper.expireSession(this.first.client());
@@ -258,7 +259,7 @@ class ZkLockProviderTests {
 		this.first.registry().addLockStateListener(events::add);
 		SimpleLock unlocked = this.first.provider().lock(config(this.name + "-unlocked")).orElseThrow();
 		SimpleLock extended = this.first.provider().lock(config(this.name + "-extended")).orElseThrow();
-		List<LockHandle> handles = this.first.registry().heldLocks();
+		List<LockHandle> handles = new CuratorLockAdmin(this.first.registry()).heldLocks();
 		assertThat(handles).hasSize(2);
 
 		zooKeeper.expireSession(this.first.client());
@@ -278,7 +279,7 @@ class ZkLockProviderTests {
 		assertThat(extended.extend(Duration.ofSeconds(10), Duration.ZERO)).isEmpty();
 		assertThatIllegalStateException().isThrownBy(extended::unlock);
 		assertThat(handles).allSatisfy((handle) -> assertThat(handle.state()).isEqualTo(LockState.RELEASED));
-		assertThat(this.first.registry().heldLockCount()).isZero();
+		assertThat(new CuratorLockAdmin(this.first.registry()).heldLockCount()).isZero();
 		assertLocked(this.name + "-unlocked");
 		taken.unlock();
 		SimpleLock next = this.second.provider().lock(config(this.name + "-extended")).orElseThrow();
@@ -426,8 +427,9 @@ class ZkLockProviderTests {
 
 	@Test
 	void excludesANonReentrantZkLockRequestOnTheSameKey() throws Exception {
-		LockRequest request = new LockRequest(this.first.provider().keyFor(this.name), LockMode.EXCLUSIVE, false,
-				Duration.ZERO);
+		LockRequest request = LockRequest.of(this.first.provider().keyFor(this.name))
+			.withReentrant(false)
+			.withWaitTime(Duration.ZERO);
 		SimpleLock lock = this.first.provider().lock(config(this.name)).orElseThrow();
 		assertThat(this.second.template().tryAcquire(request)).isEmpty();
 		lock.unlock();
@@ -440,8 +442,10 @@ class ZkLockProviderTests {
 	@Test
 	void reportsItsGrantsUnderTheLockNameInObservations() {
 		TestObservationRegistry observations = TestObservationRegistry.create();
-		LockTemplate observed = new LockTemplate(this.first.registry(), Duration.ZERO);
-		observed.setObservationRegistry(observations);
+		LockTemplate observed = LockTemplate.builder(this.first.registry())
+			.defaultWaitTime(Duration.ZERO)
+			.observationRegistry(observations)
+			.build();
 		ZkLockProvider provider = new ZkLockProvider(observed);
 
 		SimpleLock lock = provider.lock(config("report/daily")).orElseThrow();
@@ -454,11 +458,17 @@ class ZkLockProviderTests {
 			.hasLowCardinalityKeyValue("name", "shedlock:report/daily")
 			.hasLowCardinalityKeyValue("outcome", "acquired")
 			.hasHighCardinalityKeyValue("path", "/shedlock/report%2Fdaily"));
-		// Busy: the attempt with a zero wait timed out.
+		// Busy: ShedLock skips the run, and so the attempt is observed as a skip, not a timeout.
 		assertThat(observations).hasAnObservation((observation) -> observation
 			.hasNameEqualTo("zk.lock.acquire")
 			.hasLowCardinalityKeyValue("name", "shedlock:report/daily")
-			.hasLowCardinalityKeyValue("outcome", "timeout"));
+			.hasLowCardinalityKeyValue("outcome", "skipped"));
+		assertThat(observations).hasNumberOfObservationsWithNameEqualTo("zk.lock.acquire", 2)
+			.hasHandledContextsThatSatisfy((contexts) -> assertThat(contexts)
+				.extracting((context) -> context.getLowCardinalityKeyValue("outcome"))
+				.filteredOn((outcome) -> outcome != null)
+				.extracting(KeyValue::getValue)
+				.containsExactlyInAnyOrder("acquired", "skipped"));
 		assertThat(observations).hasObservationWithNameEqualTo("zk.lock.held")
 			.that()
 			.hasLowCardinalityKeyValue("name", "shedlock:report/daily");

@@ -16,7 +16,7 @@ import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 
 import io.github.zklock.Leadership;
-import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.curator.CuratorLockAdmin;
 
 /**
  * Health of the ZooKeeper connection that zk-lock's locks depend on: UP when the client is
@@ -33,7 +33,7 @@ public class ZkLockHealthIndicator extends AbstractHealthIndicator {
 
 	private final CuratorFramework client;
 
-	private final CuratorLockRegistry registry;
+	private final CuratorLockAdmin admin;
 
 	private final Duration probeTimeout;
 
@@ -43,12 +43,12 @@ public class ZkLockHealthIndicator extends AbstractHealthIndicator {
 	 * Create an indicator. It registers nothing with the client: the connection state it reports
 	 * is the one the registry follows for its grants.
 	 * @param client the client the locks use
-	 * @param registry the lock registry, for the connection state, the root path and the held
-	 * lock count
+	 * @param admin the operator side of the lock registry, for the connection state, the root path
+	 * and the held lock count
 	 * @param probeTimeout how long to wait for the server's answer
 	 */
-	public ZkLockHealthIndicator(CuratorFramework client, CuratorLockRegistry registry, Duration probeTimeout) {
-		this(client, registry, probeTimeout, null);
+	public ZkLockHealthIndicator(CuratorFramework client, CuratorLockAdmin admin, Duration probeTimeout) {
+		this(client, admin, probeTimeout, null);
 	}
 
 	/**
@@ -57,15 +57,15 @@ public class ZkLockHealthIndicator extends AbstractHealthIndicator {
 	 * participant id or {@code null}, and {@code self}, whether this instance leads; one
 	 * getChildren and one getData per group).
 	 * @param client the client the locks use
-	 * @param registry the lock registry
+	 * @param admin the operator side of the lock registry
 	 * @param probeTimeout how long to wait for the server's answer
 	 * @param leadership the application's leadership, or {@code null} for none
 	 */
-	public ZkLockHealthIndicator(CuratorFramework client, CuratorLockRegistry registry, Duration probeTimeout,
+	public ZkLockHealthIndicator(CuratorFramework client, CuratorLockAdmin admin, Duration probeTimeout,
 			@Nullable Leadership leadership) {
 		super("ZooKeeper health check failed");
 		this.client = client;
-		this.registry = registry;
+		this.admin = admin;
 		this.probeTimeout = probeTimeout;
 		this.leadership = leadership;
 	}
@@ -76,8 +76,8 @@ public class ZkLockHealthIndicator extends AbstractHealthIndicator {
 		ConnectionState state = connected ? connectedState() : notConnectedState();
 		builder.withDetail("state", state.name())
 			.withDetail("connectString", this.client.getZookeeperClient().getCurrentConnectionString())
-			.withDetail("rootPath", this.registry.getRootPath())
-			.withDetail("heldLocks", this.registry.heldLockCount());
+			.withDetail("rootPath", this.admin.registry().getRootPath())
+			.withDetail("heldLocks", this.admin.heldLockCount());
 		if (!connected) {
 			builder.down();
 			return;
@@ -97,12 +97,12 @@ public class ZkLockHealthIndicator extends AbstractHealthIndicator {
 	}
 
 	private ConnectionState connectedState() {
-		ConnectionState state = this.registry.lastConnectionState();
+		ConnectionState state = this.admin.lastConnectionState();
 		return (state != null && state.isConnected()) ? state : ConnectionState.CONNECTED;
 	}
 
 	private ConnectionState notConnectedState() {
-		ConnectionState state = this.registry.lastConnectionState();
+		ConnectionState state = this.admin.lastConnectionState();
 		return (state == ConnectionState.LOST) ? state : ConnectionState.SUSPENDED;
 	}
 

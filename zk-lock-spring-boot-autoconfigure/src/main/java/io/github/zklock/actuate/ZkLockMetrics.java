@@ -10,7 +10,7 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 
 import io.github.zklock.LockState;
 import io.github.zklock.LockMode;
-import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.curator.CuratorLockAdmin;
 
 /**
  * Meters of the lock registry: the gauge {@code zk.lock.active} (grants held now) and the
@@ -21,19 +21,19 @@ import io.github.zklock.curator.CuratorLockRegistry;
  */
 public class ZkLockMetrics implements MeterBinder {
 
-	private final CuratorLockRegistry registry;
+	private final CuratorLockAdmin admin;
 
 	/**
 	 * Create the binder.
-	 * @param registry the lock registry to measure
+	 * @param admin the operator side of the lock registry to measure
 	 */
-	public ZkLockMetrics(CuratorLockRegistry registry) {
-		this.registry = registry;
+	public ZkLockMetrics(CuratorLockAdmin admin) {
+		this.admin = admin;
 	}
 
 	@Override
 	public void bindTo(MeterRegistry meterRegistry) {
-		Gauge.builder("zk.lock.active", this.registry, CuratorLockRegistry::heldLockCount)
+		Gauge.builder("zk.lock.active", this.admin, CuratorLockAdmin::heldLockCount)
 			.description("Lock grants held by this application")
 			.register(meterRegistry);
 		Map<LockMode, Counter> lost = new EnumMap<>(LockMode.class);
@@ -43,7 +43,7 @@ public class ZkLockMetrics implements MeterBinder {
 				.tag("mode", mode.name())
 				.register(meterRegistry));
 		}
-		this.registry.addLockStateListener((event) -> {
+		this.admin.registry().addLockStateListener((event) -> {
 			if (event.state() == LockState.LOST) {
 				lost.get(event.mode()).increment();
 			}

@@ -13,8 +13,14 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 
 import io.github.zklock.Leadership;
-import io.github.zklock.curator.CuratorLockRegistry;
-import io.github.zklock.curator.LockSnapshots;
+import io.github.zklock.curator.CuratorLockAdmin;
+import io.github.zklock.curator.HeldLock;
+import io.github.zklock.curator.LockOwner;
+import io.github.zklock.curator.LockParticipant;
+import io.github.zklock.curator.LockQueue;
+import io.github.zklock.curator.Revocation;
+import io.github.zklock.curator.RevocationMode;
+import io.github.zklock.curator.WaitingLock;
 
 /**
  * The {@code zklocks} actuator endpoint:
@@ -29,7 +35,7 @@ import io.github.zklock.curator.LockSnapshots;
  * holds, its owner's process id and host, its creation time and fencing token, the chain length
  * of this application's held znodes; and how many wait;</li>
  * <li>{@code DELETE /actuator/zklocks/{key}} (a write operation): revoke a stuck lock (see
- * {@link CuratorLockRegistry#revoke}): by default Curator's revocation protocol asks the holders
+ * {@link CuratorLockAdmin#revoke}): by default Curator's revocation protocol asks the holders
  * to give it up (this library's holders do, their grants become LOST and the commit guard rolls
  * their transactions back), waiting up to {@value #REVOKE_WAIT_SECONDS} s for their znodes to go;
  * with {@code ?force=true} the holders' znodes are deleted. The answer says what was done.</li>
@@ -43,25 +49,25 @@ public class ZkLocksEndpoint {
 	/** How long a revocation waits for the holders to give the lock up, in seconds. */
 	public static final int REVOKE_WAIT_SECONDS = 5;
 
-	private final CuratorLockRegistry registry;
+	private final CuratorLockAdmin admin;
 
 	private final @Nullable Leadership leadership;
 
 	/**
 	 * Create the endpoint.
-	 * @param registry the lock registry it describes
+	 * @param admin the operator side of the lock registry it describes
 	 */
-	public ZkLocksEndpoint(CuratorLockRegistry registry) {
-		this(registry, null);
+	public ZkLocksEndpoint(CuratorLockAdmin admin) {
+		this(admin, null);
 	}
 
 	/**
 	 * Create the endpoint, describing the leadership groups too.
-	 * @param registry the lock registry it describes
+	 * @param admin the operator side of the lock registry it describes
 	 * @param leadership the application's leadership, or {@code null} for none
 	 */
-	public ZkLocksEndpoint(CuratorLockRegistry registry, @Nullable Leadership leadership) {
-		this.registry = registry;
+	public ZkLocksEndpoint(CuratorLockAdmin admin, @Nullable Leadership leadership) {
+		this.admin = admin;
 		this.leadership = leadership;
 	}
 
@@ -80,14 +86,14 @@ public class ZkLocksEndpoint {
 						this.leadership.isLeader(group)));
 			}
 		}
-		LockSnapshots.Owner owner = this.registry.getOwner();
-		return new ApplicationLocks(owner.pid(), owner.host(), this.registry.getRootPath(),
-				this.registry.describeHeldLocks(), this.registry.describeWaitingLocks(), leaders);
+		LockOwner owner = this.admin.owner();
+		return new ApplicationLocks(owner.pid(), owner.host(), this.admin.registry().getRootPath(),
+				this.admin.describeHeldLocks(), this.admin.describeWaitingLocks(), leaders);
 	}
 
 	/**
 	 * Describe who holds and waits for the lock of one key, across the ensemble (see
-	 * {@link CuratorLockRegistry#describeQueue}).
+	 * {@link CuratorLockAdmin#describeQueue}).
 	 * @param key the segments of the key below the root path
 	 * @return the description
 	 * @throws io.github.zklock.InvalidLockPathException if the segments do not form a legal key
@@ -95,12 +101,12 @@ public class ZkLocksEndpoint {
 	 */
 	@ReadOperation
 	public PathParticipants participants(@Selector(match = Selector.Match.ALL_REMAINING) String... key) {
-		LockSnapshots.LockQueue queue = this.registry.describeQueue("/" + String.join("/", key));
+		LockQueue queue = this.admin.describeQueue("/" + String.join("/", key));
 		return new PathParticipants(queue.path(), queue.waiters(), queue.localWaiters(), queue.participants());
 	}
 
 	/**
-	 * Revoke the lock of one key, held by any application: see {@link CuratorLockRegistry#revoke}.
+	 * Revoke the lock of one key, held by any application: see {@link CuratorLockAdmin#revoke}.
 	 * @param key the segments of the key below the root path
 	 * @param force whether to delete the holders' znodes rather than ask the holders to give the
 	 * lock up; {@code null} for {@code false}
@@ -110,9 +116,10 @@ public class ZkLocksEndpoint {
 	 * @throws io.github.zklock.LockException if ZooKeeper cannot be reached
 	 */
 	@DeleteOperation
-	public LockSnapshots.Revocation revoke(@Selector(match = Selector.Match.ALL_REMAINING) String[] key,
+	public Revocation revoke(@Selector(match = Selector.Match.ALL_REMAINING) String[] key,
 			@Nullable Boolean force) {
-		return this.registry.revoke("/" + String.join("/", key), Boolean.TRUE.equals(force),
+		return this.admin.revoke("/" + String.join("/", key),
+				Boolean.TRUE.equals(force) ? RevocationMode.FORCE : RevocationMode.REQUEST,
 				Duration.ofSeconds(REVOKE_WAIT_SECONDS));
 	}
 
@@ -126,8 +133,8 @@ public class ZkLocksEndpoint {
 	 * @param waiting the threads waiting, longest waiting first
 	 * @param leadership the leadership groups this application takes part in, by name
 	 */
-	public record ApplicationLocks(long pid, String host, String rootPath, List<LockSnapshots.HeldLock> held,
-			List<LockSnapshots.WaitingLock> waiting, List<GroupLeader> leadership) {
+	public record ApplicationLocks(long pid, String host, String rootPath, List<HeldLock> held,
+			List<WaitingLock> waiting, List<GroupLeader> leadership) {
 	}
 
 	/**
@@ -146,13 +153,13 @@ public class ZkLocksEndpoint {
 	 * @param path the znode path of the lock
 	 * @param waiters how many wait for it: its znodes that do not hold (of any application), plus
 	 * this application's threads waiting in its local queues (see
-	 * {@link LockSnapshots.LockQueue#waiters()})
+	 * {@link LockQueue#waiters()})
 	 * @param localWaiters how many threads of this application wait for it (in ZooKeeper's queue
 	 * or in the application's local queue)
 	 * @param participants its lock znodes in queue order
 	 */
 	public record PathParticipants(String path, int waiters, int localWaiters,
-			List<LockSnapshots.Participant> participants) {
+			List<LockParticipant> participants) {
 	}
 
 }

@@ -6,6 +6,7 @@ import io.micrometer.observation.ObservationRegistry;
 import org.apache.curator.framework.CuratorFramework;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
@@ -16,15 +17,19 @@ import org.springframework.core.env.Environment;
 import io.github.zklock.LockRegistry;
 import io.github.zklock.LockStateListener;
 import io.github.zklock.LockTemplate;
+import io.github.zklock.LockTemplateBuilder;
 import io.github.zklock.annotation.EnableDistributedLocks;
 import io.github.zklock.aop.DistributedLockConfiguration;
+import io.github.zklock.curator.CuratorLockAdmin;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.curator.LocalHandoff;
 
 /**
  * The lock part of {@link ZkLockAutoConfiguration}: a {@link CuratorLockRegistry} on the Curator
  * client (unless the application defines a {@link LockRegistry}), told of lock state changes by
- * {@link LockStateListener} beans and through application events; the {@link LockTemplate}, with
+ * {@link LockStateListener} beans and through application events, and its operator side
+ * ({@link CuratorLockAdmin}, for the endpoint, the health indicator and the meters); the
+ * {@link LockTemplate}, with
  * the application's {@code ObservationRegistry} when there is one; and the
  * {@code @DistributedLock} advice, as {@link EnableDistributedLocks @EnableDistributedLocks}
  * would register it, ordered by {@code zk.lock.aspect-order}.
@@ -50,13 +55,20 @@ class ZkLockTemplateConfiguration {
 		return registry;
 	}
 
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(CuratorLockRegistry.class)
+	CuratorLockAdmin zkLockAdmin(CuratorLockRegistry registry) {
+		return new CuratorLockAdmin(registry);
+	}
+
 	/**
-	 * The template. Its asynchronous methods (and {@code @DistributedLock} methods returning
-	 * {@code CompletableFuture}) invoke their work on Boot's {@code applicationTaskExecutor} when
-	 * there is one; the waits for ZooKeeper never occupy it (see
-	 * {@link LockTemplate#setAsyncExecutor}). With {@code spring.threads.virtual.enabled=true} (on
-	 * Java 21+) asynchronous grants are owned by virtual threads
-	 * ({@link LockTemplate#setVirtualGrantThreads}).
+	 * The template. Its asynchronous work (and {@code @DistributedLock} methods returning
+	 * {@code CompletableFuture}, {@code Mono} or {@code Flux}) is invoked on Boot's
+	 * {@code applicationTaskExecutor} when there is one; the waits for ZooKeeper never occupy it
+	 * (see {@link LockTemplateBuilder#asyncExecutor}). With
+	 * {@code spring.threads.virtual.enabled=true} (on Java 21+) asynchronous grants are owned by
+	 * virtual threads ({@link LockTemplateBuilder#virtualGrantThreads}).
 	 */
 	@Bean
 	@ConditionalOnMissingBean
@@ -64,13 +76,12 @@ class ZkLockTemplateConfiguration {
 			ObjectProvider<ObservationRegistry> observationRegistry,
 			@Qualifier(APPLICATION_TASK_EXECUTOR) ObjectProvider<Executor> applicationTaskExecutor,
 			Environment environment) {
-		LockTemplate template = new LockTemplate(lockRegistry, properties.getDefaultWaitTime());
-		observationRegistry.ifAvailable(template::setObservationRegistry);
-		applicationTaskExecutor.ifAvailable(template::setAsyncExecutor);
-		if (Threading.VIRTUAL.isActive(environment)) {
-			template.setVirtualGrantThreads(true);
-		}
-		return template;
+		LockTemplateBuilder template = LockTemplate.builder(lockRegistry)
+			.defaultWaitTime(properties.getDefaultWaitTime())
+			.asyncExecutor(applicationTaskExecutor.getIfAvailable())
+			.virtualGrantThreads(Threading.VIRTUAL.isActive(environment));
+		observationRegistry.ifAvailable(template::observationRegistry);
+		return template.build();
 	}
 
 	/**

@@ -31,7 +31,7 @@ import org.springframework.context.annotation.Configuration;
 import io.github.zklock.LockAcquisitionException;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
-import io.github.zklock.LockRequest;
+import io.github.zklock.LockTarget;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.annotation.DistributedLock;
 import io.github.zklock.autoconfigure.ZkLockAutoConfiguration;
@@ -39,7 +39,8 @@ import io.github.zklock.autoconfigure.actuate.ZkLockHealthContributorAutoConfigu
 import io.github.zklock.autoconfigure.actuate.ZkLockMetricsAutoConfiguration;
 import io.github.zklock.autoconfigure.actuate.ZkLocksEndpointAutoConfiguration;
 import io.github.zklock.curator.CuratorLockRegistry;
-import io.github.zklock.curator.LockSnapshots;
+import io.github.zklock.curator.HeldLock;
+import io.github.zklock.curator.LockParticipant;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -132,14 +133,14 @@ class ZkLockActuatorTests {
 
 			ZkLocksEndpoint.PathParticipants participants = endpoint.participants("orders", "1");
 			assertThat(participants.path()).isEqualTo("/locks/orders/1");
-			assertThat(participants.participants()).extracting(LockSnapshots.Participant::kind)
+			assertThat(participants.participants()).extracting(LockParticipant::kind)
 				.containsExactly("WRITE", "READ");
 			assertThat(participants.participants().get(0).fencingToken()).isEqualTo(token);
 
 			held.release();
 			waiter.get(10, TimeUnit.SECONDS).orElseThrow();
 			// The waiter got the lock on its own thread and still holds it: visible from here.
-			assertThat(endpoint.participants("orders", "1").participants()).extracting(LockSnapshots.Participant::kind)
+			assertThat(endpoint.participants("orders", "1").participants()).extracting(LockParticipant::kind)
 				.containsExactly("READ");
 		});
 	}
@@ -152,7 +153,7 @@ class ZkLockActuatorTests {
 			MeterRegistry meters = context.getBean(MeterRegistry.class);
 			LockHandle first = template.acquire("/orders/2", LockMode.EXCLUSIVE, Duration.ZERO);
 			long token = first.fencingToken();
-			LockSnapshots.HeldLock firstGrant = endpoint.locks().held().get(0);
+			HeldLock firstGrant = endpoint.locks().held().get(0);
 			assertThat(firstGrant.chainLength()).isOne();
 
 			// Another thread of the application waits for the key; it is handed the znode.
@@ -212,7 +213,7 @@ class ZkLockActuatorTests {
 
 			CuratorLockRegistry other = otherProcess();
 			LockHandle busy = other
-				.tryAcquire(new LockRequest("/metered/secret-customer-42", LockMode.EXCLUSIVE, true, Duration.ZERO))
+				.tryAcquire(new LockTarget("/metered/secret-customer-42", LockMode.EXCLUSIVE, true, 0, Duration.ZERO))
 				.orElseThrow();
 			try {
 				assertThatExceptionOfType(LockAcquisitionException.class)
@@ -269,7 +270,7 @@ class ZkLockActuatorTests {
 
 	static class MeteredService {
 
-		@DistributedLock(path = "/metered/#{#key}", waitTime = 0)
+		@DistributedLock(path = "/metered/#{#key}", waitTime = "0")
 		public void work(String key) {
 		}
 

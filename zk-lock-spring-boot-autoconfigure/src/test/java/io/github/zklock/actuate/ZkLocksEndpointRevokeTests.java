@@ -25,10 +25,10 @@ import org.springframework.boot.actuate.endpoint.web.WebOperation;
 import org.springframework.boot.actuate.endpoint.web.annotation.WebEndpointDiscoverer;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.convert.ApplicationConversionService;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
-import org.springframework.boot.convert.ApplicationConversionService;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
@@ -50,7 +50,8 @@ import io.github.zklock.annotation.DistributedLock;
 import io.github.zklock.autoconfigure.ZkLockAutoConfiguration;
 import io.github.zklock.autoconfigure.actuate.ZkLocksEndpointAutoConfiguration;
 import io.github.zklock.curator.CuratorLockRegistry;
-import io.github.zklock.curator.LockSnapshots;
+import io.github.zklock.curator.Revocation;
+import io.github.zklock.curator.RevocationAction;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -87,21 +88,21 @@ class ZkLocksEndpointRevokeTests {
 	@Test
 	void revocationMakesTheHolderGiveUpAndRollsItsTransactionBack() {
 		this.contextRunner.run((context) -> revokeWhileWriting(context, "requested", false,
-				LockSnapshots.RevocationAction.REVOCATION_REQUESTED));
+				RevocationAction.REVOCATION_REQUESTED));
 	}
 
 	@Test
 	void forcedRevocationDeletesTheHolderZnodeAndRollsItsTransactionBack() {
 		this.contextRunner.run((context) -> revokeWhileWriting(context, "forced", true,
-				LockSnapshots.RevocationAction.FORCED_DELETE));
+				RevocationAction.FORCED_DELETE));
 	}
 
 	@Test
 	void freeKeyIsReportedNotHeld() {
 		this.contextRunner.run((context) -> {
-			LockSnapshots.Revocation revocation = context.getBean(ZkLocksEndpoint.class)
+			Revocation revocation = context.getBean(ZkLocksEndpoint.class)
 				.revoke(new String[] { "nobody", "holds" }, null);
-			assertThat(revocation.action()).isEqualTo(LockSnapshots.RevocationAction.NOT_HELD);
+			assertThat(revocation.action()).isEqualTo(RevocationAction.NOT_HELD);
 			assertThat(revocation.path()).isEqualTo("/locks/nobody/holds");
 		});
 	}
@@ -168,8 +169,8 @@ class ZkLocksEndpointRevokeTests {
 			Object revocation = delete.invoke(new InvocationContext(SecurityContext.NONE,
 					Map.of("key", new String[] { "web", "1" }, "force", "true")));
 
-			assertThat(revocation).isInstanceOfSatisfying(LockSnapshots.Revocation.class, (revoked) -> {
-				assertThat(revoked.action()).isEqualTo(LockSnapshots.RevocationAction.FORCED_DELETE);
+			assertThat(revocation).isInstanceOfSatisfying(Revocation.class, (revoked) -> {
+				assertThat(revoked.action()).isEqualTo(RevocationAction.FORCED_DELETE);
 				assertThat(revoked.path()).isEqualTo("/locks/web/1");
 				assertThat(revoked.released()).isTrue();
 			});
@@ -199,7 +200,7 @@ class ZkLocksEndpointRevokeTests {
 	}
 
 	private static void revokeWhileWriting(AssertableApplicationContext context, String id, boolean force,
-			LockSnapshots.RevocationAction action) throws Exception {
+			RevocationAction action) throws Exception {
 		JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
 		jdbc.execute("create table if not exists entries (id varchar(64) primary key)");
 		Ledger ledger = context.getBean(Ledger.class);
@@ -207,7 +208,7 @@ class ZkLocksEndpointRevokeTests {
 		CompletableFuture<Void> writing = CompletableFuture.runAsync(() -> ledger.writeAndWait(id));
 		assertThat(ledger.awaitInside()).isTrue();
 
-		LockSnapshots.Revocation revocation = endpoint.revoke(new String[] { "ledger" }, force);
+		Revocation revocation = endpoint.revoke(new String[] { "ledger" }, force);
 
 		assertThat(revocation.action()).isEqualTo(action);
 		assertThat(revocation.released()).isTrue();

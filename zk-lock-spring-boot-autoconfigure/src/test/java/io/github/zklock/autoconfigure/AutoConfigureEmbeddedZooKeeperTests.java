@@ -71,7 +71,7 @@ class AutoConfigureEmbeddedZooKeeperTests {
 
 		private final AtomicInteger calls = new AtomicInteger();
 
-		@DistributedLock(path = "/orders/#{#id}", waitTime = 5000)
+		@DistributedLock(path = "/orders/#{#id}", waitTime = "5000")
 		public String process(String id) {
 			this.calls.incrementAndGet();
 			return LockContext.require().path();

@@ -316,7 +316,7 @@ class DistributedLockAutoConfigurationTests {
 
 		private final AtomicInteger invocations = new AtomicInteger();
 
-		@DistributedLock(path = "/keys/#{#key}", waitTime = 0)
+		@DistributedLock(path = "/keys/#{#key}", waitTime = "0")
 		public String lock(String key) {
 			this.invocations.incrementAndGet();
 			return key;

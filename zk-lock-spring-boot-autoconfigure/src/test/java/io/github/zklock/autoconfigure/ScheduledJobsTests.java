@@ -17,12 +17,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.autoconfigure.task.TaskSchedulingAutoConfiguration;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration;
 import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
 import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
-import org.springframework.boot.autoconfigure.task.TaskSchedulingAutoConfiguration;
 import org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -36,10 +36,10 @@ import org.springframework.scheduling.annotation.Scheduled;
 import io.github.zklock.Leadership;
 import io.github.zklock.LeadershipGrantedEvent;
 import io.github.zklock.LeadershipRevokedEvent;
+import io.github.zklock.OnBusy;
 import io.github.zklock.actuate.ZkLocksEndpoint;
 import io.github.zklock.annotation.DistributedLock;
 import io.github.zklock.annotation.LeaderOnly;
-import io.github.zklock.annotation.OnBusy;
 import io.github.zklock.autoconfigure.actuate.ZkLockHealthContributorAutoConfiguration;
 import io.github.zklock.autoconfigure.actuate.ZkLockMetricsAutoConfiguration;
 import io.github.zklock.autoconfigure.actuate.ZkLocksEndpointAutoConfiguration;
@@ -251,7 +251,7 @@ class ScheduledJobsTests {
 		}
 
 		@Scheduled(cron = "* * * * * *")
-		@DistributedLock(path = "/jobs/tick", waitTime = 0, onBusy = OnBusy.SKIP, lockAtLeastFor = "500ms")
+		@DistributedLock(path = "/jobs/tick", waitTime = "0", onBusy = OnBusy.SKIP, lockAtLeastFor = "500ms")
 		public void locked() {
 			runs.add(new Run("locked", Instant.now().getEpochSecond(), this.app));
 		}

@@ -48,6 +48,7 @@ import io.github.zklock.aop.DistributedLockConfiguration;
 import io.github.zklock.aop.DistributedLockMethodValidator;
 import io.github.zklock.aop.LockOperation;
 import io.github.zklock.aop.LockOperationSource;
+import io.github.zklock.curator.CuratorLockAdmin;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.curator.LocalHandoff;
 import io.github.zklock.expression.LockPathExpressionEvaluator;
@@ -455,7 +456,7 @@ class ZkLockAutoConfigurationTests {
 			assertThat(context).hasNotFailed();
 			AsyncService service = context.getBean(AsyncService.class);
 			assertThat(service.lock().get(10, TimeUnit.SECONDS)).isEqualTo("x");
-			assertThat(context.getBean(CuratorLockRegistry.class).heldLockCount()).isZero();
+			assertThat(context.getBean(CuratorLockAdmin.class).heldLockCount()).isZero();
 		});
 	}
 

@@ -20,7 +20,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.validation.FieldError;
 
 import io.github.zklock.LockTemplate;
-import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.curator.CuratorLockAdmin;
 import io.github.zklock.shedlock.ZkLockProvider;
 import io.github.zklock.test.ZooKeeperExtension;
 
@@ -68,14 +68,14 @@ class ZkLockShedLockAutoConfigurationTests {
 					.asString()
 					.startsWith("/locks/shedlock/report%2Fdaily/leases/");
 				// Granted by the application's registry, and busy for a second attempt.
-				assertThat(context.getBean(CuratorLockRegistry.class).heldLockCount()).isOne();
+				assertThat(context.getBean(CuratorLockAdmin.class).heldLockCount()).isOne();
 				assertThat(provider.lock(config("report/daily"))).isEmpty();
 			}
 			finally {
 				lock.unlock();
 			}
 			assertThat(ephemeralZnodes(zk, "/locks/shedlock/report%2Fdaily")).isEmpty();
-			assertThat(context.getBean(CuratorLockRegistry.class).heldLockCount()).isZero();
+			assertThat(context.getBean(CuratorLockAdmin.class).heldLockCount()).isZero();
 		});
 	}
 

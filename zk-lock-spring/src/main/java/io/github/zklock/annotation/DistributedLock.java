@@ -6,9 +6,9 @@ import java.lang.annotation.Inherited;
 import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
-import java.util.concurrent.TimeUnit;
 
 import io.github.zklock.LockMode;
+import io.github.zklock.OnBusy;
 
 /**
  * Runs the annotated method while holding a ZooKeeper lock on each key of {@link #path()}.
@@ -31,7 +31,7 @@ import io.github.zklock.LockMode;
  *
  * <p>Several keys make a multi-lock, as for a transfer between two accounts:
  * <pre class="code">
- * &#64;DistributedLock(path = { "/account/#{#from}", "/account/#{#to}" }, waitTime = 2, timeUnit = SECONDS)
+ * &#64;DistributedLock(path = { "/account/#{#from}", "/account/#{#to}" }, waitTime = "2s")
  * public void transfer(String from, String to, BigDecimal amount) { ... }
  * </pre>
  * Every key is taken in the one {@link #mode()}, in a canonical order (sorted by the keys' full
@@ -44,8 +44,7 @@ import io.github.zklock.LockMode;
  * lock of it (a multi-lock inside a call that holds one of its keys re-enters that key), and is
  * observed in metrics under its own template. {@link io.github.zklock.LockContext#current()}
  * gives the handle of the set, whose {@link io.github.zklock.LockHandle#parts() parts} are each
- * key's grant, with its own fencing token. See
- * {@link io.github.zklock.LockTemplate#acquireAll(java.util.List)}.
+ * key's grant, with its own fencing token. See {@link io.github.zklock.LockRequest#of(java.util.Collection)}.
  *
  * <p>Asynchronous methods: the lock is owned by its grant, not by a thread.
  * <ul>
@@ -53,7 +52,7 @@ import io.github.zklock.LockMode;
  * holds the lock from before it is invoked until the stage it returns completes (normally,
  * exceptionally or by cancellation); the caller gets a future that completes after the release,
  * with the stage's outcome (see
- * {@link io.github.zklock.LockTemplate#executeAsync(io.github.zklock.LockRequest, java.util.function.Function)}).
+ * {@link io.github.zklock.AsyncLockTemplate#execute}).
  * The calling thread does not wait for ZooKeeper; an invalid key value still throws at call
  * time; what the method throws, checked or not, fails the future; a {@code null} stage completes
  * with {@code null}; {@link OnBusy#SKIP} completes with {@code null} (an empty {@code Optional}
@@ -69,16 +68,24 @@ import io.github.zklock.LockMode;
  * finite one).</li>
  * <li>{@link io.github.zklock.LockContext#current()} sees the grant only while the method itself
  * runs (for a future; never for a {@code Mono} or {@code Flux}), not in later callbacks: use the
- * Reactor context ({@link io.github.zklock.aop.ReactiveLockContext#current()}), or pass the handle
+ * Reactor context ({@link io.github.zklock.reactive.ReactiveLockContext#current()}), or pass the handle
  * on.</li>
  * <li>The method body runs on the template's async executor
- * ({@link io.github.zklock.LockTemplate#setAsyncExecutor}: Boot's {@code applicationTaskExecutor}
+ * ({@link io.github.zklock.LockTemplateBuilder#asyncExecutor}: Boot's {@code applicationTaskExecutor}
  * when there is one), else on the grant's own thread.</li>
  * </ul>
  * Other asynchronous return types ({@code Future}, subclasses of {@code CompletableFuture},
  * {@code Flow.Publisher} and other Reactive Streams publishers) are rejected at start-up.
  *
- * <p>Example: {@code @DistributedLock(path = "/stock/#{#sku}", waitTime = 2, timeUnit = SECONDS)}.
+ * <p>Durations ({@link #waitTime()}, {@link #lockAtLeastFor()}) are strings, as
+ * {@code @Scheduled(fixedDelayString)} takes them: ISO-8601 ({@code "PT2S"}), the simple style
+ * ({@code "2s"}, {@code "500ms"}, {@code "1m"}), a plain number of milliseconds ({@code "500"}),
+ * or a {@code ${...}} placeholder resolved at start-up ({@code "${stock.lock-wait}"}). A value
+ * that is malformed, or negative other than {@link #WAIT_FOREVER}, fails the start naming the
+ * method. The rules between the attributes are those of {@link io.github.zklock.LockRequest},
+ * which the annotation is turned into once per method.
+ *
+ * <p>Example: {@code @DistributedLock(path = "/stock/#{#sku}", waitTime = "2s")}.
  *
  * <p>The advice that honours it comes with the Spring Boot starter, or, in an application without
  * Spring Boot, with {@link EnableDistributedLocks @EnableDistributedLocks}.
@@ -93,17 +100,11 @@ import io.github.zklock.LockMode;
 public @interface DistributedLock {
 
 	/**
-	 * Value of {@link #waitTime()} that means "not given": use {@code zk.lock.default-wait-time}.
-	 * The default of {@link #waitTime()}; not meant to be written.
-	 */
-	long DEFAULT_WAIT_TIME = Long.MIN_VALUE;
-
-	/**
-	 * Value of {@link #waitTime()} that means "wait until the lock is granted, without limit", in
-	 * any {@link #timeUnit()}: {@code -1}, as {@code LockRequest.WAIT_FOREVER} ({@code -1 ms}) and
+	 * The value of {@link #waitTime()} that waits until the lock is granted, without limit:
+	 * {@code "-1ms"}, the value of {@code LockRequest.WAIT_FOREVER} and of
 	 * {@code zk.lock.default-wait-time=-1ms}.
 	 */
-	long WAIT_FOREVER = -1;
+	String WAIT_FOREVER = "-1ms";
 
 	/**
 	 * The key or keys to lock, below {@code zk.lock.root-path}, each starting with {@code /}, for
@@ -136,20 +137,13 @@ public @interface DistributedLock {
 	boolean reentrant() default true;
 
 	/**
-	 * How long to wait for the lock, in {@link #timeUnit()}. Left out ({@link #DEFAULT_WAIT_TIME}),
-	 * {@code zk.lock.default-wait-time} applies; {@code 0} makes one attempt without waiting;
-	 * {@link #WAIT_FOREVER} ({@code -1}) waits without limit. Other negative values are rejected
-	 * at start-up, naming the method. For several keys it is one budget for all of them together
-	 * ({@code 0}: one attempt per key).
-	 * @return the wait time
+	 * How long to wait for the lock, a duration string (see the type's description). Left out
+	 * (empty), {@code zk.lock.default-wait-time} applies; {@code "0"} makes one attempt without
+	 * waiting; {@link #WAIT_FOREVER} ({@code "-1ms"}) waits without limit. For several keys it is
+	 * one budget for all of them together ({@code "0"}: one attempt per key).
+	 * @return the wait time, empty for the default
 	 */
-	long waitTime() default DEFAULT_WAIT_TIME;
-
-	/**
-	 * The unit of {@link #waitTime()}.
-	 * @return the time unit
-	 */
-	TimeUnit timeUnit() default TimeUnit.MILLISECONDS;
+	String waitTime() default "";
 
 	/**
 	 * What to do when the lock (for a multi-lock: any of its keys) stays busy for the whole wait
@@ -165,19 +159,17 @@ public @interface DistributedLock {
 	 * How long the lock is kept at least, counted from its grant: when the method returns
 	 * earlier, the lock is released once this time has passed since it was granted, by a
 	 * scheduler thread (the calling thread returns at once). For a scheduled job on several
-	 * instances, with {@link #onBusy()} {@code SKIP} and {@code waitTime = 0}: an instance whose
+	 * instances, with {@link #onBusy()} {@code SKIP} and {@code waitTime = "0"}: an instance whose
 	 * schedule fires a little later than the one that ran the tick finds the key still taken and
 	 * skips, instead of running the same tick again.
 	 * <pre class="code">
 	 * &#64;Scheduled(cron = "0 0/5 * * * *")
-	 * &#64;DistributedLock(path = "/jobs/report", waitTime = 0, onBusy = OnBusy.SKIP, lockAtLeastFor = "PT1M")
+	 * &#64;DistributedLock(path = "/jobs/report", waitTime = "0", onBusy = OnBusy.SKIP, lockAtLeastFor = "1m")
 	 * public void report() { ... }
 	 * </pre>
-	 * <p>A duration string as {@code @Scheduled(fixedDelayString)} takes: ISO-8601
-	 * ({@code PT30S}), the simple style ({@code 30s}, {@code 500ms}, {@code 1m}), or a plain number
-	 * in {@link #timeUnit()}; {@code ${...}} placeholders are resolved at start-up. Empty (the
-	 * default) or zero: the lock is released when the method returns. A negative or malformed
-	 * value is rejected at start-up, naming the method.
+	 * <p>A duration string (see the type's description). Empty (the default) or zero: the lock is
+	 * released when the method returns. A negative or malformed value is rejected at start-up,
+	 * naming the method.
 	 * <p>A lock kept after its method must not be bound to the calling thread, so a lock with
 	 * {@code lockAtLeastFor} is a non-reentrant one whatever {@link #reentrant()} says (a nested
 	 * call on the same key fails after its wait); it is allowed for {@link LockMode#EXCLUSIVE}

@@ -6,7 +6,8 @@ import java.lang.annotation.Inherited;
 import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
-import java.util.concurrent.TimeUnit;
+
+import io.github.zklock.OnBusy;
 
 /**
  * Runs the annotated method while holding one permit of a ZooKeeper semaphore on {@link #path()}:
@@ -42,9 +43,9 @@ import java.util.concurrent.TimeUnit;
  * subscription, on subscription, and gives it back on complete, error or cancel; other
  * asynchronous return types are rejected at start-up. A method may not carry both annotations.
  *
- * <p>Example: {@code @DistributedSemaphore(path = "/partner/#{#partnerId}", permits = 4)}.
+ * <p>Example: {@code @DistributedSemaphore(path = "/partner/#{#partnerId}", permits = 4, waitTime = "2s")}.
  *
- * @see io.github.zklock.LockTemplate#acquirePermit(String, int, java.time.Duration)
+ * @see io.github.zklock.LockRequest#permit(String, int)
  * @see DistributedLock
  */
 @Target({ ElementType.METHOD, ElementType.ANNOTATION_TYPE })
@@ -70,20 +71,13 @@ public @interface DistributedSemaphore {
 	int permits();
 
 	/**
-	 * How long to wait for a free permit, in {@link #timeUnit()}, with the values of
-	 * {@link DistributedLock#waitTime()}: left out ({@link DistributedLock#DEFAULT_WAIT_TIME}),
-	 * {@code zk.lock.default-wait-time} applies; {@code 0} makes one attempt;
-	 * {@link DistributedLock#WAIT_FOREVER} ({@code -1}) waits without limit. Other negative values
-	 * are rejected at start-up, naming the method.
-	 * @return the wait time
+	 * How long to wait for a free permit, a duration string with the values and rules of
+	 * {@link DistributedLock#waitTime()}: left out (empty), {@code zk.lock.default-wait-time}
+	 * applies; {@code "0"} makes one attempt; {@link DistributedLock#WAIT_FOREVER} waits without
+	 * limit.
+	 * @return the wait time, empty for the default
 	 */
-	long waitTime() default DistributedLock.DEFAULT_WAIT_TIME;
-
-	/**
-	 * The unit of {@link #waitTime()}.
-	 * @return the time unit
-	 */
-	TimeUnit timeUnit() default TimeUnit.MILLISECONDS;
+	String waitTime() default "";
 
 	/**
 	 * What to do when no permit is free for the whole wait time: {@link OnBusy#FAIL} throws

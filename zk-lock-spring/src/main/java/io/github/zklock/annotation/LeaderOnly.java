@@ -10,7 +10,7 @@ import java.lang.annotation.Target;
 /**
  * Runs the annotated method only while this application instance leads {@link #group()}; on
  * every other instance the call is skipped: the method is not invoked and returns {@code null}
- * ({@code Optional.empty()} for an {@code Optional} return type), as {@link OnBusy#SKIP} does.
+ * ({@code Optional.empty()} for an {@code Optional} return type), as {@link io.github.zklock.OnBusy#SKIP} does.
  * Made for scheduled work that one instance at a time should do:
  * <pre class="code">
  * &#64;Scheduled(fixedDelay = 10_000)

@@ -1,100 +1,115 @@
 package io.github.zklock.aop;
 
 import java.lang.reflect.Method;
-import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
+import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 
-import io.github.zklock.LockMode;
-import io.github.zklock.annotation.OnBusy;
+import io.github.zklock.LockRequest;
+import io.github.zklock.LockTemplate;
 import io.github.zklock.expression.LockPathTemplate;
 
 /**
  * A validated {@code @DistributedLock} or {@code @DistributedSemaphore} declaration, built once
- * per method.
+ * per method by {@link LockOperationSource}: the key templates, the prototype
+ * {@link LockRequest} that every call of the method fills with its resolved keys (so the
+ * request's rules were checked at start-up), and the invoker chosen for the method's return type.
+ * A call is one {@link #invoke} of it.
  *
- * @param method the most specific method, whose parameter names the key templates use
- * @param paths the parsed key templates, in declaration order: one for a lock or a semaphore,
- * several for a multi-lock
- * @param mode the lock mode ({@link LockMode#EXCLUSIVE} for a semaphore)
- * @param reentrant whether an EXCLUSIVE lock is reentrant ({@code false} for a semaphore)
- * @param waitTime the wait time, {@code null} for the default, {@code LockRequest.WAIT_FOREVER} for no
- * limit
- * @param permits {@code 0} for a lock, else the number of permits of the semaphore
- * @param onBusy what a busy lock does to the call
- * @param lockAtLeastFor how long the lock is kept at least after its grant, zero for none (then
- * the operation is a non-reentrant EXCLUSIVE one)
+ * <p>Immutable and thread-safe.
  */
-public record LockOperation(Method method, List<LockPathTemplate> paths, LockMode mode, boolean reentrant,
-		@Nullable Duration waitTime, int permits, OnBusy onBusy, Duration lockAtLeastFor) {
+public final class LockOperation {
+
+	private final Method method;
+
+	private final List<LockPathTemplate> keyTemplates;
+
+	private final LockRequest prototype;
+
+	private final LockInvoker invoker;
+
+	private final LockOperationSource source;
+
+	LockOperation(Method method, List<LockPathTemplate> keyTemplates, LockRequest prototype, LockInvoker invoker,
+			LockOperationSource source) {
+		this.method = Objects.requireNonNull(method, "method must not be null");
+		this.keyTemplates = List.copyOf(keyTemplates);
+		this.prototype = Objects.requireNonNull(prototype, "prototype must not be null");
+		this.invoker = Objects.requireNonNull(invoker, "invoker must not be null");
+		this.source = source;
+	}
 
 	/**
-	 * Create an operation.
-	 * @throws IllegalArgumentException if no key template is given, {@code permits} or
-	 * {@code lockAtLeastFor} is negative, or {@code lockAtLeastFor} is positive on a reentrant,
-	 * READ or WRITE operation
+	 * Return the most specific method, whose parameter names the key templates use.
+	 * @return the method
 	 */
-	public LockOperation {
-		Objects.requireNonNull(method, "method must not be null");
-		paths = List.copyOf(paths);
-		if (paths.isEmpty()) {
-			throw new IllegalArgumentException("A lock operation needs at least one key template");
+	public Method method() {
+		return this.method;
+	}
+
+	/**
+	 * Return the parsed key templates, in declaration order: one for a lock or a semaphore,
+	 * several for a multi-lock.
+	 * @return the key templates
+	 */
+	public List<LockPathTemplate> keyTemplates() {
+		return this.keyTemplates;
+	}
+
+	/**
+	 * Return the request every call makes, with the key templates' sources as its keys and its
+	 * name (the low-cardinality name in metrics).
+	 * @return the prototype request
+	 */
+	public LockRequest prototype() {
+		return this.prototype;
+	}
+
+	/** The strategy for the method's return type. */
+	LockInvoker invoker() {
+		return this.invoker;
+	}
+
+	/**
+	 * Return the request of one call: the prototype with the call's keys, every key resolved
+	 * before any ZooKeeper request.
+	 * @param args the call's arguments
+	 * @param target the target object, may be {@code null}
+	 * @return the request
+	 * @throws io.github.zklock.InvalidLockPathException if a template value is {@code null}, empty
+	 * or fails
+	 */
+	public LockRequest request(@Nullable Object[] args, @Nullable Object target) {
+		if (this.keyTemplates.size() == 1) {
+			return this.prototype.withKeys(List.of(this.source.resolvePath(this, this.keyTemplates.get(0), args, target)));
 		}
-		Objects.requireNonNull(mode, "mode must not be null");
-		if (permits < 0) {
-			throw new IllegalArgumentException("permits must not be negative, was " + permits);
+		List<String> keys = new ArrayList<>(this.keyTemplates.size());
+		for (LockPathTemplate template : this.keyTemplates) {
+			keys.add(this.source.resolvePath(this, template, args, target));
 		}
-		Objects.requireNonNull(onBusy, "onBusy must not be null");
-		Objects.requireNonNull(lockAtLeastFor, "lockAtLeastFor must not be null");
-		if (lockAtLeastFor.isNegative()
-				|| (!lockAtLeastFor.isZero() && (mode != LockMode.EXCLUSIVE || reentrant))) {
-			throw new IllegalArgumentException("lockAtLeastFor " + lockAtLeastFor
-					+ " needs a non-negative duration on a non-reentrant EXCLUSIVE operation");
-		}
+		return this.prototype.withKeys(keys);
 	}
 
 	/**
-	 * Create an operation whose lock is released when the method returns.
-	 * @param method the most specific method
-	 * @param paths the parsed key templates
-	 * @param mode the lock mode
-	 * @param reentrant whether an EXCLUSIVE lock is reentrant
-	 * @param waitTime the wait time, {@code null} for the default
-	 * @param permits {@code 0} for a lock, else the number of permits
-	 * @param onBusy what a busy lock does to the call
-	 * @throws IllegalArgumentException if no key template is given, or {@code permits} is negative
+	 * Run a call of the method under its lock.
+	 * @param template the template that grants
+	 * @param invocation the call
+	 * @param target the target object, may be {@code null}
+	 * @return what the call returns: the method's result, the skipped value, or for an
+	 * asynchronous or reactive method a stage or publisher that locks
+	 * @throws Throwable what the method throws (a blocking method), or the lock's exceptions
 	 */
-	public LockOperation(Method method, List<LockPathTemplate> paths, LockMode mode, boolean reentrant,
-			@Nullable Duration waitTime, int permits, OnBusy onBusy) {
-		this(method, paths, mode, reentrant, waitTime, permits, onBusy, Duration.ZERO);
+	@Nullable Object invoke(LockTemplate template, MethodInvocation invocation, @Nullable Object target)
+			throws Throwable {
+		return this.invoker.invoke(template, request(invocation.getArguments(), target), invocation);
 	}
 
-	/**
-	 * Return this operation with its lock released when the method returns.
-	 * @return an operation without {@code lockAtLeastFor}, this one if it has none
-	 */
-	LockOperation withoutLockAtLeastFor() {
-		return this.lockAtLeastFor.isZero() ? this
-				: new LockOperation(this.method, this.paths, this.mode, this.reentrant, this.waitTime, this.permits,
-						this.onBusy);
-	}
-
-	/**
-	 * Return whether the operation takes a permit of a semaphore rather than a lock.
-	 * @return whether {@link #permits()} is positive
-	 */
-	public boolean isSemaphore() {
-		return this.permits > 0;
-	}
-
-	/**
-	 * Return whether the operation locks several keys at once.
-	 * @return whether more than one key template is declared
-	 */
-	public boolean isMultiLock() {
-		return this.paths.size() > 1;
+	@Override
+	public String toString() {
+		return "LockOperation[" + this.method.getName() + ": " + this.prototype + "]";
 	}
 
 }

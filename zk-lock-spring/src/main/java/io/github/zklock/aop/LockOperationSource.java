@@ -12,13 +12,14 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Flow;
 import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.context.EmbeddedValueResolverAware;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.ReactiveAdapterRegistry;
+import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.format.annotation.DurationFormat;
 import org.springframework.format.datetime.standard.DurationFormatterUtils;
@@ -29,19 +30,21 @@ import org.springframework.util.StringValueResolver;
 import io.github.zklock.InvalidLockPathException;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockRequest;
+import io.github.zklock.OnBusy;
 import io.github.zklock.annotation.DistributedLock;
 import io.github.zklock.annotation.DistributedSemaphore;
-import io.github.zklock.annotation.OnBusy;
 import io.github.zklock.expression.LockPathExpressionEvaluator;
 import io.github.zklock.expression.LockPathTemplate;
 
 /**
  * Finds and validates {@link DistributedLock @DistributedLock} and
  * {@link DistributedSemaphore @DistributedSemaphore} on methods, building one
- * {@link LockOperation} per method and target class and caching it (the key templates are parsed
- * there, once). {@code ${...}} placeholders in {@code lockAtLeastFor} are resolved with the
- * container's embedded value resolver (set by the container; without one they are taken as
- * written).
+ * {@link LockOperation} per method and target class and caching it: the key templates are parsed
+ * there, once; the annotation becomes a prototype {@link LockRequest}, whose constructor checks
+ * every rule between the attributes (reported here naming the method); the invoker is chosen for
+ * the return type. {@code ${...}} placeholders in {@code waitTime} and {@code lockAtLeastFor} are
+ * resolved with the container's embedded value resolver (set by the container; without one they
+ * are taken as written).
  *
  * <p>Thread-safe.
  */
@@ -85,12 +88,13 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 	 * {@code @DistributedLock} names no key
 	 * @throws IllegalStateException if the declaration is otherwise invalid: both annotations on
 	 * one method, an asynchronous or reactive return type other than exactly {@code CompletionStage},
-	 * {@code CompletableFuture}, Reactor's {@code Mono} or {@code Flux}, a negative wait time other than
-	 * {@code WAIT_FOREVER}, {@code reentrant = false} on READ or WRITE, fewer than one permit,
-	 * {@code onBusy = SKIP} with a primitive return type other than {@code void}, a negative or
-	 * malformed {@code lockAtLeastFor} or one on READ or WRITE, or a key template
-	 * already used by another method with a kind that would not exclude this one (EXCLUSIVE vs
-	 * READ/WRITE vs semaphore, reentrant vs not, semaphores with different permits)
+	 * {@code CompletableFuture}, Reactor's {@code Mono} or {@code Flux}, a malformed duration, a rule
+	 * of {@link LockRequest} broken (a negative wait time other than {@code WAIT_FOREVER},
+	 * {@code reentrant = false} on READ or WRITE, fewer than one permit, a negative
+	 * {@code lockAtLeastFor} or one on READ or WRITE), {@code onBusy = SKIP} with a primitive return
+	 * type other than {@code void}, or a key template already used by another method with a kind
+	 * that would not exclude this one (EXCLUSIVE vs READ/WRITE vs semaphore, reentrant vs not,
+	 * semaphores with different permits)
 	 */
 	public @Nullable LockOperation getOperation(Method method, @Nullable Class<?> targetClass) {
 		MethodClassKey key = new MethodClassKey(method, targetClass);
@@ -149,54 +153,28 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 
 	private LockOperation lockOperation(DistributedLock annotation, Method method, String where) {
 		rejectUnsupportedAsyncReturnType(method, LOCK, where);
-		if (!annotation.reentrant() && annotation.mode() != LockMode.EXCLUSIVE) {
-			throw new IllegalStateException(LOCK + " on " + where + ": reentrant = false applies to "
-					+ LockMode.EXCLUSIVE + " only; " + annotation.mode() + " locks are always reentrant");
-		}
 		rejectSkipOfPrimitive(method, annotation.onBusy(), LOCK, where);
 		if (annotation.path().length == 0) {
 			throw new InvalidLockPathException(LOCK + " on " + where + ": no key given; path names one key, or "
 					+ "several for a multi-lock, such as path = \"/orders/#{#orderId}\"");
 		}
-		List<LockPathTemplate> paths = new ArrayList<>(annotation.path().length);
+		List<LockPathTemplate> keys = new ArrayList<>(annotation.path().length);
 		for (String template : annotation.path()) {
-			paths.add(parse(template, LOCK, where));
+			keys.add(parse(template, LOCK, where));
 		}
-		Duration lockAtLeastFor = lockAtLeastFor(annotation, where);
-		// A lock kept after the call is released by another thread: it cannot be thread-bound.
-		boolean reentrant = annotation.reentrant() && lockAtLeastFor.isZero();
-		return new LockOperation(method, paths, annotation.mode(), reentrant,
-				waitTime(annotation.waitTime(), annotation.timeUnit(), LOCK, where), 0, annotation.onBusy(),
-				lockAtLeastFor);
-	}
-
-	private Duration lockAtLeastFor(DistributedLock annotation, String where) {
-		String value = annotation.lockAtLeastFor();
-		if (this.valueResolver != null && StringUtils.hasText(value)) {
-			value = this.valueResolver.resolveStringValue(value);
-		}
-		if (!StringUtils.hasText(value)) {
-			return Duration.ZERO;
-		}
-		Duration duration;
-		try {
-			duration = DurationFormatterUtils.detectAndParse(value.trim(),
-					DurationFormat.Unit.fromChronoUnit(annotation.timeUnit().toChronoUnit()));
-		}
-		catch (IllegalArgumentException ex) {
-			throw new IllegalStateException(LOCK + " on " + where + ": lockAtLeastFor '" + value + "' is not a "
-					+ "duration; use ISO-8601 (PT30S), the simple style (30s, 500ms) or a number in timeUnit", ex);
-		}
-		if (duration.isNegative()) {
-			throw new IllegalStateException(LOCK + " on " + where + ": lockAtLeastFor " + value
-					+ " is negative; use a positive duration, or leave it out to release when the method returns");
-		}
-		if (!duration.isZero() && annotation.mode() != LockMode.EXCLUSIVE) {
-			throw new IllegalStateException(LOCK + " on " + where + ": lockAtLeastFor applies to "
-					+ LockMode.EXCLUSIVE + " only; a " + annotation.mode() + " lock is bound to the calling thread "
-					+ "and cannot be kept after the method returns");
-		}
-		return duration;
+		Duration lockAtLeastFor = duration("lockAtLeastFor", annotation.lockAtLeastFor(), LOCK, where);
+		boolean kept = lockAtLeastFor != null && !lockAtLeastFor.isZero();
+		LockRequest prototype = request(LOCK, where, () -> LockRequest.of(sources(keys))
+			.withMode(annotation.mode())
+			// An EXCLUSIVE lock kept after the call is released by another thread, so it is not
+			// reentrant; READ and WRITE stay as written, for LockRequest to refuse what they cannot do.
+			.withReentrant(annotation.reentrant() && (annotation.mode() != LockMode.EXCLUSIVE || !kept))
+			.withWaitTime(waitTime(annotation.waitTime(), LOCK, where))
+			.withOnBusy(annotation.onBusy())
+			.withLockAtLeastFor((lockAtLeastFor != null) ? lockAtLeastFor : Duration.ZERO)
+			// Named after the templates: resolved values would make a metric per key.
+			.withName(String.join(",", sources(keys))));
+		return new LockOperation(method, keys, prototype, invoker(method), this);
 	}
 
 	private LockOperation semaphoreOperation(DistributedSemaphore annotation, Method method, String where) {
@@ -206,11 +184,87 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 					+ " lets nobody in; a semaphore needs at least 1 permit");
 		}
 		rejectSkipOfPrimitive(method, annotation.onBusy(), SEMAPHORE, where);
-		LockPathTemplate path = parse(annotation.path(), SEMAPHORE, where);
-		// A permit is a non-reentrant EXCLUSIVE request (LockRequest.withPermits).
-		return new LockOperation(method, List.of(path), LockMode.EXCLUSIVE, false,
-				waitTime(annotation.waitTime(), annotation.timeUnit(), SEMAPHORE, where), annotation.permits(),
-				annotation.onBusy());
+		LockPathTemplate key = parse(annotation.path(), SEMAPHORE, where);
+		LockRequest prototype = request(SEMAPHORE, where, () -> LockRequest.permit(key.getSource(), annotation.permits())
+			.withWaitTime(waitTime(annotation.waitTime(), SEMAPHORE, where))
+			.withOnBusy(annotation.onBusy()));
+		return new LockOperation(method, List.of(key), prototype, invoker(method), this);
+	}
+
+	/** Build the prototype request, reporting a broken rule of {@link LockRequest} with the method. */
+	private static LockRequest request(String annotation, String where, Supplier<LockRequest> request) {
+		try {
+			return request.get();
+		}
+		catch (InvalidLockPathException ex) {
+			throw new InvalidLockPathException(annotation + " on " + where + ": " + ex.getMessage(), ex);
+		}
+		catch (IllegalArgumentException ex) {
+			// The message says it all; the start-up failure is this exception, naming the method.
+			throw new IllegalStateException(annotation + " on " + where + ": " + ex.getMessage());
+		}
+	}
+
+	private static List<String> sources(List<LockPathTemplate> keys) {
+		return keys.stream().map(LockPathTemplate::getSource).toList();
+	}
+
+	/**
+	 * Parse the wait time, named as written when {@link LockRequest}'s rule refuses it: the one
+	 * check of a wait time, with the annotation's words.
+	 */
+	private @Nullable Duration waitTime(String value, String annotation, String where) {
+		Duration waitTime = duration("waitTime", value, annotation, where);
+		if (waitTime != null) {
+			try {
+				LockRequest.checkWaitTime(waitTime, "waitTime '" + value + "'");
+			}
+			catch (IllegalArgumentException ex) {
+				throw new IllegalStateException(annotation + " on " + where + ": " + ex.getMessage()
+						+ ", written \"-1ms\" on the annotation (DistributedLock.WAIT_FOREVER); leave it out for "
+						+ "zk.lock.default-wait-time");
+			}
+		}
+		return waitTime;
+	}
+
+	/**
+	 * Parse a duration attribute: empty for "not given", else ISO-8601, the simple style or a
+	 * number of milliseconds, after {@code ${...}} placeholders are resolved.
+	 */
+	private @Nullable Duration duration(String attribute, String value, String annotation, String where) {
+		String resolved = value;
+		if (this.valueResolver != null && StringUtils.hasText(value)) {
+			resolved = this.valueResolver.resolveStringValue(value);
+		}
+		if (!StringUtils.hasText(resolved)) {
+			return null;
+		}
+		try {
+			return DurationFormatterUtils.detectAndParse(resolved.trim(), DurationFormat.Unit.MILLIS);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalStateException(annotation + " on " + where + ": " + attribute + " '" + value + "'"
+					+ (resolved.equals(value) ? "" : " ('" + resolved + "')") + " is not a duration; use ISO-8601 "
+					+ "(PT2S), the simple style (2s, 500ms) or a number of milliseconds", ex);
+		}
+	}
+
+	/**
+	 * The strategy for the method's return type, chosen once: a skipped call returns an empty
+	 * {@code Optional} where the method (or its stage) has one, else {@code null}.
+	 */
+	private static LockInvoker invoker(Method method) {
+		Class<?> returnType = method.getReturnType();
+		if (returnType == CompletionStage.class || returnType == CompletableFuture.class) {
+			Class<?> value = ResolvableType.forMethodReturnType(method).as(CompletionStage.class).getGeneric(0).resolve();
+			return new CompletionStageLockInvoker((value == Optional.class) ? Optional.empty() : null);
+		}
+		if (isReactorType(returnType)) {
+			// Only here is a Reactor class loaded: the module works without Reactor.
+			return new ReactorLockInvoker(returnType.getName().equals(MONO));
+		}
+		return new BlockingLockInvoker((returnType == Optional.class) ? Optional.empty() : null);
 	}
 
 	private LockPathTemplate parse(String template, String annotation, String where) {
@@ -228,15 +282,15 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 	 * each other; semaphores naming different permits would fail at every call of the second.
 	 */
 	private void rejectConflictingKind(LockOperation operation, String where) {
-		for (LockPathTemplate path : operation.paths()) {
+		for (LockPathTemplate path : operation.keyTemplates()) {
 			LockOperation first = this.operationsByPath.putIfAbsent(path.getSource(), operation);
-			if (first == null || recipeKey(first).equals(recipeKey(operation))) {
+			if (first == null || recipeKind(first.prototype()).equals(recipeKind(operation.prototype()))) {
 				continue;
 			}
 			String conflict = annotationName(operation) + " on " + where + " uses '" + path + "' as "
-					+ recipeKind(operation) + ", but " + ClassUtils.getQualifiedMethodName(first.method())
-					+ " uses the same path as " + recipeKind(first) + "; ";
-			if (operation.isSemaphore() && first.isSemaphore()) {
+					+ describeKind(operation.prototype()) + ", but " + ClassUtils.getQualifiedMethodName(first.method())
+					+ " uses the same path as " + describeKind(first.prototype()) + "; ";
+			if (operation.prototype().isPermit() && first.prototype().isPermit()) {
 				throw new IllegalStateException(conflict + "every participant of a semaphore must name the same "
 						+ "number of permits for a key (the first stores its count with the key)");
 			}
@@ -245,40 +299,24 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 		}
 	}
 
-	private static String recipeKey(LockOperation operation) {
-		return recipeKind(operation.withoutLockAtLeastFor());
-	}
-
-	private static String recipeKind(LockOperation operation) {
-		if (!operation.lockAtLeastFor().isZero()) {
-			return "EXCLUSIVE (reentrant = false, as lockAtLeastFor makes it)";
+	/** Which recipe, and so which znodes, a request's keys use. */
+	private static String recipeKind(LockRequest request) {
+		if (request.isPermit()) {
+			return "SEMAPHORE (" + request.permits() + " permits)";
 		}
-		if (operation.isSemaphore()) {
-			return "SEMAPHORE (" + operation.permits() + " permits)";
-		}
-		if (operation.mode() != LockMode.EXCLUSIVE) {
+		if (request.mode() != LockMode.EXCLUSIVE) {
 			return "READ/WRITE";
 		}
-		return operation.reentrant() ? "EXCLUSIVE" : "EXCLUSIVE (reentrant = false)";
+		return request.reentrant() ? "EXCLUSIVE" : "EXCLUSIVE (reentrant = false)";
+	}
+
+	private static String describeKind(LockRequest request) {
+		return request.lockAtLeastFor().isZero() ? recipeKind(request)
+				: "EXCLUSIVE (reentrant = false, as lockAtLeastFor makes it)";
 	}
 
 	private static String annotationName(LockOperation operation) {
-		return operation.isSemaphore() ? SEMAPHORE : LOCK;
-	}
-
-	private static @Nullable Duration waitTime(long waitTime, TimeUnit timeUnit, String annotation, String where) {
-		if (waitTime == DistributedLock.DEFAULT_WAIT_TIME) {
-			return null;
-		}
-		if (waitTime == DistributedLock.WAIT_FOREVER) {
-			return LockRequest.WAIT_FOREVER;
-		}
-		if (waitTime < 0) {
-			throw new IllegalStateException(annotation + " on " + where + ": waitTime " + waitTime
-					+ " is not allowed; use 0 for one attempt, a positive value, WAIT_FOREVER (-1) to wait without "
-					+ "limit, or leave it out for zk.lock.default-wait-time");
-		}
-		return Duration.of(waitTime, timeUnit.toChronoUnit());
+		return operation.prototype().isPermit() ? SEMAPHORE : LOCK;
 	}
 
 	private static void rejectSkipOfPrimitive(Method method, OnBusy onBusy, String annotation, String where) {

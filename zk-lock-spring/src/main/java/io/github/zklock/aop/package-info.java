@@ -1,8 +1,9 @@
 /**
  * The {@code @DistributedLock} and {@code @DistributedSemaphore} advice: advisor, interceptor,
- * per-method operation cache, the start-up validator, the support of {@code Mono} and {@code Flux}
- * methods with the Reactor context key of their grant ({@link io.github.zklock.aop.ReactiveLockContext}),
- * and the configuration that {@code @EnableDistributedLocks} imports.
+ * per-method operation cache (each operation holds its key templates, a prototype
+ * {@link io.github.zklock.LockRequest} and the invoker chosen once for its return type: blocking,
+ * {@code CompletionStage} or Reactor), the start-up validator, and the configuration that
+ * {@code @EnableDistributedLocks} imports.
  */
 @NullMarked
 package io.github.zklock.aop;

@@ -106,7 +106,7 @@ import io.github.zklock.LockMode;
  * <p>Grants: EXCLUSIVE and WRITE grants, and permits (a one-permit semaphore is exclusive; with
  * more permits the holders write side by side, and the fence only rejects holders older than the
  * last writer). READ grants are rejected: readers do not exclude each other. A multi-lock
- * ({@code LockTemplate.acquireAll}) has one token per key: {@link #advance(LockHandle)} with a fence
+ * (a request of several keys) has one token per key: {@link #advance(LockHandle)} with a fence
  * table advances the row of every part, in the parts' order (sorted lock paths, so that two
  * multi-lock writers lock the rows in one order), after taking every part's token; it is all or
  * nothing with the transaction. {@link #advance(LockHandle, Object)} needs a single grant: pass
@@ -295,8 +295,9 @@ public final class JdbcLockFence {
 		Objects.requireNonNull(grant, "grant must not be null");
 		Objects.requireNonNull(key, "key must not be null");
 		if (grant.parts().size() > 1) {
-			throw new IllegalArgumentException("The multi-lock " + grant.path()
-					+ " has one fencing token per key: pass the part that guards '" + key + "' (grant.parts())");
+			throw new IllegalArgumentException("The multi-lock of " + grant.parts().size() + " keys starting with "
+					+ grant.path() + " has one fencing token per key: pass the part that guards '" + key
+					+ "' (grant.parts())");
 		}
 		checkMode(grant);
 		Object boundKey = this.fenceTable ? fenceKey(key.toString()) : key;

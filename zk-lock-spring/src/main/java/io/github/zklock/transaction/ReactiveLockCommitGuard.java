@@ -13,7 +13,7 @@ import reactor.core.publisher.Mono;
 
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockLostException;
-import io.github.zklock.aop.ReactiveLockContext;
+import io.github.zklock.reactive.ReactiveLockContext;
 
 /**
  * The commit guard of reactive transactions ({@code TransactionalOperator}, {@code @Transactional}

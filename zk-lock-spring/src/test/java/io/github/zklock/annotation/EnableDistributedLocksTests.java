@@ -475,7 +475,7 @@ class EnableDistributedLocksTests {
 			return LockContext.require().path();
 		}
 
-		@DistributedLock(path = "/ledger", waitTime = 0)
+		@DistributedLock(path = "/ledger", waitTime = "0")
 		public void tryOnce() {
 			this.tryOnceInvocations.incrementAndGet();
 		}

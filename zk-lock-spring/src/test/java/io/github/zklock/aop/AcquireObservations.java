@@ -8,9 +8,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import io.micrometer.common.KeyValue;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
-import io.micrometer.observation.ObservationRegistry;
-
-import io.github.zklock.LockTemplate;
+import org.springframework.context.ApplicationContext;
 
 /**
  * Records the {@code zk.lock.acquire} observations of a template as {@code "<name> <outcome>"},
@@ -24,15 +22,15 @@ final class AcquireObservations implements ObservationHandler<Observation.Contex
 	private final List<Map<String, String>> tags = new CopyOnWriteArrayList<>();
 
 	/**
-	 * Observe a template's acquisitions from now on.
-	 * @param template the template
+	 * Observe an application's acquisitions from now on (see {@link LockApplications}): its
+	 * recorder, emptied.
+	 * @param application the application
 	 * @return the recorder
 	 */
-	static AcquireObservations observe(LockTemplate template) {
-		AcquireObservations observations = new AcquireObservations();
-		ObservationRegistry registry = ObservationRegistry.create();
-		registry.observationConfig().observationHandler(observations);
-		template.setObservationRegistry(registry);
+	static AcquireObservations observe(ApplicationContext application) {
+		AcquireObservations observations = application.getBean(AcquireObservations.class);
+		observations.recorded.clear();
+		observations.tags.clear();
 		return observations;
 	}
 

@@ -10,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -31,10 +32,9 @@ import io.github.zklock.LockContext;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockLostException;
 import io.github.zklock.LockMode;
-import io.github.zklock.LockTemplate;
+import io.github.zklock.OnBusy;
 import io.github.zklock.annotation.DistributedLock;
 import io.github.zklock.annotation.DistributedSemaphore;
-import io.github.zklock.annotation.OnBusy;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.test.ZooKeeperExtension;
 
@@ -254,15 +254,17 @@ class AsyncLockMethodTests {
 
 	@Test
 	void methodRunsOnTheTemplatesAsyncExecutor() throws Exception {
-		LockTemplate template = application.getBean(LockTemplate.class);
 		ExecutorService executor = Executors.newSingleThreadExecutor((task) -> new Thread(task, "app-task"));
-		template.setAsyncExecutor(executor);
+		AnnotationConfigApplicationContext withExecutor = LockApplications.start(zooKeeper,
+				(context) -> context.registerBean("lockAsyncExecutor", Executor.class, () -> executor),
+				AsyncService.class, NestedCaller.class);
 		try {
-			assertThat(service().token("executor").get(10, TimeUnit.SECONDS)).isPositive();
-			assertThat(service().threads()).containsExactly("app-task");
+			AsyncService service = withExecutor.getBean(AsyncService.class);
+			assertThat(service.token("executor").get(10, TimeUnit.SECONDS)).isPositive();
+			assertThat(service.threads()).containsExactly("app-task");
 		}
 		finally {
-			template.setAsyncExecutor(null);
+			withExecutor.close();
 			executor.shutdownNow();
 		}
 	}
@@ -366,7 +368,7 @@ class AsyncLockMethodTests {
 			return newWork();
 		}
 
-		@DistributedLock(path = "/async/#{#key}", waitTime = 200, timeUnit = TimeUnit.MILLISECONDS)
+		@DistributedLock(path = "/async/#{#key}", waitTime = "200ms")
 		public CompletableFuture<String> holdBriefly(String key) {
 			return newWork();
 		}
@@ -382,13 +384,13 @@ class AsyncLockMethodTests {
 			return null;
 		}
 
-		@DistributedLock(path = "/async/#{#key}", waitTime = 0, onBusy = OnBusy.SKIP)
+		@DistributedLock(path = "/async/#{#key}", waitTime = "0", onBusy = OnBusy.SKIP)
 		public CompletableFuture<String> skip(String key) {
 			this.invocations.incrementAndGet();
 			return CompletableFuture.completedFuture("ran " + key);
 		}
 
-		@DistributedLock(path = "/async/#{#key}", waitTime = 0, onBusy = OnBusy.SKIP)
+		@DistributedLock(path = "/async/#{#key}", waitTime = "0", onBusy = OnBusy.SKIP)
 		public CompletableFuture<Optional<String>> skipOptional(String key) {
 			this.invocations.incrementAndGet();
 			return CompletableFuture.completedFuture(Optional.of("ran " + key));
@@ -404,7 +406,7 @@ class AsyncLockMethodTests {
 			return newWork();
 		}
 
-		@DistributedSemaphore(path = "/permits/#{#key}", permits = 2, waitTime = 200, timeUnit = TimeUnit.MILLISECONDS)
+		@DistributedSemaphore(path = "/permits/#{#key}", permits = 2, waitTime = "200ms")
 		public CompletableFuture<String> permit(String key) {
 			return newWork();
 		}
@@ -420,7 +422,7 @@ class AsyncLockMethodTests {
 			return CompletableFuture.completedFuture(LockContext.require().fencingToken());
 		}
 
-		@DistributedLock(path = "/contended", waitTime = 60, timeUnit = TimeUnit.SECONDS)
+		@DistributedLock(path = "/contended", waitTime = "60s")
 		public CompletableFuture<Integer> contended(int call) {
 			mostInside.accumulateAndGet(inside.incrementAndGet(), Math::max);
 			// The work ends on another thread, a little later, as real asynchronous work would.
@@ -440,7 +442,7 @@ class AsyncLockMethodTests {
 			return application.getBean(NestedCaller.class).inner(key);
 		}
 
-		@DistributedLock(path = "/nested/#{#key}", waitTime = 300, timeUnit = TimeUnit.MILLISECONDS)
+		@DistributedLock(path = "/nested/#{#key}", waitTime = "300ms")
 		public CompletableFuture<String> inner(String key) {
 			return CompletableFuture.completedFuture("inner ran " + key);
 		}

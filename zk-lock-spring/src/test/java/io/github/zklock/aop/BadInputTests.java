@@ -181,13 +181,13 @@ class BadInputTests {
 
 		private final AtomicInteger invocations = new AtomicInteger();
 
-		@DistributedLock(path = "/keys/#{#key}", waitTime = 0)
+		@DistributedLock(path = "/keys/#{#key}", waitTime = "0")
 		public String lock(String key) {
 			this.invocations.incrementAndGet();
 			return key;
 		}
 
-		@DistributedLock(path = { "/keys/#{#first}", "/keys/#{#second}" }, waitTime = 0)
+		@DistributedLock(path = { "/keys/#{#first}", "/keys/#{#second}" }, waitTime = "0")
 		public String lockBoth(String first, String second) {
 			this.invocations.incrementAndGet();
 			return first + second;

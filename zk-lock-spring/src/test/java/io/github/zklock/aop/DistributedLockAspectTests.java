@@ -26,7 +26,7 @@ import io.github.zklock.LockAcquisitionException;
 import io.github.zklock.LockContext;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
-import io.github.zklock.LockRequest;
+import io.github.zklock.LockTarget;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.LockUpgradeException;
 import io.github.zklock.annotation.DistributedLock;
@@ -207,7 +207,7 @@ class DistributedLockAspectTests {
 
 	/** Take a lock in the other application at once, failing the test if it is busy. */
 	private LockHandle otherProcessTakes(String key, LockMode mode) {
-		return this.otherProcess.tryAcquire(new LockRequest(key, mode, true, Duration.ZERO)).orElseThrow();
+		return this.otherProcess.tryAcquire(new LockTarget(key, mode, true, 0, Duration.ZERO)).orElseThrow();
 	}
 
 	/**
@@ -298,12 +298,12 @@ class DistributedLockAspectTests {
 
 		final AtomicInteger invocations = new AtomicInteger();
 
-		@DistributedLock(path = "/guarded", waitTime = 0)
+		@DistributedLock(path = "/guarded", waitTime = "0")
 		public void tryOnce() {
 			this.invocations.incrementAndGet();
 		}
 
-		@DistributedLock(path = "/guarded", waitTime = 500)
+		@DistributedLock(path = "/guarded", waitTime = "500")
 		public void waitHalfASecond() {
 			this.invocations.incrementAndGet();
 		}
@@ -335,12 +335,12 @@ class DistributedLockAspectTests {
 			this.inner = inner;
 		}
 
-		@DistributedLock(path = "/nested", waitTime = 0)
+		@DistributedLock(path = "/nested", waitTime = "0")
 		public String reentrant() {
 			return this.inner.reentrant();
 		}
 
-		@DistributedLock(path = "/nested-mutex", reentrant = false, waitTime = 0)
+		@DistributedLock(path = "/nested-mutex", reentrant = false, waitTime = "0")
 		public String nonReentrant() {
 			return this.inner.nonReentrant();
 		}
@@ -351,12 +351,12 @@ class DistributedLockAspectTests {
 
 		final AtomicInteger nonReentrantInvocations = new AtomicInteger();
 
-		@DistributedLock(path = "/nested", waitTime = 0)
+		@DistributedLock(path = "/nested", waitTime = "0")
 		public String reentrant() {
 			return "inner";
 		}
 
-		@DistributedLock(path = "/nested-mutex", reentrant = false, waitTime = 300)
+		@DistributedLock(path = "/nested-mutex", reentrant = false, waitTime = "300")
 		public String nonReentrant() {
 			this.nonReentrantInvocations.incrementAndGet();
 			return "inner";
@@ -376,22 +376,22 @@ class DistributedLockAspectTests {
 			return true;
 		}
 
-		@DistributedLock(path = "/catalog", mode = LockMode.READ, waitTime = 0)
+		@DistributedLock(path = "/catalog", mode = LockMode.READ, waitTime = "0")
 		public boolean readOnce() {
 			return true;
 		}
 
-		@DistributedLock(path = "/catalog", mode = LockMode.WRITE, waitTime = 0)
+		@DistributedLock(path = "/catalog", mode = LockMode.WRITE, waitTime = "0")
 		public boolean write() {
 			return true;
 		}
 
-		@DistributedLock(path = "/catalog", mode = LockMode.WRITE, waitTime = 0)
+		@DistributedLock(path = "/catalog", mode = LockMode.WRITE, waitTime = "0")
 		public boolean writeThenRead() {
 			return self().readOnce();
 		}
 
-		@DistributedLock(path = "/catalog", mode = LockMode.READ, waitTime = 0)
+		@DistributedLock(path = "/catalog", mode = LockMode.READ, waitTime = "0")
 		public boolean readThenWrite() {
 			return self().write();
 		}

@@ -25,9 +25,10 @@ import io.github.zklock.LockContext;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockRequest;
 import io.github.zklock.LockTemplate;
+import io.github.zklock.OnBusy;
 import io.github.zklock.PermitsMismatchException;
 import io.github.zklock.annotation.DistributedSemaphore;
-import io.github.zklock.annotation.OnBusy;
+import io.github.zklock.curator.CuratorLockAdmin;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.test.ZooKeeperExtension;
 
@@ -129,16 +130,16 @@ class DistributedSemaphoreTests {
 	void fullSemaphoreSkipsTheCallWithoutInvokingTheMethod() throws Exception {
 		try (AnnotationConfigApplicationContext application = start(Partners.class)) {
 			Partners partners = application.getBean(Partners.class);
-			AcquireObservations observations = AcquireObservations.observe(application.getBean(LockTemplate.class));
-			LockHandle firstPermit = this.otherProcess.acquirePermit("/partner/full", 2, Duration.ZERO);
-			LockHandle secondPermit = this.otherProcess.acquirePermit("/partner/full", 2, Duration.ZERO);
+			AcquireObservations observations = AcquireObservations.observe(application);
+			LockHandle firstPermit = this.otherProcess.acquire(LockRequest.permit("/partner/full", 2).withWaitTime(Duration.ZERO));
+			LockHandle secondPermit = this.otherProcess.acquire(LockRequest.permit("/partner/full", 2).withWaitTime(Duration.ZERO));
 			try {
 				assertThat(partners.callOrSkip("full")).isNull();
 				assertThat(partners.callOrEmpty("full")).isEmpty();
 				partners.callOrNothing("full");
 				assertThat(this.gate.calls()).isZero();
 				assertThat(observations.recorded()).containsOnly("/partner/#{#partner} skipped").hasSize(3);
-				assertThat(application.getBean(CuratorLockRegistry.class).heldLockCount()).isZero();
+				assertThat(new CuratorLockAdmin(application.getBean(CuratorLockRegistry.class)).heldLockCount()).isZero();
 			}
 			finally {
 				secondPermit.release();
@@ -178,11 +179,11 @@ class DistributedSemaphoreTests {
 		try (AnnotationConfigApplicationContext application = start(Partners.class)) {
 			Partners partners = application.getBean(Partners.class);
 			// Not reentrant: inner and outer each hold one of the two permits, none is left.
-			LockRequest permit = LockRequest.of("/partner/nested").withPermits(2).withWaitTime(Duration.ZERO);
+			LockRequest permit = LockRequest.permit("/partner/nested", 2).withWaitTime(Duration.ZERO);
 			boolean otherGotOne = partners.inside("nested",
 					() -> partners.inside("nested", () -> this.otherProcess.tryAcquire(permit).isPresent()));
 			assertThat(otherGotOne).isFalse();
-			assertThat(application.getBean(CuratorLockRegistry.class).heldLockCount()).isZero();
+			assertThat(new CuratorLockAdmin(application.getBean(CuratorLockRegistry.class)).heldLockCount()).isZero();
 		}
 	}
 
@@ -261,35 +262,35 @@ class DistributedSemaphoreTests {
 			this.gate = gate;
 		}
 
-		@DistributedSemaphore(path = "/partner/#{#partner}", permits = 2, waitTime = 20, timeUnit = TimeUnit.SECONDS)
+		@DistributedSemaphore(path = "/partner/#{#partner}", permits = 2, waitTime = "20s")
 		public void call(String partner) throws InterruptedException {
 			this.gate.passInCompany(2, Duration.ofMillis(200));
 		}
 
-		@DistributedSemaphore(path = "/partner/#{#partner}", permits = 2, waitTime = 20, timeUnit = TimeUnit.SECONDS)
+		@DistributedSemaphore(path = "/partner/#{#partner}", permits = 2, waitTime = "20s")
 		public <T> T inside(String partner, Callable<T> work) throws Exception {
 			return work.call();
 		}
 
-		@DistributedSemaphore(path = "/partner/#{#partner}", permits = 2, waitTime = 0)
+		@DistributedSemaphore(path = "/partner/#{#partner}", permits = 2, waitTime = "0")
 		public String callNow(String partner) {
 			this.gate.pass();
 			return "called";
 		}
 
-		@DistributedSemaphore(path = "/partner/#{#partner}", permits = 2, waitTime = 0, onBusy = OnBusy.SKIP)
+		@DistributedSemaphore(path = "/partner/#{#partner}", permits = 2, waitTime = "0", onBusy = OnBusy.SKIP)
 		public String callOrSkip(String partner) {
 			this.gate.pass();
 			return "called";
 		}
 
-		@DistributedSemaphore(path = "/partner/#{#partner}", permits = 2, waitTime = 0, onBusy = OnBusy.SKIP)
+		@DistributedSemaphore(path = "/partner/#{#partner}", permits = 2, waitTime = "0", onBusy = OnBusy.SKIP)
 		public Optional<String> callOrEmpty(String partner) {
 			this.gate.pass();
 			return Optional.of("called");
 		}
 
-		@DistributedSemaphore(path = "/partner/#{#partner}", permits = 2, waitTime = 0, onBusy = OnBusy.SKIP)
+		@DistributedSemaphore(path = "/partner/#{#partner}", permits = 2, waitTime = "0", onBusy = OnBusy.SKIP)
 		public void callOrNothing(String partner) {
 			this.gate.pass();
 		}
@@ -304,7 +305,7 @@ class DistributedSemaphoreTests {
 			this.gate = gate;
 		}
 
-		@DistributedSemaphore(path = "/slots/#{#name}", permits = 2, waitTime = 0)
+		@DistributedSemaphore(path = "/slots/#{#name}", permits = 2, waitTime = "0")
 		public int use(String name) {
 			this.gate.pass();
 			return 2;
@@ -320,7 +321,7 @@ class DistributedSemaphoreTests {
 			this.gate = gate;
 		}
 
-		@DistributedSemaphore(path = "/slots/#{#name}", permits = 3, waitTime = 0)
+		@DistributedSemaphore(path = "/slots/#{#name}", permits = 3, waitTime = "0")
 		public int use(String name) {
 			this.gate.pass();
 			return 3;

@@ -25,6 +25,7 @@ import io.github.zklock.Leadership;
 import io.github.zklock.annotation.DistributedLock;
 import io.github.zklock.annotation.LeaderOnly;
 import io.github.zklock.curator.CuratorLeadership;
+import io.github.zklock.curator.CuratorLockAdmin;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.test.ZooKeeperExtension;
 
@@ -94,13 +95,13 @@ class LeaderOnlyTests {
 			assertThat(second.getBean(LedgerJob.class).close()).isNull();
 			assertThat(second.getBean(LedgerJob.class).runs()).isZero();
 			// Leadership is checked first: no recipe was made, so no znode of the lock's path either.
-			assertThat(second.getBean(CuratorLockRegistry.class).cachedRecipeCount()).isZero();
+			assertThat(new CuratorLockAdmin(second.getBean(CuratorLockRegistry.class)).cachedRecipeCount()).isZero();
 			assertThat(zk.checkExists().forPath("/locks/ledger/close")).isNull();
 
 			// The leader runs the method under the lock.
 			assertThat(first.getBean(LedgerJob.class).close()).isOne();
 			assertThat(zk.checkExists().forPath("/locks/ledger/close")).isNotNull();
-			assertThat(first.getBean(CuratorLockRegistry.class).heldLockCount()).isZero();
+			assertThat(new CuratorLockAdmin(first.getBean(CuratorLockRegistry.class)).heldLockCount()).isZero();
 		}
 	}
 
@@ -263,7 +264,7 @@ class LeaderOnlyTests {
 		@DistributedLock(path = "/ledger/close")
 		public Integer close() {
 			this.runs.incrementAndGet();
-			return this.registry.heldLockCount();
+			return new CuratorLockAdmin(this.registry).heldLockCount();
 		}
 
 	}

@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import javax.sql.DataSource;
 
+import io.micrometer.observation.ObservationRegistry;
 import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -37,16 +38,17 @@ import io.github.zklock.LockContext;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockLostException;
 import io.github.zklock.LockMode;
-import io.github.zklock.LockRequest;
 import io.github.zklock.LockState;
+import io.github.zklock.LockTarget;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.LockUpgradeException;
+import io.github.zklock.OnBusy;
 import io.github.zklock.annotation.DistributedLock;
 import io.github.zklock.annotation.EnableDistributedLocks;
-import io.github.zklock.annotation.OnBusy;
+import io.github.zklock.curator.CuratorLockAdmin;
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.curator.HeldLock;
 import io.github.zklock.curator.LocalHandoff;
-import io.github.zklock.curator.LockSnapshots;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -112,7 +114,7 @@ class LocalHandoffSpringTests {
 		});
 		assertThat(seen).as("grants handed over locally").anyMatch(Seen::localHandoff);
 		assertChained(seen);
-		assertThat(this.registry.heldLockCount()).isZero();
+		assertThat(new CuratorLockAdmin(this.registry).heldLockCount()).isZero();
 	}
 
 	@Test
@@ -187,7 +189,7 @@ class LocalHandoffSpringTests {
 	@Test
 	void acquireObservationIsTaggedLocalForRiddenGrantsAndNoneOtherwise() throws Exception {
 		HotKeys hotKeys = this.context.getBean(HotKeys.class);
-		AcquireObservations observations = AcquireObservations.observe(this.context.getBean(LockTemplate.class));
+		AcquireObservations observations = AcquireObservations.observe(this.context);
 		runThreads(4, 6, (call) -> hotKeys.exclusive("sku-4", call));
 
 		List<Seen> seen = hotKeys.seen();
@@ -203,10 +205,10 @@ class LocalHandoffSpringTests {
 	@Test
 	void everyAcquireOutcomeCarriesTheHandoffTag() throws Exception {
 		HotKeys hotKeys = this.context.getBean(HotKeys.class);
-		AcquireObservations observations = AcquireObservations.observe(this.context.getBean(LockTemplate.class));
+		AcquireObservations observations = AcquireObservations.observe(this.context);
 		CuratorLockRegistry otherProcess = new CuratorLockRegistry(zooKeeper.newClient(), "/locks", 10);
 		LockHandle busy = otherProcess
-			.tryAcquire(new LockRequest("/hot/busy", LockMode.EXCLUSIVE, true, Duration.ZERO))
+			.tryAcquire(new LockTarget("/hot/busy", LockMode.EXCLUSIVE, true, 0, Duration.ZERO))
 			.orElseThrow();
 		try {
 			assertThatExceptionOfType(LockAcquisitionException.class).isThrownBy(() -> hotKeys.once("busy"));
@@ -231,7 +233,7 @@ class LocalHandoffSpringTests {
 	void everyGrantIsMadeThroughZooKeeperWhenHandOffIsOff() throws Exception {
 		this.registry.setLocalHandoff(LocalHandoff.DISABLED);
 		HotKeys hotKeys = this.context.getBean(HotKeys.class);
-		AcquireObservations observations = AcquireObservations.observe(this.context.getBean(LockTemplate.class));
+		AcquireObservations observations = AcquireObservations.observe(this.context);
 		runThreads(4, 6, (call) -> hotKeys.exclusive("sku-6", call));
 
 		List<Seen> seen = hotKeys.seen();
@@ -297,7 +299,7 @@ class LocalHandoffSpringTests {
 	 */
 	private void awaitWaiting(Call call) {
 		await().atMost(Duration.ofSeconds(10))
-			.until(() -> this.registry.describeWaitingLocks()
+			.until(() -> new CuratorLockAdmin(this.registry).describeWaitingLocks()
 				.stream()
 				.anyMatch((waiting) -> waiting.waiter().equals(call.thread().getName()))
 					&& (call.thread().getState() == Thread.State.WAITING
@@ -340,7 +342,7 @@ class LocalHandoffSpringTests {
 		/** What an outermost grant sees, with its chain length from the registry's snapshot. */
 		static Seen outermost(String call, CuratorLockRegistry registry) {
 			LockHandle handle = LockContext.require();
-			List<LockSnapshots.HeldLock> snapshots = registry.describeHeldLocks()
+			List<HeldLock> snapshots = new CuratorLockAdmin(registry).describeHeldLocks()
 				.stream()
 				.filter((held) -> held.holder().equals(Thread.currentThread().getName()))
 				.toList();
@@ -464,8 +466,18 @@ class LocalHandoffSpringTests {
 		}
 
 		@Bean
-		LockTemplate lockTemplate(CuratorLockRegistry lockRegistry) {
-			return new LockTemplate(lockRegistry, Duration.ofSeconds(10));
+		AcquireObservations acquireObservations() {
+			return new AcquireObservations();
+		}
+
+		@Bean
+		LockTemplate lockTemplate(CuratorLockRegistry lockRegistry, AcquireObservations observations) {
+			ObservationRegistry observationRegistry = ObservationRegistry.create();
+			observationRegistry.observationConfig().observationHandler(observations);
+			return LockTemplate.builder(lockRegistry)
+				.defaultWaitTime(Duration.ofSeconds(10))
+				.observationRegistry(observationRegistry)
+				.build();
 		}
 
 		@Bean
@@ -543,11 +555,11 @@ class LocalHandoffSpringTests {
 			}
 		}
 
-		@DistributedLock(path = "/hot/#{#key}", waitTime = 0)
+		@DistributedLock(path = "/hot/#{#key}", waitTime = "0")
 		public void once(String key) {
 		}
 
-		@DistributedLock(path = "/hot/#{#key}", waitTime = 0, onBusy = OnBusy.SKIP)
+		@DistributedLock(path = "/hot/#{#key}", waitTime = "0", onBusy = OnBusy.SKIP)
 		public String onceOrSkip(String key) {
 			return "ran";
 		}
@@ -591,17 +603,17 @@ class LocalHandoffSpringTests {
 			this.gates = gates;
 		}
 
-		@DistributedLock(path = "/hot/#{#key}", waitTime = 0)
+		@DistributedLock(path = "/hot/#{#key}", waitTime = "0")
 		public void exclusive(String key, String call) {
 			record(call);
 		}
 
-		@DistributedLock(path = "/hot-rw/#{#key}", mode = LockMode.WRITE, waitTime = 0)
+		@DistributedLock(path = "/hot-rw/#{#key}", mode = LockMode.WRITE, waitTime = "0")
 		public void write(String key, String call) {
 			record(call);
 		}
 
-		@DistributedLock(path = "/hot-rw/#{#key}", mode = LockMode.READ, waitTime = 0)
+		@DistributedLock(path = "/hot-rw/#{#key}", mode = LockMode.READ, waitTime = "0")
 		public void read(String key, String call) {
 			record(call);
 		}
@@ -610,7 +622,7 @@ class LocalHandoffSpringTests {
 		 * Passes the call's gate while holding the caller's grant and its own: what the gate
 		 * records is the caller's grant with both grants as {@link Seen#held()}.
 		 */
-		@DistributedLock(path = "/ledger/#{#key}", waitTime = 0)
+		@DistributedLock(path = "/ledger/#{#key}", waitTime = "0")
 		public void gated(String key, Seen outer) throws InterruptedException {
 			this.gates.pass(new Seen(outer.call(), outer.handle(), outer.state(), outer.localHandoff(), outer.token(),
 					outer.chainLength(), LockContext.held()));
@@ -638,7 +650,7 @@ class LocalHandoffSpringTests {
 			this.nested = nested;
 		}
 
-		@DistributedLock(path = "/ledger/#{#key}", waitTime = 30, timeUnit = TimeUnit.SECONDS)
+		@DistributedLock(path = "/ledger/#{#key}", waitTime = "30s")
 		@Transactional
 		public Seen record(String key, String call) throws InterruptedException {
 			this.jdbc.update("insert into entries (id) values (?)", call);

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -13,7 +14,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
+import io.micrometer.observation.ObservationRegistry;
 import org.apache.curator.framework.CuratorFramework;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -27,7 +31,9 @@ import io.github.zklock.test.ZooKeeperExtension;
  * Starts "an application" for the tests: a plain Spring context with
  * {@code @EnableDistributedLocks}, its own Curator client of the extension's server (so two
  * contexts are two ZooKeeper sessions, as two processes would be), a registry on {@code /locks}
- * and a template waiting 10 s by default, plus the test's components.
+ * and a template waiting 10 s by default, whose acquisitions are recorded ({@link AcquireObservations},
+ * a bean) and whose asynchronous work runs on the {@code lockAsyncExecutor} bean when the test
+ * registers one, plus the test's components.
  */
 final class LockApplications {
 
@@ -65,8 +71,20 @@ final class LockApplications {
 		}
 
 		@Bean
-		LockTemplate lockTemplate(CuratorLockRegistry lockRegistry) {
-			return new LockTemplate(lockRegistry, Duration.ofSeconds(10));
+		AcquireObservations acquireObservations() {
+			return new AcquireObservations();
+		}
+
+		@Bean
+		LockTemplate lockTemplate(CuratorLockRegistry lockRegistry, AcquireObservations observations,
+				@Qualifier("lockAsyncExecutor") ObjectProvider<Executor> asyncExecutor) {
+			ObservationRegistry observationRegistry = ObservationRegistry.create();
+			observationRegistry.observationConfig().observationHandler(observations);
+			return LockTemplate.builder(lockRegistry)
+				.defaultWaitTime(Duration.ofSeconds(10))
+				.observationRegistry(observationRegistry)
+				.asyncExecutor(asyncExecutor.getIfAvailable())
+				.build();
 		}
 
 	}

@@ -18,14 +18,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 
+import io.github.zklock.OnBusy;
 import io.github.zklock.annotation.DistributedLock;
-import io.github.zklock.annotation.OnBusy;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code @DistributedLock(waitTime = 0, onBusy = SKIP, lockAtLeastFor = ...)} as a scheduled job
+ * {@code @DistributedLock(waitTime = "0", onBusy = SKIP, lockAtLeastFor = ...)} as a scheduled job
  * of three applications (three contexts, three ZooKeeper sessions) whose schedules fire the same
  * tick a little apart, as clocks of different hosts do: with {@code lockAtLeastFor} exactly one
  * application runs each tick; without it, a quick job finishes before the later applications
@@ -124,12 +124,12 @@ class LockAtLeastForTickTests {
 			this.runs = runs;
 		}
 
-		@DistributedLock(path = "/jobs/kept-report", waitTime = 0, onBusy = OnBusy.SKIP, lockAtLeastFor = "1s")
+		@DistributedLock(path = "/jobs/kept-report", waitTime = "0", onBusy = OnBusy.SKIP, lockAtLeastFor = "1s")
 		public void kept(int[] call) {
 			this.runs.ran(call[0], call[1]);
 		}
 
-		@DistributedLock(path = "/jobs/released-report", waitTime = 0, onBusy = OnBusy.SKIP)
+		@DistributedLock(path = "/jobs/released-report", waitTime = "0", onBusy = OnBusy.SKIP)
 		public void released(int[] call) {
 			this.runs.ran(call[0], call[1]);
 		}

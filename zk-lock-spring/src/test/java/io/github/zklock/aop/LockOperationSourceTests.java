@@ -4,14 +4,16 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.reflect.Method;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.reactivestreams.Publisher;
 import org.springframework.beans.factory.BeanCreationException;
@@ -25,12 +27,14 @@ import reactor.core.publisher.Mono;
 import io.github.zklock.InvalidLockPathException;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockRequest;
+import io.github.zklock.OnBusy;
 import io.github.zklock.annotation.DistributedLock;
 import io.github.zklock.annotation.DistributedSemaphore;
 import io.github.zklock.annotation.EnableDistributedLocks;
-import io.github.zklock.annotation.OnBusy;
 import io.github.zklock.expression.LockPathExpressionEvaluator;
 import io.github.zklock.expression.LockPathTemplate;
+import org.springframework.core.env.MapPropertySource;
+import org.springframework.core.env.StandardEnvironment;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -50,38 +54,87 @@ class LockOperationSourceTests {
 
 	private final LockOperationSource source = new LockOperationSource(new LockPathExpressionEvaluator(null));
 
+	@BeforeEach
+	void placeholders() {
+		StandardEnvironment environment = new StandardEnvironment();
+		environment.getPropertySources().addFirst(new MapPropertySource("test", Map.of("lock.wait", "750ms")));
+		this.source.setEmbeddedValueResolver(environment::resolvePlaceholders);
+	}
+
 	@Test
 	void unannotatedMethodHasNoOperation() {
 		assertThat(operation(Declarations.class, "plain")).isNull();
 	}
 
 	@Test
-	void waitTimeConstantsAndUnitsAreConverted() {
-		assertThat(operation(Declarations.class, "defaultWait").waitTime()).isNull();
-		assertThat(operation(Declarations.class, "forever").waitTime()).isEqualTo(LockRequest.WAIT_FOREVER);
-		assertThat(operation(Declarations.class, "noWait").waitTime()).isEqualTo(Duration.ZERO);
-		assertThat(operation(Declarations.class, "twoSeconds").waitTime()).isEqualTo(Duration.ofSeconds(2));
+	void waitTimeStringsAreParsedInEveryStyle() {
+		assertThat(operation(Declarations.class, "defaultWait").prototype().waitTime()).isNull();
+		assertThat(operation(Declarations.class, "forever").prototype().waitTime()).isEqualTo(LockRequest.WAIT_FOREVER);
+		assertThat(operation(Declarations.class, "noWait").prototype().waitTime()).isEqualTo(Duration.ZERO);
+		assertThat(operation(Declarations.class, "twoSeconds").prototype().waitTime()).isEqualTo(Duration.ofSeconds(2));
+		assertThat(operation(Declarations.class, "isoTwoSeconds").prototype().waitTime()).isEqualTo(Duration.ofSeconds(2));
+		assertThat(operation(Declarations.class, "plainMilliseconds").prototype().waitTime())
+			.isEqualTo(Duration.ofMillis(500));
+		assertThat(operation(Declarations.class, "placeholder").prototype().waitTime()).isEqualTo(Duration.ofMillis(750));
 	}
 
 	@Test
-	void waitForeverIsTheTemplatesWaitForeverInAnyTimeUnit() {
-		assertThat(DistributedLock.WAIT_FOREVER).isEqualTo(-1).isEqualTo(LockRequest.WAIT_FOREVER.toMillis());
-		assertThat(operation(Declarations.class, "foreverInSeconds").waitTime()).isEqualTo(LockRequest.WAIT_FOREVER);
-		assertThat(operation(Declarations.class, "foreverInNanoseconds").waitTime())
+	void waitForeverIsTheTemplatesWaitForeverWhateverTheSpelling() {
+		assertThat(DistributedLock.WAIT_FOREVER).isEqualTo("-1ms");
+		assertThat(operation(Declarations.class, "foreverAsANumber").prototype().waitTime())
 			.isEqualTo(LockRequest.WAIT_FOREVER);
-		assertThat(operation(Declarations.class, "foreverInDays").waitTime()).isEqualTo(LockRequest.WAIT_FOREVER);
+		assertThat(operation(Declarations.class, "foreverInIso").prototype().waitTime()).isEqualTo(LockRequest.WAIT_FOREVER);
 	}
 
 	@Test
 	void zeroAndPositiveWaitTimesKeepTheirUnit() {
-		assertThat(operation(Declarations.class, "noWaitInHours").waitTime()).isEqualTo(Duration.ZERO);
-		assertThat(operation(Declarations.class, "threeMinutes").waitTime()).isEqualTo(Duration.ofMinutes(3));
-		assertThat(operation(Declarations.class, "fiftyMicroseconds").waitTime()).isEqualTo(Duration.ofNanos(50_000));
+		assertThat(operation(Declarations.class, "noWaitInHours").prototype().waitTime()).isEqualTo(Duration.ZERO);
+		assertThat(operation(Declarations.class, "threeMinutes").prototype().waitTime()).isEqualTo(Duration.ofMinutes(3));
+		assertThat(operation(Declarations.class, "fiftyMicroseconds").prototype().waitTime()).isEqualTo(Duration.ofNanos(50_000));
 	}
 
 	@Test
 	void defaultWaitTimeWrittenOutIsTheDefault() {
-		assertThat(operation(Declarations.class, "explicitDefault").waitTime()).isNull();
+		assertThat(operation(Declarations.class, "explicitDefault").prototype().waitTime()).isNull();
+	}
+
+	@Test
+	void malformedDurationsAreRejectedNamingTheMethodAndTheAttribute() {
+		assertThatIllegalStateException().isThrownBy(() -> operation(Invalid.class, "malformedWait"))
+			.withMessageContaining("Invalid.malformedWait")
+			.withMessageContaining("waitTime 'two seconds'")
+			.withMessageContaining("is not a duration");
+		assertThatIllegalStateException().isThrownBy(() -> operation(Invalid.class, "malformedLockAtLeastFor"))
+			.withMessageContaining("Invalid.malformedLockAtLeastFor")
+			.withMessageContaining("lockAtLeastFor '1 minute'");
+	}
+
+	@Test
+	void prototypeCarriesTheDeclarationAndIsNamedAfterTheKeyTemplates() {
+		LockRequest transfer = operation(Declarations.class, "transfer").prototype();
+		assertThat(transfer.keys()).containsExactly("/account/#{#from}", "/account/#{#to}");
+		assertThat(transfer.name()).isEqualTo("/account/#{#from},/account/#{#to}");
+		assertThat(transfer.mode()).isEqualTo(LockMode.EXCLUSIVE);
+		assertThat(transfer.reentrant()).isTrue();
+		assertThat(transfer.onBusy()).isEqualTo(OnBusy.FAIL);
+		LockRequest job = operation(Declarations.class, "keptJob").prototype();
+		assertThat(job.reentrant()).as("kept after the call: not bound to the thread").isFalse();
+		assertThat(job.lockAtLeastFor()).isEqualTo(Duration.ofMinutes(1));
+		assertThat(job.waitTime()).isZero();
+		assertThat(job.onBusy()).isEqualTo(OnBusy.SKIP);
+		assertThat(job.name()).isEqualTo("/jobs/report");
+	}
+
+	@ParameterizedTest
+	@CsvSource({ "defaultWait, BlockingLockInvoker", "skipWithEmpty, BlockingLockInvoker",
+			"completionStage, CompletionStageLockInvoker", "completableFuture, CompletionStageLockInvoker",
+			"mono, ReactorLockInvoker", "flux, ReactorLockInvoker", "monoPermit, ReactorLockInvoker" })
+	void invokerIsChosenOnceForTheReturnType(String method, String invoker) {
+		Class<?> type = method.equals("defaultWait") || method.equals("skipWithEmpty") ? Declarations.class
+				: Asynchronous.class;
+		LockOperation operation = operation(type, method);
+		assertThat(operation.invoker().getClass().getSimpleName()).isEqualTo(invoker);
+		assertThat(operation(type, method).invoker()).isSameAs(operation.invoker());
 	}
 
 	@Test
@@ -92,13 +145,13 @@ class LockOperationSourceTests {
 	@Test
 	void composedAnnotationAndInterfaceDeclarationsAreFound() {
 		LockOperation composed = operation(Declarations.class, "composed");
-		assertThat(composed.mode()).isEqualTo(LockMode.WRITE);
-		assertThat(composed.paths()).extracting(LockPathTemplate::getSource).containsExactly("/composed");
+		assertThat(composed.prototype().mode()).isEqualTo(LockMode.WRITE);
+		assertThat(composed.keyTemplates()).extracting(LockPathTemplate::getSource).containsExactly("/composed");
 
 		Method interfaceMethod = ReflectionUtils.findMethod(Api.class, "call", String.class);
 		LockOperation fromInterface = this.source.getOperation(interfaceMethod, ApiImpl.class);
 		assertThat(fromInterface).isNotNull();
-		assertThat(fromInterface.paths()).extracting(LockPathTemplate::getSource).containsExactly("/api/#{#id}");
+		assertThat(fromInterface.keyTemplates()).extracting(LockPathTemplate::getSource).containsExactly("/api/#{#id}");
 	}
 
 	@ParameterizedTest
@@ -152,7 +205,8 @@ class LockOperationSourceTests {
 	void negativeWaitTimeOtherThanTheConstantsIsRejected() {
 		assertThatIllegalStateException().isThrownBy(() -> operation(Invalid.class, "negativeWait"))
 			.withMessageContaining("Invalid.negativeWait")
-			.withMessageContaining("waitTime -5");
+			.withMessageContaining("waitTime '-5'")
+			.withMessageContaining("-1ms");
 	}
 
 	@Test
@@ -160,14 +214,14 @@ class LockOperationSourceTests {
 		// -2 meant "wait forever" before WAIT_FOREVER became -1: it must not silently mean anything.
 		assertThatIllegalStateException().isThrownBy(() -> operation(Invalid.class, "formerWaitForever"))
 			.withMessageContaining("Invalid.formerWaitForever")
-			.withMessageContaining("waitTime -2")
-			.withMessageContaining("WAIT_FOREVER (-1)");
+			.withMessageContaining("waitTime '-2'")
+			.withMessageContaining("DistributedLock.WAIT_FOREVER");
 	}
 
 	@ParameterizedTest
 	@ValueSource(classes = { MinusTwo.class, MinusFive.class })
 	void negativeWaitTimeFailsTheStartNamingTheMethod(Class<?> service) {
-		long waitTime = ReflectionUtils.findMethod(service, "work").getAnnotation(DistributedLock.class).waitTime();
+		String waitTime = ReflectionUtils.findMethod(service, "work").getAnnotation(DistributedLock.class).waitTime();
 		try (AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext()) {
 			context.register(Advice.class);
 			context.registerBean(service);
@@ -175,7 +229,7 @@ class LockOperationSourceTests {
 				.havingRootCause()
 				.isInstanceOf(IllegalStateException.class)
 				.withMessageContaining(service.getSimpleName() + ".work")
-				.withMessageContaining("waitTime " + waitTime);
+				.withMessageContaining("waitTime '" + waitTime + "'");
 		}
 	}
 
@@ -201,34 +255,34 @@ class LockOperationSourceTests {
 	@Test
 	void severalKeysAreParsedInTheirDeclaredOrder() {
 		LockOperation transfer = operation(Declarations.class, "transfer");
-		assertThat(transfer.paths()).extracting(LockPathTemplate::getSource)
+		assertThat(transfer.keyTemplates()).extracting(LockPathTemplate::getSource)
 			.containsExactly("/account/#{#from}", "/account/#{#to}");
-		assertThat(transfer.isMultiLock()).isTrue();
-		assertThat(transfer.isSemaphore()).isFalse();
-		assertThat(operation(Declarations.class, "defaultWait").isMultiLock()).isFalse();
+		assertThat(transfer.prototype().isMultiLock()).isTrue();
+		assertThat(transfer.prototype().isPermit()).isFalse();
+		assertThat(operation(Declarations.class, "defaultWait").prototype().isMultiLock()).isFalse();
 	}
 
 	@Test
 	void onBusyFailsUnlessSkipIsAsked() {
-		assertThat(operation(Declarations.class, "defaultWait").onBusy()).isEqualTo(OnBusy.FAIL);
-		assertThat(operation(Declarations.class, "skipWithNull").onBusy()).isEqualTo(OnBusy.SKIP);
-		assertThat(operation(Declarations.class, "skipWithEmpty").onBusy()).isEqualTo(OnBusy.SKIP);
-		assertThat(operation(Declarations.class, "skipVoid").onBusy()).isEqualTo(OnBusy.SKIP);
+		assertThat(operation(Declarations.class, "defaultWait").prototype().onBusy()).isEqualTo(OnBusy.FAIL);
+		assertThat(operation(Declarations.class, "skipWithNull").prototype().onBusy()).isEqualTo(OnBusy.SKIP);
+		assertThat(operation(Declarations.class, "skipWithEmpty").prototype().onBusy()).isEqualTo(OnBusy.SKIP);
+		assertThat(operation(Declarations.class, "skipVoid").prototype().onBusy()).isEqualTo(OnBusy.SKIP);
 	}
 
 	@Test
 	void semaphoreIsANonReentrantExclusivePermitOfOneKey() {
 		LockOperation semaphore = operation(Declarations.class, "semaphore");
-		assertThat(semaphore.paths()).extracting(LockPathTemplate::getSource).containsExactly("/partner/#{#id}");
-		assertThat(semaphore.isSemaphore()).isTrue();
-		assertThat(semaphore.permits()).isEqualTo(3);
-		assertThat(semaphore.mode()).isEqualTo(LockMode.EXCLUSIVE);
-		assertThat(semaphore.reentrant()).isFalse();
-		assertThat(semaphore.waitTime()).isEqualTo(Duration.ofSeconds(2));
-		assertThat(semaphore.onBusy()).isEqualTo(OnBusy.SKIP);
-		assertThat(operation(Declarations.class, "semaphoreDefaults").waitTime()).isNull();
-		assertThat(operation(Declarations.class, "semaphoreDefaults").onBusy()).isEqualTo(OnBusy.FAIL);
-		assertThat(operation(Declarations.class, "semaphoreForever").waitTime()).isEqualTo(LockRequest.WAIT_FOREVER);
+		assertThat(semaphore.keyTemplates()).extracting(LockPathTemplate::getSource).containsExactly("/partner/#{#id}");
+		assertThat(semaphore.prototype().isPermit()).isTrue();
+		assertThat(semaphore.prototype().permits()).isEqualTo(3);
+		assertThat(semaphore.prototype().mode()).isEqualTo(LockMode.EXCLUSIVE);
+		assertThat(semaphore.prototype().reentrant()).isFalse();
+		assertThat(semaphore.prototype().waitTime()).isEqualTo(Duration.ofSeconds(2));
+		assertThat(semaphore.prototype().onBusy()).isEqualTo(OnBusy.SKIP);
+		assertThat(operation(Declarations.class, "semaphoreDefaults").prototype().waitTime()).isNull();
+		assertThat(operation(Declarations.class, "semaphoreDefaults").prototype().onBusy()).isEqualTo(OnBusy.FAIL);
+		assertThat(operation(Declarations.class, "semaphoreForever").prototype().waitTime()).isEqualTo(LockRequest.WAIT_FOREVER);
 	}
 
 	@Test
@@ -291,7 +345,7 @@ class LockOperationSourceTests {
 			.withMessageContaining("Future that cannot say when it completes, so the permit");
 		assertThatIllegalStateException().isThrownBy(() -> operation(Invalid.class, "negativePermitWait"))
 			.withMessageContaining("Invalid.negativePermitWait")
-			.withMessageContaining("waitTime -3");
+			.withMessageContaining("waitTime '-3'");
 	}
 
 	@Test
@@ -384,39 +438,51 @@ class LockOperationSourceTests {
 		void forever() {
 		}
 
-		@DistributedLock(path = "/a", waitTime = 0)
+		@DistributedLock(path = "/a", waitTime = "0")
 		void noWait() {
 		}
 
-		@DistributedLock(path = "/a", waitTime = 2, timeUnit = TimeUnit.SECONDS)
+		@DistributedLock(path = "/a", waitTime = "2s")
 		void twoSeconds() {
 		}
 
-		@DistributedLock(path = "/a", waitTime = DistributedLock.WAIT_FOREVER, timeUnit = TimeUnit.SECONDS)
-		void foreverInSeconds() {
+		@DistributedLock(path = "/a", waitTime = "PT2S")
+		void isoTwoSeconds() {
 		}
 
-		@DistributedLock(path = "/a", waitTime = DistributedLock.WAIT_FOREVER, timeUnit = TimeUnit.NANOSECONDS)
-		void foreverInNanoseconds() {
+		@DistributedLock(path = "/a", waitTime = "500")
+		void plainMilliseconds() {
 		}
 
-		@DistributedLock(path = "/a", waitTime = -1, timeUnit = TimeUnit.DAYS)
-		void foreverInDays() {
+		@DistributedLock(path = "/a", waitTime = "${lock.wait}")
+		void placeholder() {
 		}
 
-		@DistributedLock(path = "/a", waitTime = 0, timeUnit = TimeUnit.HOURS)
+		@DistributedLock(path = "/a", waitTime = "-1")
+		void foreverAsANumber() {
+		}
+
+		@DistributedLock(path = "/a", waitTime = "PT-0.001S")
+		void foreverInIso() {
+		}
+
+		@DistributedLock(path = "/jobs/report", waitTime = "0", onBusy = OnBusy.SKIP, lockAtLeastFor = "1m")
+		void keptJob() {
+		}
+
+		@DistributedLock(path = "/a", waitTime = "0h")
 		void noWaitInHours() {
 		}
 
-		@DistributedLock(path = "/a", waitTime = 3, timeUnit = TimeUnit.MINUTES)
+		@DistributedLock(path = "/a", waitTime = "3m")
 		void threeMinutes() {
 		}
 
-		@DistributedLock(path = "/a", waitTime = 50, timeUnit = TimeUnit.MICROSECONDS)
+		@DistributedLock(path = "/a", waitTime = "50us")
 		void fiftyMicroseconds() {
 		}
 
-		@DistributedLock(path = "/a", waitTime = DistributedLock.DEFAULT_WAIT_TIME, timeUnit = TimeUnit.SECONDS)
+		@DistributedLock(path = "/a", waitTime = "")
 		void explicitDefault() {
 		}
 
@@ -447,8 +513,7 @@ class LockOperationSourceTests {
 			return 1;
 		}
 
-		@DistributedSemaphore(path = "/partner/#{#id}", permits = 3, waitTime = 2, timeUnit = TimeUnit.SECONDS,
-				onBusy = OnBusy.SKIP)
+		@DistributedSemaphore(path = "/partner/#{#id}", permits = 3, waitTime = "2s", onBusy = OnBusy.SKIP)
 		void semaphore(String id) {
 		}
 
@@ -548,12 +613,20 @@ class LockOperationSourceTests {
 		void nonReentrantRead() {
 		}
 
-		@DistributedLock(path = "/negative", waitTime = -5)
+		@DistributedLock(path = "/negative", waitTime = "-5")
 		void negativeWait() {
 		}
 
-		@DistributedLock(path = "/negative", waitTime = -2)
+		@DistributedLock(path = "/negative", waitTime = "-2")
 		void formerWaitForever() {
+		}
+
+		@DistributedLock(path = "/malformed-wait", waitTime = "two seconds")
+		void malformedWait() {
+		}
+
+		@DistributedLock(path = "/malformed-kept", reentrant = false, lockAtLeastFor = "1 minute")
+		void malformedLockAtLeastFor() {
 		}
 
 		@DistributedLock(path = "/stock/#{#sku")
@@ -600,7 +673,7 @@ class LockOperationSourceTests {
 			return CompletableFuture.completedFuture("x");
 		}
 
-		@DistributedSemaphore(path = "/negative-permit-wait", permits = 2, waitTime = -3)
+		@DistributedSemaphore(path = "/negative-permit-wait", permits = 2, waitTime = "-3")
 		void negativePermitWait() {
 		}
 
@@ -620,7 +693,7 @@ class LockOperationSourceTests {
 		void nonReentrant(String key) {
 		}
 
-		@DistributedLock(path = "/shared/#{#p0}", waitTime = 0)
+		@DistributedLock(path = "/shared/#{#p0}", waitTime = "0")
 		void exclusiveToo(String key) {
 		}
 
@@ -636,7 +709,7 @@ class LockOperationSourceTests {
 		void threePermits(String key) {
 		}
 
-		@DistributedSemaphore(path = "/limited/#{#p0}", permits = 2, waitTime = 0)
+		@DistributedSemaphore(path = "/limited/#{#p0}", permits = 2, waitTime = "0")
 		void twoPermitsToo(String key) {
 		}
 
@@ -652,7 +725,7 @@ class LockOperationSourceTests {
 		void readOnSecondKeyOfMulti(String first, String second) {
 		}
 
-		@DistributedLock(path = "/second/#{#p1}", waitTime = 0)
+		@DistributedLock(path = "/second/#{#p1}", waitTime = "0")
 		void exclusiveOnSecondKeyOfMulti(String first, String second) {
 		}
 
@@ -667,7 +740,7 @@ class LockOperationSourceTests {
 
 	static class MinusTwo {
 
-		@DistributedLock(path = "/minus-two", waitTime = -2, timeUnit = TimeUnit.SECONDS)
+		@DistributedLock(path = "/minus-two", waitTime = "-2s")
 		public void work() {
 		}
 
@@ -675,7 +748,7 @@ class LockOperationSourceTests {
 
 	static class MinusFive {
 
-		@DistributedLock(path = "/minus-five", waitTime = -5)
+		@DistributedLock(path = "/minus-five", waitTime = "-5")
 		public void work() {
 		}
 

@@ -16,10 +16,10 @@ import io.github.zklock.LockAcquisitionException;
 import io.github.zklock.LockContext;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
-import io.github.zklock.LockRequest;
-import io.github.zklock.LockTemplate;
+import io.github.zklock.LockTarget;
+import io.github.zklock.OnBusy;
 import io.github.zklock.annotation.DistributedLock;
-import io.github.zklock.annotation.OnBusy;
+import io.github.zklock.curator.CuratorLockAdmin;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.test.ZooKeeperExtension;
 
@@ -125,7 +125,7 @@ class OnBusySkipTests {
 	@Test
 	void skippedCallIsObservedAsSkipped() {
 		Jobs jobs = jobs();
-		AcquireObservations observations = AcquireObservations.observe(application.getBean(LockTemplate.class));
+		AcquireObservations observations = AcquireObservations.observe(application);
 		LockHandle held = otherProcessTakes("/job/observed");
 		try {
 			jobs.run("observed");
@@ -155,13 +155,13 @@ class OnBusySkipTests {
 	}
 
 	private void assertNothingHeld() {
-		assertThat(application.getBean(CuratorLockRegistry.class).heldLockCount()).isZero();
+		assertThat(new CuratorLockAdmin(application.getBean(CuratorLockRegistry.class)).heldLockCount()).isZero();
 		assertThat(LockContext.current()).isEmpty();
 	}
 
 	/** Take a lock in the other application at once, failing the test if it is busy. */
 	private LockHandle otherProcessTakes(String key) {
-		return this.otherProcess.tryAcquire(new LockRequest(key, LockMode.EXCLUSIVE, true, Duration.ZERO))
+		return this.otherProcess.tryAcquire(new LockTarget(key, LockMode.EXCLUSIVE, true, 0, Duration.ZERO))
 			.orElseThrow();
 	}
 
@@ -169,46 +169,46 @@ class OnBusySkipTests {
 
 		final AtomicInteger invocations = new AtomicInteger();
 
-		@DistributedLock(path = "/job/#{#name}", waitTime = 0, onBusy = OnBusy.SKIP)
+		@DistributedLock(path = "/job/#{#name}", waitTime = "0", onBusy = OnBusy.SKIP)
 		public String run(String name) {
 			this.invocations.incrementAndGet();
 			return "ran " + name;
 		}
 
-		@DistributedLock(path = "/job/#{#name}", waitTime = 0, onBusy = OnBusy.SKIP)
+		@DistributedLock(path = "/job/#{#name}", waitTime = "0", onBusy = OnBusy.SKIP)
 		public Optional<String> runOptional(String name) {
 			this.invocations.incrementAndGet();
 			return Optional.of("ran " + name);
 		}
 
-		@DistributedLock(path = "/job/#{#name}", waitTime = 0, onBusy = OnBusy.SKIP)
+		@DistributedLock(path = "/job/#{#name}", waitTime = "0", onBusy = OnBusy.SKIP)
 		public void runVoid(String name) {
 			this.invocations.incrementAndGet();
 		}
 
-		@DistributedLock(path = "/job/#{#name}", waitTime = 300, onBusy = OnBusy.SKIP)
+		@DistributedLock(path = "/job/#{#name}", waitTime = "300", onBusy = OnBusy.SKIP)
 		public Integer runAfterWaiting(String name) {
 			return this.invocations.incrementAndGet();
 		}
 
-		@DistributedLock(path = "/job/#{#name}", waitTime = 0)
+		@DistributedLock(path = "/job/#{#name}", waitTime = "0")
 		public void runOrFail(String name) {
 			this.invocations.incrementAndGet();
 		}
 
-		@DistributedLock(path = { "/job/#{#first}", "/job/#{#second}" }, waitTime = 0, onBusy = OnBusy.SKIP)
+		@DistributedLock(path = { "/job/#{#first}", "/job/#{#second}" }, waitTime = "0", onBusy = OnBusy.SKIP)
 		public String runBoth(String first, String second) {
 			this.invocations.incrementAndGet();
 			return "ran " + first + " and " + second;
 		}
 
-		@DistributedLock(path = { "/job/#{#first}", "/job/#{#second}" }, waitTime = 0, onBusy = OnBusy.SKIP)
+		@DistributedLock(path = { "/job/#{#first}", "/job/#{#second}" }, waitTime = "0", onBusy = OnBusy.SKIP)
 		public Optional<String> runBothOptional(String first, String second) {
 			this.invocations.incrementAndGet();
 			return Optional.of("ran " + first + " and " + second);
 		}
 
-		@DistributedLock(path = { "/job/#{#first}", "/job/#{#second}" }, waitTime = 0, onBusy = OnBusy.SKIP)
+		@DistributedLock(path = { "/job/#{#first}", "/job/#{#second}" }, waitTime = "0", onBusy = OnBusy.SKIP)
 		public void runBothVoid(String first, String second) {
 			this.invocations.incrementAndGet();
 		}

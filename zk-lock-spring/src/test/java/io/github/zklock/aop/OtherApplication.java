@@ -7,7 +7,7 @@ import org.apache.curator.framework.CuratorFramework;
 
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
-import io.github.zklock.LockRequest;
+import io.github.zklock.LockTarget;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.test.ZooKeeperExtension;
 
@@ -40,14 +40,14 @@ final class OtherApplication implements AutoCloseable {
 
 	/** Try the key without waiting, releasing at once if granted. */
 	boolean canTake(String key, LockMode mode) {
-		Optional<LockHandle> handle = this.registry.tryAcquire(new LockRequest(key, mode, true, Duration.ZERO));
+		Optional<LockHandle> handle = this.registry.tryAcquire(new LockTarget(key, mode, true, 0, Duration.ZERO));
 		handle.ifPresent(LockHandle::release);
 		return handle.isPresent();
 	}
 
 	/** Take the key EXCLUSIVE without waiting; fails if it is held. */
 	LockHandle take(String key) {
-		return this.registry.tryAcquire(new LockRequest(key, LockMode.EXCLUSIVE, true, Duration.ZERO)).orElseThrow();
+		return this.registry.tryAcquire(new LockTarget(key, LockMode.EXCLUSIVE, true, 0, Duration.ZERO)).orElseThrow();
 	}
 
 	/** Wait, within 10 s, until no ephemeral znode is left below the path. */

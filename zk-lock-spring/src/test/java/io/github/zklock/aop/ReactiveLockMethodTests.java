@@ -28,10 +28,11 @@ import io.github.zklock.LockAcquisitionException;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockLostException;
 import io.github.zklock.LockMode;
+import io.github.zklock.OnBusy;
 import io.github.zklock.annotation.DistributedLock;
 import io.github.zklock.annotation.DistributedSemaphore;
-import io.github.zklock.annotation.OnBusy;
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.reactive.ReactiveLockContext;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -377,7 +378,7 @@ class ReactiveLockMethodTests {
 			return newWork();
 		}
 
-		@DistributedLock(path = "/reactive/#{#key}", waitTime = 200, timeUnit = TimeUnit.MILLISECONDS)
+		@DistributedLock(path = "/reactive/#{#key}", waitTime = "200ms")
 		public Mono<String> holdBriefly(String key) {
 			return newWork();
 		}
@@ -404,13 +405,13 @@ class ReactiveLockMethodTests {
 			throw new IOException("checked " + key);
 		}
 
-		@DistributedLock(path = "/reactive/#{#key}", waitTime = 0, onBusy = OnBusy.SKIP)
+		@DistributedLock(path = "/reactive/#{#key}", waitTime = "0", onBusy = OnBusy.SKIP)
 		public Mono<String> skipMono(String key) {
 			this.invocations.incrementAndGet();
 			return Mono.just("ran " + key);
 		}
 
-		@DistributedLock(path = "/reactive/#{#key}", waitTime = 0, onBusy = OnBusy.SKIP)
+		@DistributedLock(path = "/reactive/#{#key}", waitTime = "0", onBusy = OnBusy.SKIP)
 		public Flux<String> skipFlux(String key) {
 			this.invocations.incrementAndGet();
 			return Flux.just("ran " + key, "again " + key);
@@ -433,8 +434,7 @@ class ReactiveLockMethodTests {
 			return newWork();
 		}
 
-		@DistributedSemaphore(path = "/reactive-permits/#{#key}", permits = 2, waitTime = 200,
-				timeUnit = TimeUnit.MILLISECONDS)
+		@DistributedSemaphore(path = "/reactive-permits/#{#key}", permits = 2, waitTime = "200ms")
 		public Mono<String> permit(String key) {
 			return newWork();
 		}
@@ -450,12 +450,12 @@ class ReactiveLockMethodTests {
 			return application.getBean(ReactiveService.class).inner(key);
 		}
 
-		@DistributedLock(path = "/reactive-nested/#{#key}", waitTime = 300, timeUnit = TimeUnit.MILLISECONDS)
+		@DistributedLock(path = "/reactive-nested/#{#key}", waitTime = "300ms")
 		public Mono<String> inner(String key) {
 			return Mono.just("inner ran " + key);
 		}
 
-		@DistributedLock(path = "/reactive-contended", waitTime = 60, timeUnit = TimeUnit.SECONDS)
+		@DistributedLock(path = "/reactive-contended", waitTime = "60s")
 		public Mono<Integer> contended(int call) {
 			return Mono.fromCallable(() -> mostInside.accumulateAndGet(inside.incrementAndGet(), Math::max))
 				.delayElement(Duration.ofMillis(1))

@@ -24,6 +24,7 @@ import org.springframework.context.annotation.Configuration;
 import io.github.zklock.LockContext;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockRegistry;
+import io.github.zklock.LockRequest;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.annotation.DistributedLock;
 import io.github.zklock.annotation.DistributedSemaphore;
@@ -117,7 +118,7 @@ class RequestBudgetTests {
 			LockTemplate locks = context.getBean(LockTemplate.class);
 			Budgeted service = context.getBean(Budgeted.class);
 			Map<String, Long> leaseCycle = steadyCycle(
-					() -> locks.acquirePermit("/budget/semaphore/by-template", 2, null).release());
+					() -> locks.acquire(LockRequest.permit("/budget/semaphore/by-template", 2)).release());
 			Map<String, Long> annotatedCycle = steadyCycle(() -> service.permit("by-annotation"));
 			// The permits are checked once per key (first cycle); then a lease of Curator's
 			// InterProcessSemaphoreV2 as is: its inner mutex and the lease znode, each created,

@@ -3,15 +3,14 @@ package io.github.zklock.aop;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 import org.springframework.util.ReflectionUtils;
 
 import io.github.zklock.LockMode;
+import io.github.zklock.OnBusy;
 import io.github.zklock.annotation.DistributedLock;
 import io.github.zklock.annotation.LeaderOnly;
-import io.github.zklock.annotation.OnBusy;
 import io.github.zklock.expression.LockPathExpressionEvaluator;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -31,29 +30,29 @@ class ScheduledJobDeclarationTests {
 
 	@Test
 	void lockAtLeastForIsReadInEveryDurationStyle() {
-		assertThat(lock("iso").lockAtLeastFor()).isEqualTo(Duration.ofSeconds(30));
-		assertThat(lock("simple").lockAtLeastFor()).isEqualTo(Duration.ofMillis(500));
-		assertThat(lock("plainMillis").lockAtLeastFor()).isEqualTo(Duration.ofMillis(1500));
-		assertThat(lock("plainSeconds").lockAtLeastFor()).isEqualTo(Duration.ofSeconds(2));
-		assertThat(lock("none").lockAtLeastFor()).isZero();
-		assertThat(lock("zero").lockAtLeastFor()).isZero();
+		assertThat(lock("iso").prototype().lockAtLeastFor()).isEqualTo(Duration.ofSeconds(30));
+		assertThat(lock("simple").prototype().lockAtLeastFor()).isEqualTo(Duration.ofMillis(500));
+		assertThat(lock("plainMillis").prototype().lockAtLeastFor()).isEqualTo(Duration.ofMillis(1500));
+		assertThat(lock("plainSeconds").prototype().lockAtLeastFor()).isEqualTo(Duration.ofSeconds(2));
+		assertThat(lock("none").prototype().lockAtLeastFor()).isZero();
+		assertThat(lock("zero").prototype().lockAtLeastFor()).isZero();
 	}
 
 	@Test
 	void lockAtLeastForMakesTheLockNonReentrant() {
 		LockOperation operation = lock("iso");
-		assertThat(operation.reentrant()).isFalse();
-		assertThat(operation.mode()).isEqualTo(LockMode.EXCLUSIVE);
-		assertThat(operation.onBusy()).isEqualTo(OnBusy.SKIP);
+		assertThat(operation.prototype().reentrant()).isFalse();
+		assertThat(operation.prototype().mode()).isEqualTo(LockMode.EXCLUSIVE);
+		assertThat(operation.prototype().onBusy()).isEqualTo(OnBusy.SKIP);
 		// Without it, the default stays reentrant.
-		assertThat(lock("none").reentrant()).isTrue();
-		assertThat(lock("zero").reentrant()).isTrue();
+		assertThat(lock("none").prototype().reentrant()).isTrue();
+		assertThat(lock("zero").prototype().reentrant()).isTrue();
 	}
 
 	@Test
 	void lockAtLeastForPlaceholdersAreResolved() {
 		this.locks.setEmbeddedValueResolver((value) -> value.replace("${job.at-least}", "PT45S"));
-		assertThat(lock("placeholder").lockAtLeastFor()).isEqualTo(Duration.ofSeconds(45));
+		assertThat(lock("placeholder").prototype().lockAtLeastFor()).isEqualTo(Duration.ofSeconds(45));
 	}
 
 	@Test
@@ -66,7 +65,7 @@ class ScheduledJobDeclarationTests {
 			.withMessageContaining("negative");
 		assertThatIllegalStateException().isThrownBy(() -> lock("write"))
 			.withMessageContaining("Jobs.write")
-			.withMessageContaining("EXCLUSIVE only");
+			.withMessageContaining("as a WRITE lock, whose grant is bound to the acquiring thread");
 	}
 
 	@Test
@@ -121,7 +120,7 @@ class ScheduledJobDeclarationTests {
 
 	static class Jobs {
 
-		@DistributedLock(path = "/jobs/iso", waitTime = 0, onBusy = OnBusy.SKIP, lockAtLeastFor = "PT30S")
+		@DistributedLock(path = "/jobs/iso", waitTime = "0", onBusy = OnBusy.SKIP, lockAtLeastFor = "PT30S")
 		void iso() {
 		}
 
@@ -133,7 +132,7 @@ class ScheduledJobDeclarationTests {
 		void plainMillis() {
 		}
 
-		@DistributedLock(path = "/jobs/plain-seconds", timeUnit = TimeUnit.SECONDS, lockAtLeastFor = "2")
+		@DistributedLock(path = "/jobs/plain-seconds", lockAtLeastFor = "2s")
 		void plainSeconds() {
 		}
 

@@ -24,6 +24,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockLostException;
 import io.github.zklock.LockMode;
+import io.github.zklock.LockRequest;
 import io.github.zklock.LockState;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.curator.CuratorLockRegistry;
@@ -299,7 +300,7 @@ abstract class AbstractJdbcLockFenceTests {
 
 	@Test
 	void multiLockAdvancesTheRowOfEveryKey() {
-		LockHandle multi = this.appA.acquireAll(List.of("/cart/b", "/cart/a"), LockMode.EXCLUSIVE, Duration.ZERO);
+		LockHandle multi = this.appA.acquire(LockRequest.of(List.of("/cart/b", "/cart/a")).withWaitTime(Duration.ZERO));
 		try {
 			this.transaction.executeWithoutResult((status) -> this.fence.advance(multi));
 			assertThat(this.dataSource.statements()).containsExactly(UPDATE, INSERT, UPDATE, INSERT);

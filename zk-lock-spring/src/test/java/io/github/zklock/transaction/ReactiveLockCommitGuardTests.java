@@ -22,14 +22,13 @@ import org.springframework.transaction.reactive.TransactionalOperator;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
-import io.github.zklock.LockHandle;
 import io.github.zklock.LockLostException;
 import io.github.zklock.LockState;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.annotation.DistributedLock;
 import io.github.zklock.annotation.EnableDistributedLocks;
-import io.github.zklock.aop.ReactiveLockContext;
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.reactive.ReactiveLockContext;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -14,6 +14,7 @@ import io.github.zklock.LockRequest;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.LockMode;
 import io.github.zklock.benchmarks.ZooKeeperServers;
+import io.github.zklock.curator.CuratorLockAdmin;
 import io.github.zklock.curator.CuratorLockRegistry;
 
 /**
@@ -146,7 +147,7 @@ public final class RecipeCacheFootprint {
 
 		@Override
 		public int cachedCount() {
-			return this.registry.cachedRecipeCount();
+			return new CuratorLockAdmin(this.registry).cachedRecipeCount();
 		}
 
 		@Override

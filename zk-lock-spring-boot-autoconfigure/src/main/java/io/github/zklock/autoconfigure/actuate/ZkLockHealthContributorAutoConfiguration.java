@@ -15,7 +15,7 @@ import org.springframework.context.annotation.Bean;
 import io.github.zklock.Leadership;
 import io.github.zklock.actuate.ZkLockHealthIndicator;
 import io.github.zklock.autoconfigure.ZkLockAutoConfiguration;
-import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.curator.CuratorLockAdmin;
 
 /**
  * Auto-configuration of the {@code zkLock} health indicator; switch it off with
@@ -23,7 +23,7 @@ import io.github.zklock.curator.CuratorLockRegistry;
  */
 @AutoConfiguration(after = ZkLockAutoConfiguration.class)
 @ConditionalOnClass({ HealthIndicator.class, CuratorFramework.class })
-@ConditionalOnBean(CuratorLockRegistry.class)
+@ConditionalOnBean(CuratorLockAdmin.class)
 @ConditionalOnEnabledHealthIndicator("zklock")
 public class ZkLockHealthContributorAutoConfiguration {
 
@@ -32,9 +32,9 @@ public class ZkLockHealthContributorAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(name = "zkLockHealthIndicator")
-	ZkLockHealthIndicator zkLockHealthIndicator(CuratorFramework client, CuratorLockRegistry registry,
+	ZkLockHealthIndicator zkLockHealthIndicator(CuratorFramework client, CuratorLockAdmin admin,
 			ObjectProvider<Leadership> leadership) {
-		return new ZkLockHealthIndicator(client, registry, PROBE_TIMEOUT, leadership.getIfUnique());
+		return new ZkLockHealthIndicator(client, admin, PROBE_TIMEOUT, leadership.getIfUnique());
 	}
 
 }

@@ -9,7 +9,7 @@ import org.springframework.context.annotation.Bean;
 
 import io.github.zklock.actuate.ZkLockMetrics;
 import io.github.zklock.autoconfigure.ZkLockAutoConfiguration;
-import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.curator.CuratorLockAdmin;
 
 /**
  * Auto-configuration of the lock meters ({@code zk.lock.active}, {@code zk.lock.lost}), bound by
@@ -19,13 +19,13 @@ import io.github.zklock.curator.CuratorLockRegistry;
  */
 @AutoConfiguration(after = ZkLockAutoConfiguration.class)
 @ConditionalOnClass(MeterBinder.class)
-@ConditionalOnBean(CuratorLockRegistry.class)
+@ConditionalOnBean(CuratorLockAdmin.class)
 public class ZkLockMetricsAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	ZkLockMetrics zkLockMetrics(CuratorLockRegistry registry) {
-		return new ZkLockMetrics(registry);
+	ZkLockMetrics zkLockMetrics(CuratorLockAdmin admin) {
+		return new ZkLockMetrics(admin);
 	}
 
 }

@@ -12,7 +12,7 @@ import org.springframework.context.annotation.Bean;
 import io.github.zklock.Leadership;
 import io.github.zklock.actuate.ZkLocksEndpoint;
 import io.github.zklock.autoconfigure.ZkLockAutoConfiguration;
-import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.curator.CuratorLockAdmin;
 
 /**
  * Auto-configuration of the read-only {@code zklocks} endpoint; expose it with
@@ -20,14 +20,14 @@ import io.github.zklock.curator.CuratorLockRegistry;
  */
 @AutoConfiguration(after = ZkLockAutoConfiguration.class)
 @ConditionalOnClass(Endpoint.class)
-@ConditionalOnBean(CuratorLockRegistry.class)
+@ConditionalOnBean(CuratorLockAdmin.class)
 @ConditionalOnAvailableEndpoint(ZkLocksEndpoint.class)
 public class ZkLocksEndpointAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	ZkLocksEndpoint zkLocksEndpoint(CuratorLockRegistry registry, ObjectProvider<Leadership> leadership) {
-		return new ZkLocksEndpoint(registry, leadership.getIfUnique());
+	ZkLocksEndpoint zkLocksEndpoint(CuratorLockAdmin admin, ObjectProvider<Leadership> leadership) {
+		return new ZkLocksEndpoint(admin, leadership.getIfUnique());
 	}
 
 }

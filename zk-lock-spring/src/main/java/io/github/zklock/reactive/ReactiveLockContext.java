@@ -1,4 +1,4 @@
-package io.github.zklock.aop;
+package io.github.zklock.reactive;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -11,15 +11,14 @@ import reactor.util.context.ContextView;
 import io.github.zklock.LockHandle;
 
 /**
- * The lock grants a {@code Mono} or {@code Flux} of a {@code @DistributedLock} or
- * {@code @DistributedSemaphore} method runs under, read from the Reactor context: the reactive
- * replacement of {@link io.github.zklock.LockContext}, which is bound to a thread and so has no
- * meaning in reactive code.
+ * The lock grants a {@code Mono} or {@code Flux} run by the {@link ReactiveLockOperator} (and so
+ * of a {@code @DistributedLock} or {@code @DistributedSemaphore} method) runs under, read from the
+ * Reactor context: the reactive replacement of {@link io.github.zklock.LockContext}, which is
+ * bound to a thread and so has no meaning in reactive code.
  *
- * <p>Each subscription of such a method's {@code Mono} or {@code Flux} is its own grant; the
- * advice writes the grant's handle (an {@link io.github.zklock.AsyncLockHandle}) into the context
- * of the publisher the method returned, so every operator of it, and every publisher it is
- * composed of, can read it:
+ * <p>Each subscription is its own grant; the operator writes the grant's handle (an
+ * {@link io.github.zklock.AsyncLockHandle}) into the context of the publisher it locks, so every
+ * operator of it, and every publisher it is composed of, can read it:
  * <pre class="code">
  * &#64;DistributedLock(path = "/stock/#{#sku}")
  * public Mono&lt;Void&gt; take(String sku) {

@@ -1,4 +1,4 @@
-package io.github.zklock;
+package io.github.zklock.engine;
 
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -10,12 +10,18 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
 
+import io.github.zklock.LockException;
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockMode;
+import io.github.zklock.LockRequest;
+import io.github.zklock.LockTemplate;
+
 /**
  * A {@link Lock} over the grants of one key and mode of a {@link LockTemplate} (see
  * {@link LockTemplate#lock(String)}). The grants a thread took through views of the key are kept
  * per thread, so that {@code unlock()} releases the latest of them; equal views share them.
  */
-final class LockView implements Lock {
+public final class LockView implements Lock {
 
 	/** Each thread's grants per view, latest last; an entry is removed when its last grant is. */
 	private static final ThreadLocal<Map<LockView, ArrayDeque<LockHandle>>> held = ThreadLocal.withInitial(HashMap::new);
@@ -26,7 +32,13 @@ final class LockView implements Lock {
 
 	private final LockMode mode;
 
-	LockView(LockTemplate template, String path, LockMode mode) {
+	/**
+	 * Create a view; sends no request.
+	 * @param template the template that grants
+	 * @param path the key
+	 * @param mode the lock mode of the view's grants
+	 */
+	public LockView(LockTemplate template, String path, LockMode mode) {
 		this.template = template;
 		this.path = path;
 		this.mode = mode;
@@ -129,7 +141,7 @@ final class LockView implements Lock {
 	}
 
 	private Optional<LockHandle> acquire(Duration waitTime) {
-		return this.template.tryAcquire(new LockRequest(this.path, this.mode, true, waitTime));
+		return this.template.tryAcquire(this.path, this.mode, waitTime);
 	}
 
 	private void granted(LockHandle handle) {

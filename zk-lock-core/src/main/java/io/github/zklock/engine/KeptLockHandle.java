@@ -1,7 +1,7 @@
-package io.github.zklock;
+package io.github.zklock.engine;
 
 import java.time.Duration;
-import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -10,18 +10,22 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockRequest;
+import io.github.zklock.LockState;
+
 /**
- * A grant of a request with {@link LockRequest#lockAtLeastFor()}: a release asked for before that
- * time has passed since the grant is carried out later by a scheduler thread, so the key stays
- * taken in ZooKeeper until then. Only grants that are not bound to a thread are wrapped (the
- * request checks it), since the release runs on another thread.
+ * A grant kept for at least some time ({@link LockRequest#lockAtLeastFor()},
+ * {@link LockHandle#keepAtLeast(Duration)}): a release asked for before that time has passed is
+ * carried out later by a scheduler thread, so the key stays taken in ZooKeeper until then. Only
+ * grants that are not bound to a thread are kept, since the release runs on another thread.
  *
  * <p>The one scheduler thread is a daemon shared by every template: the delayed release sends the
  * same requests as an immediate one, and a JVM that exits meanwhile frees the key with its session.
  */
-final class LingeringLockHandle extends ForwardingLockHandle {
+public final class KeptLockHandle extends ForwardingLockHandle {
 
-	private static final Log logger = LogFactory.getLog(LingeringLockHandle.class);
+	private static final Log logger = LogFactory.getLog(KeptLockHandle.class);
 
 	private final long releasableAt;
 
@@ -29,26 +33,32 @@ final class LingeringLockHandle extends ForwardingLockHandle {
 
 	private final AtomicBoolean releaseAsked = new AtomicBoolean();
 
-	/**
-	 * Wrap a grant.
-	 * @param delegate the grant, not bound to a thread
-	 * @param grantedAt the {@link System#nanoTime()} of the grant
-	 * @param lockAtLeastFor how long after the grant a release is carried out at the earliest
-	 */
-	LingeringLockHandle(LockHandle delegate, long grantedAt, Duration lockAtLeastFor) {
+	private KeptLockHandle(LockHandle delegate, long since, Duration lockAtLeastFor) {
 		super(delegate);
-		this.releasableAt = grantedAt + lockAtLeastFor.toNanos();
+		this.releasableAt = since + lockAtLeastFor.toNanos();
 		this.lockAtLeastFor = lockAtLeastFor;
 	}
 
-	@Override
-	public List<LockHandle> parts() {
-		return this.delegate.parts();
+	/**
+	 * Keep a grant for at least {@code lockAtLeastFor} from now (the body of
+	 * {@link LockHandle#keepAtLeast(Duration)}).
+	 * @param handle the grant, not bound to a thread
+	 * @param lockAtLeastFor how long from now a release is carried out at the earliest
+	 * @return the kept view, or the grant itself for zero
+	 * @throws IllegalArgumentException if {@code lockAtLeastFor} is negative
+	 */
+	public static LockHandle keep(LockHandle handle, Duration lockAtLeastFor) {
+		Objects.requireNonNull(handle, "handle must not be null");
+		Objects.requireNonNull(lockAtLeastFor, "lockAtLeastFor must not be null");
+		if (lockAtLeastFor.isNegative()) {
+			throw new IllegalArgumentException("lockAtLeastFor must not be negative, was " + lockAtLeastFor);
+		}
+		return lockAtLeastFor.isZero() ? handle : new KeptLockHandle(handle, System.nanoTime(), lockAtLeastFor);
 	}
 
 	/**
-	 * Release the grant now if {@code lockAtLeastFor} has passed since it was granted (or it is no
-	 * longer held), else schedule the release for when it has. Only the first call counts.
+	 * Release the grant now if {@code lockAtLeastFor} has passed (or it is no longer held), else
+	 * schedule the release for when it has. Only the first call counts.
 	 */
 	@Override
 	public void release() {

@@ -1,11 +1,16 @@
-package io.github.zklock;
+package io.github.zklock.engine;
 
+import java.time.Duration;
 import java.util.List;
-import java.util.stream.Collectors;
+
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockMode;
+import io.github.zklock.LockState;
 
 /**
- * The grant of several keys at once ({@link LockTemplate#acquireAll}): held while every part is
- * held, released by releasing every part in reverse order of acquisition.
+ * The grant of several keys at once (a multi-lock): held while every part is held, released by
+ * releasing every part in reverse order of acquisition. Its {@link #path()} and
+ * {@link #fencingToken()} are its first part's; its {@link #parts()} answer for each key.
  */
 final class MultiLockHandle implements LockHandle {
 
@@ -13,21 +18,18 @@ final class MultiLockHandle implements LockHandle {
 
 	private final LockMode mode;
 
-	private final String path;
-
 	/**
-	 * @param parts the grants, in the order they were acquired; at least two
+	 * @param parts the grants, in the order they were acquired (canonical order); at least two
 	 * @param mode their common mode
 	 */
 	MultiLockHandle(List<LockHandle> parts, LockMode mode) {
 		this.parts = List.copyOf(parts);
 		this.mode = mode;
-		this.path = this.parts.stream().map(LockHandle::path).collect(Collectors.joining(","));
 	}
 
 	@Override
 	public String path() {
-		return this.path;
+		return this.parts.get(0).path();
 	}
 
 	@Override
@@ -76,10 +78,11 @@ final class MultiLockHandle implements LockHandle {
 		}
 	}
 
+	/** The first part's token: the token of {@link #path()}. */
 	@Override
 	public long fencingToken() {
-		throw new UnsupportedOperationException("The multi-lock " + this.path
-				+ " has one fencing token per key: use parts().get(i).fencingToken()");
+		checkHeld();
+		return this.parts.get(0).fencingToken();
 	}
 
 	/**
@@ -106,6 +109,15 @@ final class MultiLockHandle implements LockHandle {
 		if (failure != null) {
 			throw failure;
 		}
+	}
+
+	/** Every part says whether it may be kept; the set is kept as a whole. */
+	@Override
+	public LockHandle keepAtLeast(Duration lockAtLeastFor) {
+		for (LockHandle part : this.parts) {
+			part.keepAtLeast(Duration.ZERO);
+		}
+		return KeptLockHandle.keep(this, lockAtLeastFor);
 	}
 
 	@Override

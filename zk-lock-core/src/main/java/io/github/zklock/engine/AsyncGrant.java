@@ -1,14 +1,17 @@
-package io.github.zklock;
+package io.github.zklock.engine;
 
-import java.util.List;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.jspecify.annotations.Nullable;
+
+import io.github.zklock.AsyncLockHandle;
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockState;
 
 /**
  * An asynchronous grant (see {@link AsyncLockHandle}): a grant of the registry, made on a thread of
@@ -35,11 +38,6 @@ final class AsyncGrant extends ForwardingLockHandle implements AsyncLockHandle {
 		super(grant);
 		this.owner = owner;
 		this.grantThreads = grantThreads;
-	}
-
-	/** The registry's grant, as the template observes it. */
-	LockHandle grant() {
-		return this.delegate;
 	}
 
 	/**
@@ -124,7 +122,7 @@ final class AsyncGrant extends ForwardingLockHandle implements AsyncLockHandle {
 					interrupted = true;
 				}
 				catch (ExecutionException ex) {
-					throw asRuntime(ex.getCause());
+					throw AsyncGrants.asRuntime(ex.getCause());
 				}
 			}
 		}
@@ -140,31 +138,15 @@ final class AsyncGrant extends ForwardingLockHandle implements AsyncLockHandle {
 		return this.lost.minimalCompletionStage();
 	}
 
+	/** Any thread may release an asynchronous grant: it may be kept whatever it wraps. */
 	@Override
-	public List<LockHandle> parts() {
-		List<LockHandle> parts = this.delegate.parts();
-		return (parts.size() == 1 && parts.get(0) == this.delegate) ? List.of(this) : parts;
+	public LockHandle keepAtLeast(Duration lockAtLeastFor) {
+		return KeptLockHandle.keep(this, lockAtLeastFor);
 	}
 
 	@Override
 	public String toString() {
 		return "async " + this.delegate;
-	}
-
-	/** The cause of a {@link CompletionException}, else the exception itself. */
-	static Throwable unwrap(Throwable ex) {
-		return (ex instanceof CompletionException && ex.getCause() != null) ? ex.getCause() : ex;
-	}
-
-	static RuntimeException asRuntime(Throwable ex) {
-		ex = unwrap(ex);
-		if (ex instanceof RuntimeException runtime) {
-			return runtime;
-		}
-		if (ex instanceof Error error) {
-			throw error;
-		}
-		return new CompletionException(ex);
 	}
 
 }

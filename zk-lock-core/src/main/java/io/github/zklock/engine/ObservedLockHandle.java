@@ -1,6 +1,9 @@
-package io.github.zklock;
+package io.github.zklock.engine;
 
 import io.micrometer.observation.Observation;
+
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockState;
 
 /**
  * A grant whose hold is observed: the {@code zk.lock.held} observation starts when the lock is

@@ -1,4 +1,4 @@
-package io.github.zklock;
+package io.github.zklock.engine;
 
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
@@ -17,9 +17,9 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The threads that own asynchronous grants ({@link LockTemplate#acquireAsync}): each grant bound to
+ * The threads that own asynchronous grants ({@code LockTemplate.async()}): each grant bound to
  * a thread by its recipe acquires and releases on one thread of its own, parked while the grant is
- * held. Two kinds, chosen per template ({@link LockTemplate#setVirtualGrantThreads}):
+ * held. Two kinds, chosen per template ({@code LockTemplateBuilder.virtualGrantThreads}):
  * <ul>
  * <li>platform threads (the default): daemon threads of an unbounded pool that keeps idle threads
  * for 60 s, so that back-to-back grants reuse them;</li>

@@ -1,0 +1,46 @@
+package io.github.zklock;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * One key of a {@link LockRequest}, resolved for the backend: what {@link LockTemplate} asks a
+ * {@link LockRegistry} for, once per key (a multi-lock is taken key by key, in canonical order,
+ * each with what is left of the wait budget). It carries no metric name, no on-busy policy and no
+ * {@code lockAtLeastFor}: those are the template's business.
+ *
+ * @param key the key below the registry's root path, starting with {@code /}
+ * @param mode the lock mode
+ * @param reentrant whether the holder thread may re-enter the lock, and so whether the grant is
+ * bound to that thread (see {@link LockRequest}): {@code true} for READ and WRITE, {@code false}
+ * for a permit
+ * @param permits {@code 0} for a lock, else the number of permits of the key's semaphore
+ * @param waitTime how long to wait, always given: zero for one attempt,
+ * {@link LockRequest#WAIT_FOREVER} to wait without limit, or a positive duration
+ */
+public record LockTarget(String key, LockMode mode, boolean reentrant, int permits, Duration waitTime) {
+
+	/**
+	 * Create a target, checking the rules of {@link LockRequest} that apply to one key.
+	 * @throws InvalidLockPathException if the key is {@code null} or empty
+	 * @throws IllegalArgumentException if the components break a rule of {@link LockRequest}
+	 * @throws NullPointerException if the mode or the wait time is {@code null}
+	 */
+	public LockTarget {
+		if (key == null || key.isEmpty()) {
+			throw new InvalidLockPathException("Lock path must not be null or empty");
+		}
+		LockRequest.checkKind("The lock target '" + key + "'", mode, reentrant, permits);
+		LockRequest.checkWaitTime(Objects.requireNonNull(waitTime, "waitTime must not be null"),
+				"The wait time of the lock target '" + key + "'");
+	}
+
+	/**
+	 * Return whether this target asks for a permit of a semaphore rather than a lock.
+	 * @return whether {@link #permits()} is positive
+	 */
+	public boolean isPermit() {
+		return this.permits > 0;
+	}
+
+}

@@ -1,0 +1,254 @@
+package io.github.zklock.curator;
+
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+import org.apache.curator.framework.recipes.locks.Revoker;
+import org.apache.curator.framework.state.ConnectionState;
+import org.jspecify.annotations.Nullable;
+
+import io.github.zklock.InvalidLockPathException;
+import io.github.zklock.LockException;
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockMode;
+
+/**
+ * The operator side of a {@link CuratorLockRegistry}: what this application holds and waits for,
+ * who holds and waits for a key across the ensemble, the revocation of a stuck lock, and the
+ * registry's counters. The {@code zklocks} actuator endpoint, the health indicator and the
+ * metrics of the Spring Boot starter use it; an application needs it only for operations.
+ * Records of the answers: {@link HeldLock}, {@link WaitingLock}, {@link LockParticipant},
+ * {@link LockQueue}, {@link Revocation}, {@link LockOwner}; none holds a credential.
+ *
+ * <p>Thread-safe. Methods that say "local state" send no ZooKeeper request.
+ */
+public class CuratorLockAdmin {
+
+	private final CuratorLockRegistry registry;
+
+	/**
+	 * Create the operator view of a registry.
+	 * @param registry the registry it describes
+	 */
+	public CuratorLockAdmin(CuratorLockRegistry registry) {
+		this.registry = Objects.requireNonNull(registry, "registry must not be null");
+	}
+
+	/**
+	 * Return the registry it describes.
+	 * @return the registry
+	 */
+	public CuratorLockRegistry registry() {
+		return this.registry;
+	}
+
+	/**
+	 * Return the grants this application holds now, nested grants each, in no particular order.
+	 * @return a snapshot of the held grants
+	 */
+	public List<LockHandle> heldLocks() {
+		return List.copyOf(this.registry.held().handles());
+	}
+
+	/**
+	 * Describe the grants this application holds, oldest first. Local state, no ZooKeeper
+	 * request.
+	 * @return the held grants
+	 */
+	public List<HeldLock> describeHeldLocks() {
+		return this.registry.held().handles()
+			.stream()
+			.map(CuratorLockHandle::snapshot)
+			.sorted(Comparator.comparing(HeldLock::since))
+			.toList();
+	}
+
+	/**
+	 * Describe the threads of this application waiting for a lock, longest waiting first. Local
+	 * state, no ZooKeeper request.
+	 * @return the waiting threads
+	 */
+	public List<WaitingLock> describeWaitingLocks() {
+		return this.registry.recipes().waiting()
+			.stream()
+			.sorted(Comparator.comparing(WaitingLock::since))
+			.toList();
+	}
+
+	/**
+	 * Describe the lock znodes of a key across the ensemble, of any client and any lock kind, in
+	 * queue order: the first EXCLUSIVE or WRITE participant holds the lock, READ participants
+	 * before the first WRITE hold it together, permits of a semaphore (kind {@code PERMIT (of N)})
+	 * hold up to N at once. Reads ZooKeeper (one getChildren, then one getData per participant;
+	 * for leases one more getChildren and a getData of the lock path).
+	 * @param key the key below the root path
+	 * @return the participants, empty if nobody holds or waits for the lock
+	 * @throws InvalidLockPathException if the key is not a legal lock key
+	 * @throws LockException if ZooKeeper cannot be reached
+	 */
+	public List<LockParticipant> describeParticipants(String key) {
+		String lockPath = this.registry.lockPath(key);
+		List<LockParticipant> participants;
+		try {
+			participants = LockParticipants.describe(this.registry.client(), lockPath);
+		}
+		catch (Exception ex) {
+			throw ZooKeeperFailures.translate(ex, "describe", lockPath, LockMode.EXCLUSIVE, this.registry.client());
+		}
+		// The chain length of this application's held znodes (the longest grant on each).
+		Map<String, Integer> chains = new HashMap<>();
+		for (CuratorLockHandle handle : this.registry.held().handles()) {
+			chains.merge(handle.nodePath(), handle.snapshot().chainLength(), Math::max);
+		}
+		return participants.stream()
+			.map((participant) -> participant.holder() && chains.containsKey(participant.path())
+					? participant.withChainLength(chains.get(participant.path())) : participant)
+			.toList();
+	}
+
+	/**
+	 * Describe who holds and waits for the lock of a key: its participants across the ensemble
+	 * (see {@link #describeParticipants(String)}, whose requests it sends), how many wait, and how
+	 * many of this application's threads wait.
+	 * @param key the key below the root path
+	 * @return the lock's queue
+	 * @throws InvalidLockPathException if the key is not a legal lock key
+	 * @throws LockException if ZooKeeper cannot be reached
+	 */
+	public LockQueue describeQueue(String key) {
+		String lockPath = this.registry.lockPath(key);
+		List<LockParticipant> participants = describeParticipants(key);
+		int localWaiters = (int) describeWaitingLocks().stream()
+			.filter((waiting) -> waiting.path().equals(lockPath))
+			.count();
+		String session;
+		try {
+			session = Long.toHexString(this.registry.client().getZookeeperClient().getZooKeeper().getSessionId());
+		}
+		catch (Exception ex) {
+			throw ZooKeeperFailures.translate(ex, "describe", lockPath, LockMode.EXCLUSIVE, this.registry.client());
+		}
+		int queued = 0;
+		int queuedHere = 0;
+		for (LockParticipant participant : participants) {
+			if (!participant.holder()) {
+				queued++;
+				queuedHere += participant.sessionId().equals(session) ? 1 : 0;
+			}
+		}
+		// This application's waiting threads with no znode yet wait in its local queues. The two
+		// reads are not atomic: a thread may have left meanwhile.
+		return new LockQueue(lockPath, participants, queued + Math.max(0, localWaiters - queuedHere),
+				localWaiters);
+	}
+
+	/**
+	 * Revoke the lock of a key: make its holders, in any application, give it up, so that its
+	 * waiters are granted. For an operator facing a stuck lock (the {@code zklocks} endpoint's
+	 * DELETE operation).
+	 * <ul>
+	 * <li>{@link RevocationMode#REQUEST}: Curator's revocation protocol
+	 * ({@code Revoker.attemptRevoke}): the data of each holder's znode is set to
+	 * {@code __REVOKE__}; a holder that watches its znode gives the lock up (this library's
+	 * registries do for grants held longer than their
+	 * {@linkplain CuratorLockRegistry#setRevocationCheckInterval revocation check interval}: the grant
+	 * becomes {@link io.github.zklock.LockState#LOST} and its znode is deleted; raw Curator holders
+	 * that called {@code makeRevocable} run their listener). Then waits up to {@code wait} for the
+	 * holders' znodes to be deleted.</li>
+	 * <li>{@link RevocationMode#FORCE}: deletes the holders' znodes (guaranteed delete). Their
+	 * waiters are granted at once; a holder of this library learns it through its watch (once held
+	 * longer than its check interval) and its grant becomes LOST, any other holder is not told.</li>
+	 * </ul>
+	 * Sends the requests of {@link #describeParticipants(String)}, then one setData or delete per
+	 * holder, then (when requested) one exists per holder every 50 ms while waiting.
+	 * @param key the key below the root path
+	 * @param mode whether to ask the holders or delete their znodes
+	 * @param wait how long to wait for the holders to give the lock up (ignored for
+	 * {@link RevocationMode#FORCE})
+	 * @return what was done; {@link RevocationAction#NOT_HELD} when nobody held the lock, with
+	 * nothing written
+	 * @throws InvalidLockPathException if the key is not a legal lock key
+	 * @throws LockException if ZooKeeper cannot be reached
+	 */
+	public Revocation revoke(String key, RevocationMode mode, Duration wait) {
+		boolean force = Objects.requireNonNull(mode, "mode must not be null") == RevocationMode.FORCE;
+		String lockPath = this.registry.lockPath(key);
+		List<LockParticipant> holders = describeParticipants(key).stream()
+			.filter(LockParticipant::holder)
+			.toList();
+		if (holders.isEmpty()) {
+			return new Revocation(lockPath, RevocationAction.NOT_HELD, holders, true);
+		}
+		try {
+			for (LockParticipant holder : holders) {
+				if (force) {
+					this.registry.client().delete().quietly().guaranteed().forPath(holder.path());
+				}
+				else {
+					Revoker.attemptRevoke(this.registry.client(), holder.path());
+				}
+			}
+			long deadline = System.nanoTime() + (force ? 0 : wait.toNanos());
+			boolean released = allGone(holders);
+			while (!released && System.nanoTime() < deadline) {
+				Thread.sleep(50);
+				released = allGone(holders);
+			}
+			return new Revocation(lockPath, force ? RevocationAction.FORCED_DELETE
+					: RevocationAction.REVOCATION_REQUESTED, holders, released);
+		}
+		catch (Exception ex) {
+			if (ex instanceof InterruptedException) {
+				Thread.currentThread().interrupt();
+			}
+			throw ZooKeeperFailures.translate(ex, "revoke", lockPath, LockMode.EXCLUSIVE, this.registry.client());
+		}
+	}
+
+	private boolean allGone(List<LockParticipant> holders) throws Exception {
+		for (LockParticipant holder : holders) {
+			if (this.registry.client().checkExists().forPath(holder.path()) != null) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	/**
+	 * Return this process as its lock znodes name it ({@code <pid>@<host>} is their data), for
+	 * operators matching the participants of a lock to processes.
+	 * @return this process
+	 */
+	public LockOwner owner() {
+		return LockNodeData.self();
+	}
+
+	/**
+	 * Return how many recipe instances are cached, in use or idle.
+	 * @return the number of cached recipes
+	 */
+	public int cachedRecipeCount() {
+		return this.registry.recipes().recipeCount();
+	}
+
+	/**
+	 * Return the last connection state Curator reported since this registry was created.
+	 * @return the state, or {@code null} if none was reported yet
+	 */
+	public @Nullable ConnectionState lastConnectionState() {
+		return this.registry.held().lastConnectionState();
+	}
+
+	/**
+	 * Return how many grants this application holds (nested grants counted each).
+	 * @return the number of unreleased grants
+	 */
+	public int heldLockCount() {
+		return this.registry.held().size();
+	}
+
+}
