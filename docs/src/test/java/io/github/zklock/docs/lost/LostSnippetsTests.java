@@ -1,0 +1,88 @@
+package io.github.zklock.docs.lost;
+
+import java.time.Duration;
+
+import javax.sql.DataSource;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.JdbcClientAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.simple.JdbcClient;
+
+import io.github.zklock.LockMode;
+import io.github.zklock.LockState;
+import io.github.zklock.LockTemplate;
+import io.github.zklock.autoconfigure.ZkLockAutoConfiguration;
+import io.github.zklock.test.ZooKeeperExtension;
+import io.github.zklock.transaction.JdbcLockFence;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The snippets of the guide's chapter on lost locks run as written, on a real ZooKeeper and an
+ * in-memory H2: the listener hears of a grant lost with its session, and the fenced purchase
+ * raises the stock row's token in its transaction.
+ */
+class LostSnippetsTests {
+
+	@RegisterExtension
+	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
+
+	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(ZkLockAutoConfiguration.class))
+		.withPropertyValues("zk.lock.connect-string=" + zooKeeper.getConnectString(),
+				"zk.lock.session-timeout=3s");
+
+	@Test
+	void listenerHearsOfAGrantLostWithItsSession() {
+		this.contextRunner.withBean(LostLocks.class).run((context) -> {
+			LockTemplate locks = context.getBean(LockTemplate.class);
+			try (var held = locks.acquire("/stock/apple", LockMode.EXCLUSIVE, Duration.ZERO)) {
+				zooKeeper.expireSession(context.getBean(CuratorFramework.class));
+				await().atMost(Duration.ofSeconds(20)).until(() -> !context.getBean(LostLocks.class).lost().isEmpty());
+				assertThat(context.getBean(LostLocks.class).lost().get(0).path()).isEqualTo("/locks/stock/apple");
+				assertThat(held.state()).isEqualTo(LockState.LOST);
+			}
+		});
+	}
+
+	@Test
+	void fencedPurchaseRaisesTheRowsTokenInItsTransaction() {
+		this.contextRunner
+			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+					DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
+					JdbcTemplateAutoConfiguration.class, JdbcClientAutoConfiguration.class))
+			.withPropertyValues("spring.datasource.url=jdbc:h2:mem:fence-" + System.nanoTime())
+			.withUserConfiguration(FenceConfiguration.class)
+			.withBean(FencedStockService.class)
+			.run((context) -> {
+				JdbcClient jdbc = context.getBean(JdbcClient.class);
+				jdbc.sql("CREATE TABLE stock (sku VARCHAR(64) PRIMARY KEY, quantity INT, fencing_token BIGINT)").update();
+				jdbc.sql("INSERT INTO stock (sku, quantity) VALUES ('apple', 5)").update();
+				assertThat(context.getBean(FencedStockService.class).purchase("apple", 2)).isEqualTo(3);
+				Long token = jdbc.sql("SELECT fencing_token FROM stock WHERE sku = 'apple'").query(Long.class).single();
+				assertThat(token).isPositive();
+			});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class FenceConfiguration {
+
+		@Bean
+		JdbcLockFence stockFence(DataSource dataSource) {
+			return JdbcLockFence.guardedRows(dataSource, "stock", "sku", "fencing_token");
+		}
+
+	}
+
+}
