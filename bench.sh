@@ -18,6 +18,9 @@
 #   --hotkey-seconds N         measured seconds per contender and round (default 5 quick, 10 full)
 #   --redis-server PATH        the redis-server to start (default: the one on the PATH)
 #   --no-build                 use the classes built by an earlier run
+#   --call-trace               instead of the benchmarks: trace one synchronous @DistributedLock call
+#                              through zk-lock's methods with JFR method tracing (needs JDK 25:
+#                              JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64 ./bench.sh --call-trace)
 #
 # The hot-key scenario compares with Redisson against a redis-server that the runner starts on a
 # free port of 127.0.0.1, without persistence. When none is on the PATH, this script installs the
@@ -37,10 +40,12 @@ work=$root/$module/target/bench
 java=${JAVA_HOME:+$JAVA_HOME/bin/}java
 
 build=true
+call_trace=false
 args=()
 for arg in "$@"; do
 	case $arg in
 		--no-build) build=false ;;
+		--call-trace) call_trace=true ;;
 		-h | --help)
 			sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
 			exit 0
@@ -62,6 +67,12 @@ fi
 
 rm -rf "$work/zookeeper" "$work/tmp" "$work/redis"
 mkdir -p "$work/tmp"
+
+if $call_trace; then
+	exec "$java" -Xmx512m -Djava.io.tmpdir="$work/tmp" \
+		-cp "$root/$module/target/classes:$(cat "$module/target/benchmark-classpath.txt")" \
+		io.github.zklock.benchmarks.run.CallTrace
+fi
 
 # redis-server for the hot-key scenario's Redisson contender, unless skipped or given.
 want_redis=true
