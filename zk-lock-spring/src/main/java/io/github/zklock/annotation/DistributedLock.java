@@ -61,6 +61,12 @@ import io.github.zklock.OnBusy;
  * acquires on subscription, never on assembly: each subscription is its own grant and its own
  * invocation of the method, released on complete, error or cancel (a subscription cancelled
  * while waiting gives up the wait). {@link OnBusy#SKIP} completes empty.</li>
+ * <li>A Kotlin {@code suspend} function holds the lock until it returns or throws, a function
+ * returning a Kotlin {@code Flow} for each collection of the flow, as a {@code Mono} and a
+ * {@code Flux} do (Spring's coroutine support in AOP runs a {@code suspend} function as a
+ * publisher; kotlinx-coroutines-reactor and kotlin-reflect on the class path): cancelling the
+ * calling coroutine gives up the wait, or ends the work and releases the grant.
+ * {@link OnBusy#SKIP} returns {@code null} or an empty flow.</li>
  * <li>With interrupt-on-lost ({@code zk.lock.interrupt-on-lost}), a lost lock cancels the work
  * and fails the future or the publisher with {@link io.github.zklock.LockLostException}.</li>
  * <li>Not reentrant: a nested asynchronous call on a key its caller holds waits like any other

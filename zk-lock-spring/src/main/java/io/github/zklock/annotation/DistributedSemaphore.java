@@ -40,7 +40,8 @@ import io.github.zklock.OnBusy;
  * <p>Asynchronous methods follow the rules of {@code @DistributedLock}: a method returning exactly
  * {@code CompletionStage} or {@code CompletableFuture} holds its permit until the returned stage
  * completes; one returning Reactor's {@code Mono} or {@code Flux} takes a permit per
- * subscription, on subscription, and gives it back on complete, error or cancel; other
+ * subscription, on subscription, and gives it back on complete, error or cancel, as a Kotlin
+ * {@code suspend} function or {@code Flow} does; other
  * asynchronous return types are rejected at start-up. A method may not carry both annotations.
  *
  * <p>Example: {@code @DistributedSemaphore(path = "/partner/#{#partnerId}", permits = 4, waitTime = "2s")}.

@@ -11,7 +11,8 @@ import io.github.zklock.LockTemplate;
  * {@link LockOperationSource} (as Spring's {@code TransactionAspectSupport} picks one per method):
  * {@link BlockingLockInvoker} for ordinary methods, {@link CompletionStageLockInvoker} for
  * {@code CompletionStage} and {@code CompletableFuture}, {@link ReactorLockInvoker} for
- * {@code Mono} and {@code Flux} (the only one that loads Reactor classes).
+ * {@code Mono}, {@code Flux}, Kotlin's {@code Flow} and {@code suspend} functions (the only one that
+ * loads Reactor classes).
  */
 interface LockInvoker {
 

@@ -17,7 +17,9 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.context.EmbeddedValueResolverAware;
+import org.springframework.core.KotlinDetector;
 import org.springframework.core.MethodClassKey;
+import org.springframework.core.MethodParameter;
 import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
@@ -57,6 +59,11 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 	private static final String MONO = "reactor.core.publisher.Mono";
 
 	private static final String FLUX = "reactor.core.publisher.Flux";
+
+	private static final String FLOW = "kotlinx.coroutines.flow.Flow";
+
+	/** What Spring's AOP needs to run a suspending function as a publisher, and what adapts a Flow. */
+	private static final String COROUTINES_REACTOR = "kotlinx.coroutines.reactor.MonoKt";
 
 	private final Map<MethodClassKey, Optional<LockOperation>> operations = new ConcurrentHashMap<>(64);
 
@@ -174,7 +181,7 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 			.withLockAtLeastFor((lockAtLeastFor != null) ? lockAtLeastFor : Duration.ZERO)
 			// Named after the templates: resolved values would make a metric per key.
 			.withName(String.join(",", sources(keys))));
-		return new LockOperation(method, keys, prototype, invoker(method), this);
+		return new LockOperation(method, keys, prototype, invoker(method, LOCK, where), this);
 	}
 
 	private LockOperation semaphoreOperation(DistributedSemaphore annotation, Method method, String where) {
@@ -188,7 +195,7 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 		LockRequest prototype = request(SEMAPHORE, where, () -> LockRequest.permit(key.getSource(), annotation.permits())
 			.withWaitTime(waitTime(annotation.waitTime(), SEMAPHORE, where))
 			.withOnBusy(annotation.onBusy()));
-		return new LockOperation(method, List.of(key), prototype, invoker(method), this);
+		return new LockOperation(method, List.of(key), prototype, invoker(method, SEMAPHORE, where), this);
 	}
 
 	/** Build the prototype request, reporting a broken rule of {@link LockRequest} with the method. */
@@ -252,19 +259,41 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 
 	/**
 	 * The strategy for the method's return type, chosen once: a skipped call returns an empty
-	 * {@code Optional} where the method (or its stage) has one, else {@code null}.
+	 * {@code Optional} where the method (or its stage) has one, else {@code null}. A Kotlin
+	 * {@code suspend} function is run by Spring's AOP as a publisher (a {@code Mono}, or a
+	 * {@code Flux} when it returns a {@code Flow}) whose result the proxy awaits: the Reactor
+	 * invoker holds the grant until that publisher ends. A {@code Flow} return type is adapted to a
+	 * {@code Flux} and back.
 	 */
-	private static LockInvoker invoker(Method method) {
+	private static LockInvoker invoker(Method method, String annotation, String where) {
 		Class<?> returnType = method.getReturnType();
+		if (KotlinDetector.isSuspendingFunction(method)) {
+			requireCoroutinesReactor(method, annotation, where, "a suspend function");
+			boolean flow = new MethodParameter(method, -1).getParameterType().getName().equals(FLOW);
+			return new ReactorLockInvoker(!flow, null);
+		}
 		if (returnType == CompletionStage.class || returnType == CompletableFuture.class) {
 			Class<?> value = ResolvableType.forMethodReturnType(method).as(CompletionStage.class).getGeneric(0).resolve();
 			return new CompletionStageLockInvoker((value == Optional.class) ? Optional.empty() : null);
 		}
 		if (isReactorType(returnType)) {
 			// Only here is a Reactor class loaded: the module works without Reactor.
-			return new ReactorLockInvoker(returnType.getName().equals(MONO));
+			return new ReactorLockInvoker(returnType.getName().equals(MONO), null);
+		}
+		if (returnType.getName().equals(FLOW)) {
+			requireCoroutinesReactor(method, annotation, where, "a Flow");
+			return new ReactorLockInvoker(false, ReactiveAdapterRegistry.getSharedInstance().getAdapter(returnType));
 		}
 		return new BlockingLockInvoker((returnType == Optional.class) ? Optional.empty() : null);
+	}
+
+	private static void requireCoroutinesReactor(Method method, String annotation, String where, String what) {
+		if (!ClassUtils.isPresent(COROUTINES_REACTOR, method.getDeclaringClass().getClassLoader())
+				|| !ClassUtils.isPresent(MONO, method.getDeclaringClass().getClassLoader())) {
+			throw new IllegalStateException(annotation + " on " + where + ": " + what + " is held under the lock "
+					+ "through Spring's coroutine support, which runs it as a Reactor publisher; add "
+					+ "org.jetbrains.kotlinx:kotlinx-coroutines-reactor (and kotlin-reflect) to the class path");
+		}
 	}
 
 	private LockPathTemplate parse(String template, String annotation, String where) {
@@ -346,13 +375,15 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 
 	/**
 	 * Accept the asynchronous return types the interceptor can hold a grant for (exactly
-	 * {@code CompletionStage}, {@code CompletableFuture}, Reactor's {@code Mono} and {@code Flux});
+	 * {@code CompletionStage}, {@code CompletableFuture}, Reactor's {@code Mono} and {@code Flux},
+	 * Kotlin's {@code Flow}, and {@code suspend} functions);
 	 * reject every other asynchronous type, whose completion the grant could not follow.
 	 */
 	private static void rejectUnsupportedAsyncReturnType(Method method, String annotation, String where) {
 		Class<?> returnType = method.getReturnType();
 		if (returnType == CompletionStage.class || returnType == CompletableFuture.class
-				|| isReactorType(returnType)) {
+				|| isReactorType(returnType) || returnType.getName().equals(FLOW)
+				|| KotlinDetector.isSuspendingFunction(method)) {
 			return;
 		}
 		String prefix = annotation + " on " + where + ": return type " + returnType.getName();
@@ -369,10 +400,10 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 		}
 		if (Flow.Publisher.class.isAssignableFrom(returnType) || isReactiveStreamsPublisher(returnType)
 				|| ReactiveAdapterRegistry.getSharedInstance().getAdapter(returnType) != null) {
-			throw new IllegalStateException(prefix + " is a reactive type other than Reactor's Mono and Flux; "
-					+ release + " follows the subscriptions of a Mono or Flux only (acquired on subscription, "
-					+ "released on complete, error or cancel). Declare Mono or Flux (reactor-core on the class "
-					+ "path) and adapt the publisher with Mono.from or Flux.from");
+			throw new IllegalStateException(prefix + " is a reactive type other than Reactor's Mono and Flux and "
+					+ "Kotlin's Flow; " + release + " follows the subscriptions of those only (acquired on "
+					+ "subscription, released on complete, error or cancel). Declare Mono or Flux (reactor-core on "
+					+ "the class path) and adapt the publisher with Mono.from or Flux.from");
 		}
 	}
 
