@@ -20,7 +20,8 @@ import io.github.zklock.benchmarks.ZooKeeperServers;
  * it measures holds the client only, not the server's data tree. The run of N lock cycles is
  * normally over before the reaper's first pass, so the child sees the empty container parents the
  * run leaves, then sees them go (on a slow or busy machine the first pass may come during the run,
- * and fewer are left when it ends).
+ * and fewer are left when it ends). Then {@link AsyncQueueFootprint}, in a child JVM too, on a
+ * server of its own: what {@value #ASYNC_QUEUE_GRANTS} asynchronous grants waiting for one key cost.
  */
 final class MemoryScenario {
 
@@ -29,6 +30,9 @@ final class MemoryScenario {
 	static final String MAX_PER_MINUTE = "znode.container.maxPerMinute";
 
 	static final int REAP_AFTER_MS = 30_000;
+
+	/** Asynchronous grants queued on one key by {@link AsyncQueueFootprint}. */
+	static final int ASYNC_QUEUE_GRANTS = 2_000;
 
 	private MemoryScenario() {
 	}
@@ -49,31 +53,37 @@ final class MemoryScenario {
 			System.setProperty(CHECK_INTERVAL, Integer.toString(REAP_AFTER_MS));
 			System.setProperty(MAX_PER_MINUTE, "6000000");
 			try (TestingServer server = ZooKeeperServers.startInProcess()) {
-				lines.addAll(runChild(server.getConnectString(), library, paths, "/memory-" + library, workDir));
+				lines.addAll(runChild(workDir, library, RecipeCacheFootprint.class, server.getConnectString(), library,
+						Integer.toString(paths), "/memory-" + library));
 			}
 			finally {
 				System.clearProperty(CHECK_INTERVAL);
 				System.clearProperty(MAX_PER_MINUTE);
 			}
 		}
+		System.out.printf("%n==== Queued asynchronous grants: %,d on one key ====%n", ASYNC_QUEUE_GRANTS);
+		try (TestingServer server = ZooKeeperServers.startInProcess()) {
+			lines.addAll(runChild(workDir, "async-queue", AsyncQueueFootprint.class, server.getConnectString(),
+					Integer.toString(ASYNC_QUEUE_GRANTS), "/queued"));
+		}
 		return lines;
 	}
 
-	private static List<String> runChild(String connectString, String library, int paths, String root, Path workDir)
+	private static List<String> runChild(Path workDir, String name, Class<?> main, String... args)
 			throws IOException, InterruptedException {
 		String java = ProcessHandle.current().info().command().orElse("java");
-		List<String> command = List.of(java, "-Xms256m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:-UsePerfData",
-				"-Djava.io.tmpdir=" + workDir.resolve("tmp").toAbsolutePath(), "-cp",
-				System.getProperty("java.class.path"), RecipeCacheFootprint.class.getName(), connectString, library,
-				Integer.toString(paths), root);
+		List<String> command = new ArrayList<>(List.of(java, "-Xms256m", "-Xmx256m", "-XX:+UseSerialGC",
+				"-XX:-UsePerfData", "-Djava.io.tmpdir=" + workDir.resolve("tmp").toAbsolutePath(), "-cp",
+				System.getProperty("java.class.path"), main.getName()));
+		command.addAll(List.of(args));
 		Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
 		List<String> results = new ArrayList<>();
 		try (BufferedReader output = new BufferedReader(
 				new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
 			String line;
 			while ((line = output.readLine()) != null) {
-				System.out.println("[memory " + library + "] " + line);
-				if (line.startsWith("MEMORY ") || line.startsWith("ZNODES ")) {
+				System.out.println("[memory " + name + "] " + line);
+				if (line.startsWith("MEMORY ") || line.startsWith("ZNODES ") || line.startsWith("ASYNC_QUEUE ")) {
 					results.add(line);
 				}
 			}
@@ -84,7 +94,7 @@ final class MemoryScenario {
 			}
 		}
 		if (process.exitValue() != 0) {
-			throw new IllegalStateException("Memory scenario for " + library + " failed, exit code " + process.exitValue());
+			throw new IllegalStateException("Memory scenario " + name + " failed, exit code " + process.exitValue());
 		}
 		return results;
 	}

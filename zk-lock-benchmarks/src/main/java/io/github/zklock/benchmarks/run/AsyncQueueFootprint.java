@@ -1,0 +1,100 @@
+package io.github.zklock.benchmarks.run;
+
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.curator.framework.CuratorFramework;
+
+import io.github.zklock.AsyncLockHandle;
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockMode;
+import io.github.zklock.LockRequest;
+import io.github.zklock.LockTemplate;
+import io.github.zklock.benchmarks.ZooKeeperServers;
+import io.github.zklock.curator.CuratorLockAdmin;
+import io.github.zklock.curator.CuratorLockRegistry;
+
+/**
+ * What queued asynchronous grants cost, run in a JVM of its own (started by {@link MemoryScenario},
+ * the server runs in the parent): another application (a second client) holds one key; this one
+ * asks for it N times through {@code LockTemplate.async().acquire}, as a reactive service does
+ * when N requests wait for the same lock. Once all N wait (the operators' view lists them), it
+ * reports the live threads the waiting added ({@code ThreadMXBean}) and the heap they retain (used
+ * heap after a full GC, minus before, per grant); then the holder lets go and every grant is
+ * released as it comes, and the time until the last is granted is reported.
+ * Arguments: connect string, N, key.
+ */
+public final class AsyncQueueFootprint {
+
+	private static final Duration BOUND = Duration.ofMinutes(3);
+
+	private AsyncQueueFootprint() {
+	}
+
+	/**
+	 * Run the scenario and print one {@code ASYNC_QUEUE} line.
+	 * @param args connect string, number of grants, key
+	 * @throws Exception if ZooKeeper fails or the grants do not all wait or complete within three
+	 * minutes
+	 */
+	public static void main(String[] args) throws Exception {
+		String connectString = args[0];
+		int grants = Integer.parseInt(args[1]);
+		String key = args[2];
+		try (CuratorFramework client = ZooKeeperServers.startClient(connectString);
+				CuratorFramework otherClient = ZooKeeperServers.startClient(connectString)) {
+			CuratorLockRegistry registry = new CuratorLockRegistry(client, "/async-queue", 10_000);
+			CuratorLockRegistry otherRegistry = new CuratorLockRegistry(otherClient, "/async-queue", 10_000);
+			LockTemplate template = new LockTemplate(registry, LockRequest.WAIT_FOREVER);
+			CuratorLockAdmin admin = new CuratorLockAdmin(registry);
+			// Warm the code path, and the pool of grant threads, on another key.
+			for (int i = 0; i < 50; i++) {
+				template.async().acquire(LockRequest.of(key + "-warm-up")).thenCompose(AsyncLockHandle::releaseAsync)
+					.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+			}
+			LockHandle holder = new LockTemplate(otherRegistry, Duration.ZERO).acquire(key, LockMode.EXCLUSIVE,
+					Duration.ZERO);
+			Thread.sleep(1_000);
+			int threadsBefore = ManagementFactory.getThreadMXBean().getThreadCount();
+			long heapBefore = usedHeapAfterGc();
+
+			List<CompletableFuture<Void>> cycles = new ArrayList<>(grants);
+			for (int i = 0; i < grants; i++) {
+				cycles.add(template.async().acquire(LockRequest.of(key)).thenCompose(AsyncLockHandle::releaseAsync));
+			}
+			long deadline = System.nanoTime() + BOUND.toNanos();
+			while (admin.describeWaitingLocks().size() < grants) {
+				if (System.nanoTime() > deadline) {
+					throw new IllegalStateException("Only " + admin.describeWaitingLocks().size() + " of " + grants
+							+ " asynchronous grants wait after " + BOUND);
+				}
+				Thread.sleep(50);
+			}
+			int threadsQueued = ManagementFactory.getThreadMXBean().getThreadCount();
+			long heapQueued = usedHeapAfterGc();
+
+			long released = System.nanoTime();
+			holder.release();
+			CompletableFuture.allOf(cycles.toArray(CompletableFuture[]::new)).get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+			double drainSeconds = (System.nanoTime() - released) / 1e9;
+			System.out.printf("ASYNC_QUEUE grants=%d added_threads=%d heap_per_grant_bytes=%d threads_before=%d "
+					+ "drain_seconds=%.2f method=ThreadMXBean-thread-count,MemoryMXBean-used-heap-after-System.gc()%n",
+					grants, threadsQueued - threadsBefore, (heapQueued - heapBefore) / grants, threadsBefore, drainSeconds);
+			registry.close();
+			otherRegistry.close();
+		}
+	}
+
+	private static long usedHeapAfterGc() throws InterruptedException {
+		for (int i = 0; i < 4; i++) {
+			System.gc();
+			Thread.sleep(100);
+		}
+		return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+	}
+
+}
