@@ -1,0 +1,247 @@
+package io.github.zklock.curator;
+
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.github.zklock.curator.MutexZnodeQueue.MutexZnode;
+import io.github.zklock.test.ZooKeeperExtension;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Tests for {@link MutexZnodeQueue} on a real ZooKeeper server: its znodes follow
+ * {@code InterProcessMutex}'s protocol, so raw Curator mutexes and these acquisitions exclude
+ * each other both ways and queue in one FIFO order; a wait that runs out or is cancelled leaves no
+ * znode; thousands of queued acquisitions add no thread; an expired session fails the wait.
+ */
+class MutexZnodeQueueTests {
+
+	@RegisterExtension
+	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
+
+	private static final long BOUND_MS = 20_000;
+
+	private CuratorFramework client;
+
+	private CuratorFramework otherClient;
+
+	private ScheduledExecutorService timer;
+
+	private MutexZnodeQueue queue;
+
+	private String lockPath;
+
+	@BeforeEach
+	void connect(TestInfo testInfo) throws Exception {
+		this.client = zooKeeper.newClient();
+		this.otherClient = zooKeeper.newClient();
+		this.timer = Executors.newSingleThreadScheduledExecutor();
+		this.queue = new MutexZnodeQueue(this.client, this.timer);
+		this.lockPath = "/locks/" + testInfo.getTestMethod().orElseThrow().getName();
+	}
+
+	@AfterEach
+	void close() {
+		this.timer.shutdownNow();
+	}
+
+	@Test
+	void freeLockIsGrantedWithInterProcessMutexNamesAndTheCreatesCzxid() throws Exception {
+		MutexZnode znode = grant(this.queue.acquire(this.lockPath, -1));
+		assertThat(znode.nodePath()).startsWith(this.lockPath + "/_c_").contains("-lock-");
+		Stat stat = this.client.checkExists().forPath(znode.nodePath());
+		assertThat(stat).isNotNull();
+		assertThat(znode.czxid()).isEqualTo(stat.getCzxid());
+		assertThat(stat.getEphemeralOwner()).isEqualTo(this.client.getZookeeperClient().getZooKeeper().getSessionId());
+		assertThat(new String(this.client.getData().forPath(znode.nodePath()))).isEqualTo(LockNodeData.IDENTITY);
+		assertThat(znode.othersQueued()).isFalse();
+
+		this.queue.release(znode).get(BOUND_MS, TimeUnit.MILLISECONDS);
+		assertThat(ZooKeeperExtension.ephemeralZnodes(this.client, this.lockPath)).isEmpty();
+	}
+
+	@Test
+	void grantExcludesARawInterProcessMutexUntilReleased() throws Exception {
+		MutexZnode znode = grant(this.queue.acquire(this.lockPath, -1));
+		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
+		assertThat(raw.acquire(200, TimeUnit.MILLISECONDS)).isFalse();
+
+		ExecutorService rawThread = Executors.newSingleThreadExecutor();
+		try {
+			Future<Boolean> waiting = rawThread.submit(() -> raw.acquire(BOUND_MS, TimeUnit.MILLISECONDS));
+			this.queue.release(znode);
+			assertThat(waiting.get(BOUND_MS, TimeUnit.MILLISECONDS)).isTrue();
+			rawThread.submit(() -> {
+				raw.release();
+				return null;
+			}).get(BOUND_MS, TimeUnit.MILLISECONDS);
+		}
+		finally {
+			rawThread.shutdownNow();
+		}
+		assertThat(childCount()).isZero();
+	}
+
+	@Test
+	void rawInterProcessMutexHolderExcludesTheAcquisitionUntilItReleases() throws Exception {
+		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
+		raw.acquire();
+		CompletableFuture<MutexZnode> waiting = this.queue.acquire(this.lockPath, -1);
+		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 2);
+		assertThat(waiting).isNotDone();
+
+		raw.release();
+		MutexZnode znode = grant(waiting);
+		assertThat(this.client.checkExists().forPath(znode.nodePath())).isNotNull();
+		this.queue.release(znode).get(BOUND_MS, TimeUnit.MILLISECONDS);
+	}
+
+	@Test
+	void rawMutexesAndAcquisitionsAreGrantedInTheOrderTheyQueued() throws Exception {
+		InterProcessMutex holder = new InterProcessMutex(this.otherClient, this.lockPath);
+		holder.acquire();
+		List<String> order = new CopyOnWriteArrayList<>();
+		List<CompletableFuture<Void>> done = new ArrayList<>();
+		for (int i = 0; i < 6; i++) {
+			String name = "participant-" + i;
+			if (i % 2 == 0) {
+				done.add(this.queue.acquire(this.lockPath, -1).thenCompose((znode) -> {
+					order.add(name);
+					return this.queue.release(znode);
+				}));
+			}
+			else {
+				// A raw mutex on a thread of its own, in the other session.
+				CompletableFuture<Void> raw = new CompletableFuture<>();
+				Thread thread = new Thread(() -> {
+					try {
+						InterProcessMutex mutex = new InterProcessMutex(this.otherClient, this.lockPath);
+						mutex.acquire();
+						order.add(name);
+						mutex.release();
+						raw.complete(null);
+					}
+					catch (Exception ex) {
+						raw.completeExceptionally(ex);
+					}
+				});
+				thread.start();
+				done.add(raw);
+			}
+			int queued = i + 2;
+			await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == queued);
+		}
+		holder.release();
+		CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(BOUND_MS, TimeUnit.MILLISECONDS);
+		assertThat(order).containsExactly("participant-0", "participant-1", "participant-2", "participant-3",
+				"participant-4", "participant-5");
+		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 0);
+	}
+
+	@Test
+	void waitThatRunsOutCompletesEmptyAndLeavesNoZnode() throws Exception {
+		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
+		raw.acquire();
+		assertThat(this.queue.acquire(this.lockPath, 0).get(BOUND_MS, TimeUnit.MILLISECONDS)).isNull();
+		assertThat(this.queue.acquire(this.lockPath, 300).get(BOUND_MS, TimeUnit.MILLISECONDS)).isNull();
+		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 1);
+		raw.release();
+	}
+
+	@Test
+	void cancellingWhileWaitingLeavesNoZnodeAndTheNextWaiterIsGranted() throws Exception {
+		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
+		raw.acquire();
+		CompletableFuture<MutexZnode> first = this.queue.acquire(this.lockPath, -1);
+		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 2);
+		CompletableFuture<MutexZnode> second = this.queue.acquire(this.lockPath, -1);
+		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 3);
+
+		first.cancel(false);
+		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 2);
+		raw.release();
+		MutexZnode znode = grant(second);
+		this.queue.release(znode).get(BOUND_MS, TimeUnit.MILLISECONDS);
+		assertThat(childCount()).isZero();
+	}
+
+	@Test
+	void cancellingAtOnceDeletesTheZnodeWhenTheCreateAnswersLater() throws Exception {
+		for (int i = 0; i < 50; i++) {
+			this.queue.acquire(this.lockPath, -1).cancel(false);
+		}
+		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> this.client.checkExists().forPath(this.lockPath) != null
+				&& childCount() == 0);
+	}
+
+	@Test
+	void twoThousandQueuedAcquisitionsAddNoThread() throws Exception {
+		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
+		raw.acquire();
+		int threadsBefore = ManagementFactory.getThreadMXBean().getThreadCount();
+		List<CompletableFuture<MutexZnode>> waiting = new ArrayList<>();
+		for (int i = 0; i < 2_000; i++) {
+			waiting.add(this.queue.acquire(this.lockPath, -1));
+		}
+		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 2_001);
+		int threadsQueued = ManagementFactory.getThreadMXBean().getThreadCount();
+		assertThat(threadsQueued - threadsBefore).isLessThanOrEqualTo(2);
+		assertThat(waiting).noneMatch(CompletableFuture::isDone);
+
+		// Given up rather than drained: each grant of a queue this long lists 2,000 children, which
+		// the hand-off between waiters of one application exists to avoid.
+		waiting.forEach((acquisition) -> acquisition.cancel(false));
+		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 1);
+		raw.release();
+		assertThat(childCount()).isZero();
+	}
+
+	@Test
+	void expiredSessionFailsTheWait() throws Exception {
+		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
+		raw.acquire();
+		CompletableFuture<MutexZnode> waiting = this.queue.acquire(this.lockPath, -1);
+		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 2);
+
+		zooKeeper.expireSession(this.client);
+		assertThatExceptionOfType(ExecutionException.class)
+			.isThrownBy(() -> waiting.get(BOUND_MS, TimeUnit.MILLISECONDS))
+			.withCauseInstanceOf(KeeperException.SessionExpiredException.class);
+		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 1);
+		raw.release();
+	}
+
+	private static MutexZnode grant(CompletableFuture<MutexZnode> acquisition) throws Exception {
+		MutexZnode znode = acquisition.get(BOUND_MS, TimeUnit.MILLISECONDS);
+		assertThat(znode).isNotNull();
+		return znode;
+	}
+
+	private int childCount() throws Exception {
+		Stat stat = this.otherClient.checkExists().forPath(this.lockPath);
+		return (stat != null) ? stat.getNumChildren() : 0;
+	}
+
+}
