@@ -60,7 +60,7 @@ public final class AsyncQueueFootprint {
 					Duration.ZERO);
 			Thread.sleep(1_000);
 			int threadsBefore = ManagementFactory.getThreadMXBean().getThreadCount();
-			long heapBefore = usedHeapAfterGc();
+			long heapBefore = RecipeCacheFootprint.usedHeapAfterGc();
 
 			List<CompletableFuture<Void>> cycles = new ArrayList<>(grants);
 			for (int i = 0; i < grants; i++) {
@@ -75,7 +75,7 @@ public final class AsyncQueueFootprint {
 				Thread.sleep(50);
 			}
 			int threadsQueued = ManagementFactory.getThreadMXBean().getThreadCount();
-			long heapQueued = usedHeapAfterGc();
+			long heapQueued = RecipeCacheFootprint.usedHeapAfterGc();
 
 			long released = System.nanoTime();
 			holder.release();
@@ -87,14 +87,6 @@ public final class AsyncQueueFootprint {
 			registry.close();
 			otherRegistry.close();
 		}
-	}
-
-	private static long usedHeapAfterGc() throws InterruptedException {
-		for (int i = 0; i < 4; i++) {
-			System.gc();
-			Thread.sleep(100);
-		}
-		return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
 	}
 
 }

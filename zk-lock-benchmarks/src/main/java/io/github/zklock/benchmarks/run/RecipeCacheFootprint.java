@@ -102,7 +102,7 @@ public final class RecipeCacheFootprint {
 		}
 	}
 
-	private static long usedHeapAfterGc() throws InterruptedException {
+	static long usedHeapAfterGc() throws InterruptedException {
 		for (int i = 0; i < 4; i++) {
 			System.gc();
 			Thread.sleep(100);
