@@ -17,7 +17,11 @@ import java.util.function.Function;
  * like any other: give it a finite wait time). The calling thread only validates the request: an
  * illegal key throws {@link InvalidLockPathException} at once, nothing requested. The futures
  * complete on the template's async executor when it has one (Spring Boot's
- * {@code applicationTaskExecutor}), else on the grant's own thread. Busy for the whole wait time:
+ * {@code applicationTaskExecutor}), else on a grant thread (never on ZooKeeper's event thread).
+ * EXCLUSIVE (reentrant) grants wait and are held with no thread: the registry queues them itself
+ * when it can ({@link LockRegistry#submit}, as {@code CuratorLockRegistry} does); the other kinds
+ * are acquired on a grant thread, which a grant bound to it by its recipe keeps while it is held.
+ * Busy for the whole wait time:
  * {@code acquire} fails with {@link LockAcquisitionException}, {@code tryAcquire} completes
  * empty, {@code execute} follows the request's {@linkplain LockRequest#onBusy() on-busy policy};
  * ZooKeeper failures complete exceptionally with {@link LockException}, never as busy. Cancelling a

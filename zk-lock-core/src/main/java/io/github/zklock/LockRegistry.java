@@ -1,6 +1,9 @@
 package io.github.zklock;
 
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * The backend that grants locks, one key at a time: {@link LockTemplate}, and through it every
@@ -37,6 +40,23 @@ public interface LockRegistry {
 	 * while waiting (its interrupt flag is set again); never reported as an empty result
 	 */
 	Optional<LockHandle> tryAcquire(LockTarget target);
+
+	/**
+	 * Acquire a lock without a thread waiting for it, for an asynchronous grant, if this registry
+	 * can for the target: the returned future completes when the lock is granted or the wait time
+	 * runs out, on a thread of the registry's (never block in a callback of it). The grant is an
+	 * {@link AsyncLockHandle}, owned by no thread. Cancelling the future gives up the wait (a grant
+	 * made meanwhile is released). The default can for no target: asynchronous grants are then
+	 * made by {@link #tryAcquire(LockTarget)} on a thread of the template's.
+	 * @param target what to lock, with its wait time
+	 * @return the grant, empty when another owner held the lock for the whole wait time, or
+	 * exceptionally with a {@link LockException} when ZooKeeper could not serve the request;
+	 * {@code null} when this registry cannot acquire the target without a thread
+	 * @throws InvalidLockPathException if the key is not a legal lock key (nothing requested)
+	 */
+	default @Nullable CompletableFuture<Optional<LockHandle>> submit(LockTarget target) {
+		return null;
+	}
 
 	/**
 	 * Return the znode path a key maps to: the root path joined with it. Sends no request.

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
+import java.util.stream.Stream;
 import java.util.Map;
 import java.util.Objects;
 
@@ -68,13 +69,13 @@ public class CuratorLockAdmin {
 	}
 
 	/**
-	 * Describe the threads of this application waiting for a lock, longest waiting first. Local
-	 * state, no ZooKeeper request.
-	 * @return the waiting threads
+	 * Describe the threads of this application waiting for a lock, and its asynchronous requests
+	 * waiting without a thread (named {@code async}), longest waiting first. Local state, no
+	 * ZooKeeper request.
+	 * @return the waiting threads and requests
 	 */
 	public List<WaitingLock> describeWaitingLocks() {
-		return this.registry.recipes().waiting()
-			.stream()
+		return Stream.concat(this.registry.recipes().waiting().stream(), this.registry.asyncWaiting().stream())
 			.sorted(Comparator.comparing(WaitingLock::since))
 			.toList();
 	}

@@ -2,7 +2,10 @@ package io.github.zklock.curator;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Objects;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.zookeeper.data.Stat;
@@ -22,7 +25,17 @@ final class CuratorLockHandle implements LockHandle {
 
 	private final CuratorLockRegistry registry;
 
-	private final RecipeCache.Slot slot;
+	/** The recipe slot of a grant made through a recipe; {@code null} for an asynchronous chain's. */
+	private final RecipeCache.@Nullable Slot slot;
+
+	/** The asynchronous chain a grant rides, which its release hands on; {@code null} otherwise. */
+	private final @Nullable AsyncChain chain;
+
+	/** Whether the grant was handed over on a znode an earlier grant of the chain acquired. */
+	private final boolean handedOver;
+
+	/** Told when the grant is lost, with interrupt-on-lost, for a grant no thread owns. */
+	private final CompletableFuture<Void> lostSignal = new CompletableFuture<>();
 
 	private final LockRecipe.Grant grant;
 
@@ -51,12 +64,32 @@ final class CuratorLockHandle implements LockHandle {
 			LockMode mode, long sessionInstance) {
 		this.registry = registry;
 		this.slot = slot;
+		this.chain = null;
 		this.grant = grant;
 		this.path = path;
 		this.mode = mode;
 		this.acquirer = Thread.currentThread();
 		// A grant of a reentrant recipe is bound to its thread (LockRequest).
 		this.threadBound = slot.kind().reentrant();
+		this.handedOver = grant instanceof LocalChain.ChainGrant chained && chained.kind() == LocalChain.Kind.HANDED_OVER;
+		this.sessionInstance = sessionInstance;
+	}
+
+	/**
+	 * A grant of an {@link AsyncChain}: EXCLUSIVE, bound to no thread, released by handing the
+	 * chain on.
+	 */
+	CuratorLockHandle(CuratorLockRegistry registry, AsyncChain chain, LockRecipe.Grant grant, String path,
+			long sessionInstance, boolean handedOver) {
+		this.registry = registry;
+		this.slot = null;
+		this.chain = chain;
+		this.grant = grant;
+		this.path = path;
+		this.mode = LockMode.EXCLUSIVE;
+		this.acquirer = Thread.currentThread();
+		this.threadBound = false;
+		this.handedOver = handedOver;
 		this.sessionInstance = sessionInstance;
 	}
 
@@ -97,12 +130,18 @@ final class CuratorLockHandle implements LockHandle {
 		return this.acquirer;
 	}
 
+	/** Who holds the grant, for operators and events: the acquiring thread's name, or {@code async}. */
+	String owner() {
+		return (this.chain != null) ? "async" : this.acquirer.getName();
+	}
+
 	/** What an operator sees of this grant. */
 	HeldLock snapshot() {
 		long token = knownToken();
-		return new HeldLock(this.path, this.mode, this.state.get(), this.acquirer.getName(),
+		return new HeldLock(this.path, this.mode, this.state.get(), owner(),
 				Instant.ofEpochMilli(this.grantedAt), this.grant.nodePath(), (token != 0) ? token : null,
-				(this.grant instanceof LocalChain.ChainGrant chained) ? chained.position() : 1);
+				(this.grant instanceof LocalChain.ChainGrant chained) ? chained.position()
+						: (this.grant instanceof AsyncChain.LinkGrant linked) ? linked.position() : 1);
 	}
 
 	/** The fencing token if it was read before, without asking ZooKeeper. */
@@ -118,7 +157,7 @@ final class CuratorLockHandle implements LockHandle {
 
 	@Override
 	public boolean isLocalHandoff() {
-		return this.grant instanceof LocalChain.ChainGrant chained && chained.kind() == LocalChain.Kind.HANDED_OVER;
+		return this.handedOver;
 	}
 
 	@Override
@@ -176,7 +215,13 @@ final class CuratorLockHandle implements LockHandle {
 					+ Thread.currentThread().getName() + "'");
 		}
 		if (this.state.getAndSet(LockState.RELEASED) != LockState.RELEASED) {
-			this.registry.release(this, this.slot, this.grant);
+			AsyncChain chain = this.chain;
+			if (chain != null) {
+				this.registry.released(this, chain);
+			}
+			else {
+				this.registry.release(this, Objects.requireNonNull(this.slot), this.grant);
+			}
 		}
 	}
 
@@ -230,6 +275,9 @@ final class CuratorLockHandle implements LockHandle {
 	 * grant handed over just as the revocation came: see {@link Revocations}).
 	 */
 	@Nullable String chainRevokedReason() {
+		if (this.grant instanceof AsyncChain.LinkGrant linked) {
+			return linked.revokedReason();
+		}
 		return (this.grant instanceof LocalChain.ChainGrant chained) ? chained.link().revokedReason : null;
 	}
 
@@ -238,7 +286,20 @@ final class CuratorLockHandle implements LockHandle {
 	 * first grant of a local chain's znode, else this grant.
 	 */
 	long znodeHeldSinceNanos() {
+		if (this.grant instanceof AsyncChain.LinkGrant linked) {
+			return linked.znodeHeldSinceNanos();
+		}
 		return (this.grant instanceof LocalChain.ChainGrant chained) ? chained.link().grantedAt : this.grantedNanos;
+	}
+
+	/** Tell {@link #whenLost()} that the grant was lost (interrupt-on-lost, a grant no thread owns). */
+	void signalLost() {
+		this.lostSignal.complete(null);
+	}
+
+	/** Completes when the grant is lost, with interrupt-on-lost, for a grant no thread owns. */
+	CompletionStage<Void> whenLost() {
+		return this.lostSignal.minimalCompletionStage();
 	}
 
 	/** Whether the grant was lost with its session, rather than revoked. */

@@ -3,14 +3,21 @@ package io.github.zklock.curator;
 import java.io.Closeable;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
+import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.data.Stat;
 import org.jspecify.annotations.Nullable;
 
@@ -73,6 +80,14 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 
 	private volatile LocalHandoff localHandoff = LocalHandoff.DEFAULT;
 
+	/** The asynchronous grants of EXCLUSIVE (reentrant) keys, by lock path, while in use. */
+	private final ConcurrentHashMap<String, AsyncChain> asyncChains = new ConcurrentHashMap<>();
+
+	/** Ends the waits of asynchronous grants whose wait time runs out: one daemon thread. */
+	private final ScheduledThreadPoolExecutor timer;
+
+	private final MutexZnodeQueue znodeQueue;
+
 	/**
 	 * Create a registry and start tracking the client's connection state.
 	 * @param client a Curator client (started before the first lock request)
@@ -88,8 +103,34 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 		this.recipes = new RecipeCache(cacheCapacity, this::lockPath,
 				(lockPath, key) -> LockRecipe.create(client, lockPath, key.kind(), key.permits()));
 		client.getConnectionStateListenable().addListener(this.heldLocks);
-		this.revocations = new Revocations(client, this.heldLocks, this.recipes::endChains,
-				DEFAULT_REVOCATION_CHECK_INTERVAL);
+		this.revocations = new Revocations(client, this.heldLocks, this::endChains, DEFAULT_REVOCATION_CHECK_INTERVAL);
+		this.timer = new ScheduledThreadPoolExecutor(1, (task) -> {
+			Thread thread = new Thread(task, "zk-lock-timer");
+			thread.setDaemon(true);
+			return thread;
+		});
+		this.timer.setRemoveOnCancelPolicy(true);
+		this.znodeQueue = new MutexZnodeQueue(client, this.timer);
+	}
+
+	/**
+	 * Acquire an EXCLUSIVE (reentrant) lock for an asynchronous grant without a thread: the
+	 * application's asynchronous requests of the key queue locally in FIFO order and share one
+	 * znode in ZooKeeper (InterProcessMutex's protocol, through Curator's background callbacks and a
+	 * watch on the predecessor), handed from one grant to the next within the local hand-off bounds;
+	 * see {@code AsyncChain}. Synchronous requests of the key queue a znode of their own, so the two
+	 * take turns through ZooKeeper's queue. Other kinds (READ, WRITE, non-reentrant, permits)
+	 * return {@code null}: the template acquires them on a thread of its own.
+	 */
+	@Override
+	public @Nullable CompletableFuture<Optional<LockHandle>> submit(LockTarget target) {
+		if (LockRecipe.Kind.of(target.mode(), target.reentrant(), target.permits()) != LockRecipe.Kind.MUTEX) {
+			return null;
+		}
+		String lockPath = lockPath(target.key());
+		Duration waitTime = target.waitTime();
+		long waitMs = LockRequest.waitsForever(waitTime) ? -1 : waitTime.toMillis();
+		return this.asyncChains.computeIfAbsent(lockPath, (path) -> new AsyncChain(this, path)).acquire(waitMs);
 	}
 
 	@Override
@@ -319,6 +360,7 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 	 */
 	@Override
 	public void close() {
+		this.timer.shutdownNow();
 		this.revocations.close();
 		this.client.getConnectionStateListenable().removeListener(this.heldLocks);
 	}
@@ -335,6 +377,54 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 	/** The recipe cache, for {@link CuratorLockAdmin}. */
 	RecipeCache recipes() {
 		return this.recipes;
+	}
+
+	/** The timer of asynchronous waits, for {@link AsyncChain}. */
+	ScheduledExecutorService timer() {
+		return this.timer;
+	}
+
+	/** The non-blocking queue of lock znodes, for {@link AsyncChain}. */
+	MutexZnodeQueue znodeQueue() {
+		return this.znodeQueue;
+	}
+
+	/** A new grant of an asynchronous chain, not yet tracked. */
+	CuratorLockHandle asyncGrant(AsyncChain chain, LockRecipe.Grant grant, String lockPath, long sessionInstance,
+			boolean handedOver) {
+		return new CuratorLockHandle(this, chain, grant, lockPath, sessionInstance, handedOver);
+	}
+
+	/** Follow a grant's connection state and revocation, and show it to operators. */
+	void track(CuratorLockHandle handle) {
+		this.heldLocks.add(handle, this.client);
+	}
+
+	/** A grant of an asynchronous chain was released: the chain hands the key on. */
+	void released(CuratorLockHandle handle, AsyncChain chain) {
+		this.heldLocks.remove(handle);
+		chain.released(handle);
+	}
+
+	/** Forget a chain that keeps nothing; a request racing with this makes a new one. */
+	void dropIfIdle(AsyncChain chain) {
+		this.asyncChains.computeIfPresent(chain.lockPath(), (path, current) -> (current == chain && chain.idle()) ? null : current);
+	}
+
+	/** The asynchronous requests waiting, for {@link CuratorLockAdmin}. */
+	List<WaitingLock> asyncWaiting() {
+		List<WaitingLock> waiting = new ArrayList<>();
+		for (AsyncChain chain : this.asyncChains.values()) {
+			waiting.addAll(chain.waiting());
+		}
+		return waiting;
+	}
+
+	/** Make the local chains (of threads and of asynchronous grants) that keep a znode hand no further grant on it. */
+	private boolean endChains(String node, String reason) {
+		boolean kept = this.recipes.endChains(node, reason);
+		AsyncChain chain = this.asyncChains.get(ZKPaths.getPathAndNode(node).getPath());
+		return (chain != null && chain.endLink(node, reason)) || kept;
 	}
 
 	void release(CuratorLockHandle handle, RecipeCache.Slot slot, LockRecipe.Grant grant) {

@@ -137,6 +137,10 @@ final class HeldLocks implements ConnectionStateListener {
 		if (this.interruptOnLost && handle.isThreadBound()) {
 			handle.acquirer().interrupt();
 		}
+		else if (this.interruptOnLost) {
+			// An asynchronous grant of a chain: its work, not a thread, is told (whenLost).
+			handle.signalLost();
+		}
 		return true;
 	}
 
@@ -159,7 +163,7 @@ final class HeldLocks implements ConnectionStateListener {
 	 */
 	private void notifyListener(CuratorLockHandle handle, LockState newState) {
 		LockStateEvent event = new LockStateEvent(handle, handle.path(), handle.mode(), newState,
-				handle.knownFencingToken(), handle.acquirer().getName());
+				handle.knownFencingToken(), handle.owner());
 		logger.warn(event);
 		for (LockStateListener listener : this.listeners) {
 			try {

@@ -15,8 +15,10 @@ import io.github.zklock.LockState;
 
 /**
  * An asynchronous grant (see {@link AsyncLockHandle}): a grant of the registry, made on a thread of
- * {@link GrantThreads}, that any thread may release. A grant bound to its thread is released by
- * that thread, which parks in {@link #holdUntilReleased()} until asked to.
+ * {@link GrantThreads} or by the registry's own asynchronous acquisition, that any thread may
+ * release. A grant bound to its thread is released by that thread, which parks in
+ * {@link #holdUntilReleased()} until asked to; the registry's own asynchronous grants are bound to
+ * no thread and tell their loss themselves.
  */
 final class AsyncGrant extends ForwardingLockHandle implements AsyncLockHandle {
 
@@ -34,10 +36,21 @@ final class AsyncGrant extends ForwardingLockHandle implements AsyncLockHandle {
 	/** Where a grant that is not bound to a thread is released without blocking the caller. */
 	private final Executor grantThreads;
 
+	/** The registry's own asynchronous grant below the wrappers, if it is one: released without a thread. */
+	private final @Nullable AsyncLockHandle registryGrant;
+
 	AsyncGrant(LockHandle grant, @Nullable Thread owner, Executor grantThreads) {
 		super(grant);
 		this.owner = owner;
 		this.grantThreads = grantThreads;
+		LockHandle inner = grant;
+		while (inner instanceof ForwardingLockHandle forwarding) {
+			inner = forwarding.delegate;
+		}
+		this.registryGrant = (inner instanceof AsyncLockHandle registryGrant) ? registryGrant : null;
+		if (this.registryGrant != null) {
+			this.registryGrant.whenLost().thenRun(() -> this.lost.complete(null));
+		}
 	}
 
 	/**
@@ -86,7 +99,11 @@ final class AsyncGrant extends ForwardingLockHandle implements AsyncLockHandle {
 	@Override
 	public CompletableFuture<Void> releaseAsync() {
 		if (this.owner == null) {
-			if (!this.releasing.get()) {
+			if (this.registryGrant != null) {
+				// The registry's release sends nothing the caller waits for.
+				releaseNow();
+			}
+			else if (!this.releasing.get()) {
 				// Not bound: released on a grant thread, so that the caller does not wait for ZooKeeper.
 				this.grantThreads.execute(this::releaseNow);
 			}

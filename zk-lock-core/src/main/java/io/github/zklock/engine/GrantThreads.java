@@ -17,9 +17,12 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The threads that own asynchronous grants ({@code LockTemplate.async()}): each grant bound to
- * a thread by its recipe acquires and releases on one thread of its own, parked while the grant is
- * held. Two kinds, chosen per template ({@code LockTemplateBuilder.virtualGrantThreads}):
+ * The threads of asynchronous grants ({@code LockTemplate.async()}) that the registry cannot
+ * make without a thread ({@link io.github.zklock.LockRegistry#submit}): each such grant acquires
+ * on a thread of its own, and a grant bound to that thread by its recipe releases on it too, parked
+ * while the grant is held. They also deliver the registry's own asynchronous grants to their work
+ * when the template has no async executor, for as long as the work takes to return its stage. Two
+ * kinds, chosen per template ({@code LockTemplateBuilder.virtualGrantThreads}):
  * <ul>
  * <li>platform threads (the default): daemon threads of an unbounded pool that keeps idle threads
  * for 60 s, so that back-to-back grants reuse them;</li>

@@ -8,6 +8,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
@@ -135,9 +136,72 @@ public final class LockEngine {
 		else {
 			String key = request.keys().get(0);
 			this.registry.lockPath(key);
+			if (request.lockAtLeastFor().isZero()) {
+				CompletableFuture<Attempt> direct = submitToRegistry(request, key, waitTime, parent, whenDone);
+				if (direct != null) {
+					return direct;
+				}
+			}
 			acquisition = () -> acquireOne(request, key, waitTime, parent);
 		}
 		return start(acquisition, request.reentrant(), whenDone);
+	}
+
+	/**
+	 * Acquire one key through the registry's own asynchronous acquisition, with no thread waiting
+	 * ({@link LockRegistry#submit}), when it has one for the target. The outcome is delivered on
+	 * the async executor, else on a grant thread: never on the registry's thread (ZooKeeper's event
+	 * thread), which the work must not block.
+	 * @return the attempt, or {@code null} when the registry cannot acquire the target so
+	 */
+	private @Nullable CompletableFuture<Attempt> submitToRegistry(LockRequest request, String key, Duration waitTime,
+			LockObservations.@Nullable Parent parent,
+			@Nullable BiConsumer<? super Attempt, ? super Throwable> whenDone) {
+		LockTarget target = new LockTarget(key, request.mode(), request.reentrant(), request.permits(), waitTime);
+		LockObservations observations = this.observations;
+		CompletableFuture<Optional<LockHandle>> pending = (observations != null)
+				? observations.submit(this.registry, target, request, parent) : this.registry.submit(target);
+		if (pending == null) {
+			return null;
+		}
+		CompletableFuture<Attempt> result = new CompletableFuture<>();
+		result.whenComplete((attempt, ex) -> {
+			if (result.isCancelled()) {
+				pending.cancel(false);
+			}
+		});
+		if (whenDone != null) {
+			result.whenComplete(whenDone);
+		}
+		Executor executor = (this.asyncExecutor != null) ? this.asyncExecutor : this.grantThreads;
+		pending.whenComplete((handle, ex) -> {
+			AsyncGrant grant = (handle != null && handle.isPresent())
+					? new AsyncGrant(handle.get(), null, this.grantThreads) : null;
+			Runnable completion = () -> {
+				if (ex != null) {
+					result.completeExceptionally((ex instanceof CompletionException && ex.getCause() != null)
+							? ex.getCause() : ex);
+				}
+				else if (grant == null) {
+					result.complete(Attempt.busy(this.registry.lockPath(key), request.mode(), waitTime,
+							"held by another owner"));
+				}
+				else if (!result.complete(Attempt.granted(grant))) {
+					// Cancelled while it was granted.
+					grant.releaseAsync();
+				}
+			};
+			try {
+				executor.execute(completion);
+			}
+			catch (RuntimeException refused) {
+				if (grant != null) {
+					grant.releaseAsync();
+				}
+				result.completeExceptionally(refused);
+			}
+		});
+		return result;
 	}
 
 	/**

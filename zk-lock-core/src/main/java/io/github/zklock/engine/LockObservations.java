@@ -3,6 +3,8 @@ package io.github.zklock.engine;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
@@ -92,6 +94,49 @@ public final class LockObservations {
 		finally {
 			observation.stop();
 		}
+	}
+
+	/**
+	 * Acquire one key through the lock registry's asynchronous acquisition (see
+	 * {@link LockRegistry#submit}), observed unless the observation registry is a no-op: the
+	 * acquire observation runs until the returned future completes.
+	 * @return the grant, observed; {@code null} when the registry cannot acquire the target so
+	 */
+	@Nullable CompletableFuture<Optional<LockHandle>> submit(LockRegistry lockRegistry, LockTarget target,
+			LockRequest request, @Nullable Parent parent) {
+		CompletableFuture<Optional<LockHandle>> pending = lockRegistry.submit(target);
+		ObservationRegistry registry = this.registry;
+		if (pending == null || registry.isNoop()) {
+			return pending;
+		}
+		Observation observation = Observation.createNotStarted(ACQUIRE, registry)
+			.parentObservation((parent != null) ? parent.observation() : null)
+			.contextualName("lock " + request.name())
+			.lowCardinalityKeyValue("name", request.name())
+			.lowCardinalityKeyValue("mode", target.mode().name())
+			.highCardinalityKeyValue("path", target.key())
+			.start();
+		CompletableFuture<Optional<LockHandle>> observed = pending.handle((handle, ex) -> {
+			if (ex != null) {
+				observation.lowCardinalityKeyValue("outcome", "error");
+				observation.lowCardinalityKeyValue(HANDOFF, HANDOFF_NONE);
+				observation.error(ex);
+				observation.stop();
+				throw (ex instanceof CompletionException completion) ? completion : new CompletionException(ex);
+			}
+			observation.lowCardinalityKeyValue("outcome", handle.isPresent() ? "acquired"
+					: (request.onBusy() == OnBusy.SKIP) ? "skipped" : "timeout");
+			observation.lowCardinalityKeyValue(HANDOFF,
+					(handle.isPresent() && handle.get().isLocalHandoff()) ? HANDOFF_LOCAL : HANDOFF_NONE);
+			observation.stop();
+			return handle.map((granted) -> observeHold(granted, request, parent));
+		});
+		observed.whenComplete((handle, ex) -> {
+			if (observed.isCancelled()) {
+				pending.cancel(false);
+			}
+		});
+		return observed;
 	}
 
 	/**

@@ -1,0 +1,79 @@
+package io.github.zklock.curator;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+import io.github.zklock.AsyncLockHandle;
+import io.github.zklock.LockMode;
+import io.github.zklock.LockState;
+
+/**
+ * An asynchronous grant of an {@link AsyncChain}, as {@link CuratorLockRegistry#submit} hands it
+ * out: owned by no thread, released from any thread without waiting for ZooKeeper (the chain hands
+ * the key on, or deletes its znode in the background).
+ */
+final class AsyncMutexHandle implements AsyncLockHandle {
+
+	private final CuratorLockHandle grant;
+
+	AsyncMutexHandle(CuratorLockHandle grant) {
+		this.grant = grant;
+	}
+
+	@Override
+	public String path() {
+		return this.grant.path();
+	}
+
+	@Override
+	public LockMode mode() {
+		return this.grant.mode();
+	}
+
+	@Override
+	public boolean isHeld() {
+		return this.grant.isHeld();
+	}
+
+	@Override
+	public LockState state() {
+		return this.grant.state();
+	}
+
+	@Override
+	public void checkHeld() {
+		this.grant.checkHeld();
+	}
+
+	@Override
+	public long fencingToken() {
+		return this.grant.fencingToken();
+	}
+
+	@Override
+	public boolean isLocalHandoff() {
+		return this.grant.isLocalHandoff();
+	}
+
+	@Override
+	public void release() {
+		this.grant.release();
+	}
+
+	@Override
+	public CompletableFuture<Void> releaseAsync() {
+		this.grant.release();
+		return CompletableFuture.completedFuture(null);
+	}
+
+	@Override
+	public CompletionStage<Void> whenLost() {
+		return this.grant.whenLost();
+	}
+
+	@Override
+	public String toString() {
+		return "async " + this.grant;
+	}
+
+}

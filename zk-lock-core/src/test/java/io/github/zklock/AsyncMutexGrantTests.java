@@ -1,0 +1,273 @@
+package io.github.zklock;
+
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.zookeeper.data.Stat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.github.zklock.curator.CuratorLockAdmin;
+import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.curator.LocalHandoff;
+import io.github.zklock.test.ZooKeeperExtension;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Asynchronous EXCLUSIVE grants made without a thread (the registry's asynchronous chain) on a
+ * real ZooKeeper server: they follow {@code InterProcessMutex}'s protocol, so raw Curator code on
+ * the same path excludes them and is excluded, in FIFO order; 2,000 of them queued add no thread
+ * and share one znode; their waits run out, are cancelled and fail with the session as they
+ * should, leaving no znode.
+ */
+class AsyncMutexGrantTests {
+
+	@RegisterExtension
+	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
+
+	private static final Duration BOUND = Duration.ofSeconds(30);
+
+	private CuratorFramework client;
+
+	private CuratorFramework otherClient;
+
+	private CuratorLockRegistry registry;
+
+	private LockTemplate template;
+
+	private String key;
+
+	private String lockPath;
+
+	@BeforeEach
+	void connect(TestInfo testInfo) throws Exception {
+		this.client = zooKeeper.newClient();
+		this.otherClient = zooKeeper.newClient();
+		this.registry = new CuratorLockRegistry(this.client, "/locks", 100);
+		this.template = new LockTemplate(this.registry, BOUND);
+		this.key = "/" + testInfo.getTestMethod().orElseThrow().getName();
+		this.lockPath = "/locks" + this.key;
+	}
+
+	@AfterEach
+	void close() {
+		this.registry.close();
+	}
+
+	@Test
+	void asyncHolderExcludesARawMutexAndTheRawHolderExcludesAsyncRequests() throws Exception {
+		AsyncLockHandle held = this.template.async().acquire(LockRequest.of(this.key)).get(BOUND.toSeconds(), TimeUnit.SECONDS);
+		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
+		ExecutorService rawThread = Executors.newSingleThreadExecutor();
+		try {
+			assertThat(rawThread.submit(() -> raw.acquire(200, TimeUnit.MILLISECONDS)).get()).isFalse();
+			CompletableFuture<Boolean> rawWaits = CompletableFuture.supplyAsync(() -> {
+				try {
+					return raw.acquire(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+				}
+				catch (Exception ex) {
+					throw new IllegalStateException(ex);
+				}
+			}, rawThread);
+			await().atMost(BOUND).until(() -> childCount() == 2);
+			held.releaseAsync();
+			assertThat(rawWaits.get(BOUND.toSeconds(), TimeUnit.SECONDS)).isTrue();
+
+			// Now the raw mutex holds: an asynchronous request is busy, and waits behind it.
+			Optional<AsyncLockHandle> busy = this.template.async()
+				.tryAcquire(LockRequest.of(this.key).withWaitTime(Duration.ofMillis(200)))
+				.get(BOUND.toSeconds(), TimeUnit.SECONDS);
+			assertThat(busy).isEmpty();
+			CompletableFuture<AsyncLockHandle> waiting = this.template.async().acquire(LockRequest.of(this.key));
+			await().atMost(BOUND).until(() -> childCount() == 2);
+			assertThat(waiting).isNotDone();
+			rawThread.submit(() -> {
+				raw.release();
+				return null;
+			}).get();
+			waiting.get(BOUND.toSeconds(), TimeUnit.SECONDS).release();
+		}
+		finally {
+			rawThread.shutdownNow();
+		}
+		assertNothingLeft();
+	}
+
+	@Test
+	void rawMutexesAndAsyncRequestsOfThreeApplicationsAreGrantedInQueueOrder() throws Exception {
+		List<CuratorLockRegistry> others = List.of(new CuratorLockRegistry(zooKeeper.newClient(), "/locks", 100),
+				new CuratorLockRegistry(zooKeeper.newClient(), "/locks", 100));
+		ExecutorService rawThreads = Executors.newCachedThreadPool();
+		try {
+			List<LockTemplate> applications = List.of(this.template, new LockTemplate(others.get(0), BOUND),
+					new LockTemplate(others.get(1), BOUND));
+			InterProcessMutex holder = new InterProcessMutex(this.otherClient, this.lockPath);
+			holder.acquire();
+			List<String> order = new CopyOnWriteArrayList<>();
+			List<CompletableFuture<?>> done = new ArrayList<>();
+			for (int i = 0; i < 6; i++) {
+				String name = "participant-" + i;
+				if (i % 2 == 0) {
+					done.add(applications.get(i / 2).async().execute(LockRequest.of(this.key), (handle) -> {
+						order.add(name);
+						return CompletableFuture.completedFuture(name);
+					}));
+				}
+				else {
+					done.add(CompletableFuture.runAsync(() -> {
+						try {
+							InterProcessMutex mutex = new InterProcessMutex(this.otherClient, this.lockPath);
+							mutex.acquire();
+							order.add(name);
+							mutex.release();
+						}
+						catch (Exception ex) {
+							throw new IllegalStateException(ex);
+						}
+					}, rawThreads));
+				}
+				int queued = i + 2;
+				await().atMost(BOUND).until(() -> childCount() == queued);
+			}
+			holder.release();
+			CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(BOUND.toSeconds(), TimeUnit.SECONDS);
+			assertThat(order).containsExactly("participant-0", "participant-1", "participant-2", "participant-3",
+					"participant-4", "participant-5");
+		}
+		finally {
+			rawThreads.shutdownNow();
+			others.forEach(CuratorLockRegistry::close);
+		}
+		assertNothingLeft();
+	}
+
+	@Test
+	void twoThousandQueuedAsyncRequestsAddNoThreadAndShareOneZnode() throws Exception {
+		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
+		raw.acquire();
+		AsyncLockTemplate async = this.template.async();
+		// Warm the grant threads that deliver grants, so that the count below is the waits' alone.
+		async.acquire(LockRequest.of(this.key + "-warm-up")).get(BOUND.toSeconds(), TimeUnit.SECONDS).release();
+		int threadsBefore = ManagementFactory.getThreadMXBean().getThreadCount();
+		AtomicInteger inside = new AtomicInteger();
+		AtomicInteger mostInside = new AtomicInteger();
+		List<CompletableFuture<LockResult<Integer>>> calls = new ArrayList<>();
+		for (int i = 0; i < 2_000; i++) {
+			int call = i;
+			calls.add(async.execute(LockRequest.of(this.key), (handle) -> {
+				mostInside.accumulateAndGet(inside.incrementAndGet(), Math::max);
+				inside.decrementAndGet();
+				return CompletableFuture.completedFuture(call);
+			}));
+		}
+		await().atMost(BOUND).until(() -> admin().describeWaitingLocks().size() == 2_000);
+		int threadsQueued = ManagementFactory.getThreadMXBean().getThreadCount();
+		assertThat(threadsQueued - threadsBefore).isLessThanOrEqualTo(16);
+		// The raw holder's and one for this application's asynchronous requests.
+		assertThat(childCount()).isEqualTo(2);
+
+		raw.release();
+		CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new)).get(BOUND.toSeconds(), TimeUnit.SECONDS);
+		assertThat(calls).allMatch((call) -> call.join().wasExecuted());
+		assertThat(mostInside).hasValue(1);
+		assertNothingLeft();
+	}
+
+	@Test
+	void waitsThatRunOutOrAreCancelledLeaveNoZnode() throws Exception {
+		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
+		raw.acquire();
+		AsyncLockTemplate async = this.template.async();
+		assertThat(async.tryAcquire(LockRequest.of(this.key).withWaitTime(Duration.ZERO)).get(BOUND.toSeconds(),
+				TimeUnit.SECONDS)).isEmpty();
+		assertThat(async.tryAcquire(LockRequest.of(this.key).withWaitTime(Duration.ofMillis(300)))
+			.get(BOUND.toSeconds(), TimeUnit.SECONDS)).isEmpty();
+		CompletableFuture<AsyncLockHandle> cancelled = async.acquire(LockRequest.of(this.key));
+		await().atMost(BOUND).until(() -> childCount() == 2);
+		cancelled.cancel(false);
+		await().atMost(BOUND).until(() -> childCount() == 1);
+		assertThat(admin().describeWaitingLocks()).isEmpty();
+		raw.release();
+		assertNothingLeft();
+	}
+
+	@Test
+	void expiredSessionFailsTheWaitingRequestsWithLockException() throws Exception {
+		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
+		raw.acquire();
+		CompletableFuture<AsyncLockHandle> waiting = this.template.async().acquire(LockRequest.of(this.key));
+		await().atMost(BOUND).until(() -> childCount() == 2);
+
+		zooKeeper.expireSession(this.client);
+		assertThatExceptionOfType(ExecutionException.class)
+			.isThrownBy(() -> waiting.get(BOUND.toSeconds(), TimeUnit.SECONDS))
+			.withCauseInstanceOf(LockException.class)
+			.satisfies((ex) -> assertThat(ex.getCause()).isNotInstanceOf(LockAcquisitionException.class));
+		await().atMost(BOUND).until(() -> childCount() == 1);
+		raw.release();
+		await().atMost(BOUND).until(() -> this.client.getZookeeperClient().isConnected());
+		assertNothingLeft();
+	}
+
+	@Test
+	void releasedGrantIsHandedToTheNextRequestOfTheApplicationWithTheSameToken() throws Exception {
+		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
+		raw.acquire();
+		AsyncLockTemplate async = this.template.async();
+		CompletableFuture<AsyncLockHandle> first = async.acquire(LockRequest.of(this.key));
+		CompletableFuture<AsyncLockHandle> second = async.acquire(LockRequest.of(this.key));
+		await().atMost(BOUND).until(() -> admin().describeWaitingLocks().size() == 2);
+		raw.release();
+		AsyncLockHandle firstGrant = first.get(BOUND.toSeconds(), TimeUnit.SECONDS);
+		long token = firstGrant.fencingToken();
+		assertThat(firstGrant.isLocalHandoff()).isFalse();
+		firstGrant.releaseAsync();
+		AsyncLockHandle secondGrant = second.get(BOUND.toSeconds(), TimeUnit.SECONDS);
+		assertThat(secondGrant.isLocalHandoff()).isTrue();
+		assertThat(secondGrant.fencingToken()).isEqualTo(token);
+		secondGrant.release();
+		assertNothingLeft();
+
+		// Without local hand-off, each grant has a znode (and a token) of its own.
+		this.registry.setLocalHandoff(LocalHandoff.DISABLED);
+		AsyncLockHandle third = async.acquire(LockRequest.of(this.key)).get(BOUND.toSeconds(), TimeUnit.SECONDS);
+		assertThat(third.isLocalHandoff()).isFalse();
+		assertThat(third.fencingToken()).isGreaterThan(token);
+		third.release();
+		assertNothingLeft();
+	}
+
+	private CuratorLockAdmin admin() {
+		return new CuratorLockAdmin(this.registry);
+	}
+
+	private int childCount() throws Exception {
+		Stat stat = this.otherClient.checkExists().forPath(this.lockPath);
+		return (stat != null) ? stat.getNumChildren() : 0;
+	}
+
+	private void assertNothingLeft() throws Exception {
+		await().atMost(BOUND).until(() -> childCount() == 0);
+		assertThat(admin().heldLockCount()).isZero();
+		assertThat(admin().describeWaitingLocks()).isEmpty();
+	}
+
+}
