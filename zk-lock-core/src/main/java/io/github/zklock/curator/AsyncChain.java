@@ -72,7 +72,7 @@ final class AsyncChain {
 		synchronized (this) {
 			if (waiter.oneAttempt && (this.holder != null || !this.waiters.isEmpty())) {
 				// Held or queued for in this application: busy, with no request.
-				after = List.of(() -> waiter.result.complete(Optional.empty()));
+				after = List.of(() -> waiter.complete(Optional.empty()));
 			}
 			else {
 				this.waiters.add(waiter);
@@ -82,17 +82,8 @@ final class AsyncChain {
 		if (waitMs > 0) {
 			waiter.deadline = this.registry.timer().schedule(() -> giveUp(waiter), waitMs, TimeUnit.MILLISECONDS);
 		}
-		waiter.result.whenComplete((handle, ex) -> {
-			ScheduledFuture<?> deadline = waiter.deadline;
-			if (deadline != null) {
-				deadline.cancel(false);
-			}
-			if (waiter.result.isCancelled()) {
-				giveUp(waiter);
-			}
-		});
 		run(after);
-		return waiter.result;
+		return waiter;
 	}
 
 	/** Whether the chain keeps nothing: no waiter, grant, znode or acquisition. */
@@ -104,7 +95,7 @@ final class AsyncChain {
 	synchronized List<WaitingLock> waiting() {
 		List<WaitingLock> waiting = new ArrayList<>(this.waiters.size());
 		for (Waiter waiter : this.waiters) {
-			waiting.add(new WaitingLock(this.lockPath, LockMode.EXCLUSIVE, "async", waiter.since));
+			waiting.add(new WaitingLock(this.lockPath, LockMode.EXCLUSIVE, "async", Instant.ofEpochMilli(waiter.since)));
 		}
 		return waiting;
 	}
@@ -130,7 +121,7 @@ final class AsyncChain {
 				return;
 			}
 			after = new ArrayList<>(pump());
-			after.add(() -> waiter.result.complete(Optional.empty()));
+			after.add(() -> waiter.complete(Optional.empty()));
 		}
 		run(after);
 		this.registry.dropIfIdle(this);
@@ -210,7 +201,7 @@ final class AsyncChain {
 							(ex instanceof Exception exception) ? exception : new IllegalStateException(ex), "acquire",
 							this.lockPath, LockMode.EXCLUSIVE, this.registry.client());
 					for (Waiter waiter : this.waiters) {
-						after.add(() -> waiter.result.completeExceptionally(failure));
+						after.add(() -> waiter.completeExceptionally(failure));
 					}
 					this.waiters.clear();
 				}
@@ -218,7 +209,7 @@ final class AsyncChain {
 					// One attempt, not granted: the head waiter asked for no more.
 					Waiter head = this.waiters.poll();
 					if (head != null) {
-						after.add(() -> head.result.complete(Optional.empty()));
+						after.add(() -> head.complete(Optional.empty()));
 					}
 					after.addAll(pump());
 				}
@@ -243,11 +234,11 @@ final class AsyncChain {
 			if (handle.state() == io.github.zklock.LockState.LOST) {
 				String reason = handle.lostMessage();
 				handle.release();
-				waiter.result.completeExceptionally(new LockLostException(this.lockPath, LockMode.EXCLUSIVE,
+				waiter.completeExceptionally(new LockLostException(this.lockPath, LockMode.EXCLUSIVE,
 						"lost while it was granted (" + reason + ")"));
 				return;
 			}
-			if (!waiter.result.complete(Optional.of(new AsyncMutexHandle(handle)))) {
+			if (!waiter.complete(Optional.of(new AsyncMutexHandle(handle)))) {
 				// Cancelled as it was granted.
 				handle.release();
 			}
@@ -282,19 +273,57 @@ final class AsyncChain {
 		}
 	}
 
-	/** One asynchronous request waiting for the key. */
-	private static final class Waiter {
-
-		final CompletableFuture<Optional<LockHandle>> result = new CompletableFuture<>();
+	/**
+	 * One asynchronous request waiting for the key: the future its caller gets (a subclass, so that
+	 * a queued request costs one object and its cancellation needs no callback).
+	 */
+	private final class Waiter extends CompletableFuture<Optional<LockHandle>> {
 
 		final boolean oneAttempt;
 
-		final Instant since = Instant.now();
+		/** Since when it waits, in epoch milliseconds. */
+		final long since = System.currentTimeMillis();
 
 		volatile @Nullable ScheduledFuture<?> deadline;
 
 		Waiter(boolean oneAttempt) {
 			this.oneAttempt = oneAttempt;
+		}
+
+		@Override
+		public boolean complete(Optional<LockHandle> value) {
+			boolean completed = super.complete(value);
+			if (completed) {
+				endDeadline();
+			}
+			return completed;
+		}
+
+		@Override
+		public boolean completeExceptionally(Throwable ex) {
+			boolean completed = super.completeExceptionally(ex);
+			if (completed) {
+				endDeadline();
+			}
+			return completed;
+		}
+
+		/** Cancelling gives the wait up: the waiter leaves the queue. */
+		@Override
+		public boolean cancel(boolean mayInterruptIfRunning) {
+			boolean cancelled = super.cancel(mayInterruptIfRunning);
+			if (cancelled) {
+				endDeadline();
+				giveUp(this);
+			}
+			return cancelled;
+		}
+
+		private void endDeadline() {
+			ScheduledFuture<?> timeout = this.deadline;
+			if (timeout != null) {
+				timeout.cancel(false);
+			}
 		}
 
 	}
