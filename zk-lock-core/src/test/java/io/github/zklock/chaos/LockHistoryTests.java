@@ -176,6 +176,32 @@ class LockHistoryTests {
 		assertThat(minShare).as("fewest grants of a JVM / most grants of a JVM").isGreaterThanOrEqualTo(0.25);
 	}
 
+	/**
+	 * As the hand-off history, each JVM's requests asynchronous: they queue in the registry's
+	 * asynchronous chain, which shares one znode among them, with no thread waiting in the
+	 * registry (the worker's threads wait for their futures).
+	 */
+	@Test
+	@Timeout(value = 5, unit = TimeUnit.MINUTES)
+	void threeJvmsOfAsynchronousRequestsLeaveAConsistentHistory() throws Exception {
+		int jvms = 3;
+		List<GrantRecord> records = runWorkers("async", jvms, HANDOFF_THREADS, HANDOFF_GRANTS, HANDOFF_GRANTS,
+				LocalHandoff.DEFAULT, ClientSocket.NIO, false, Duration.ofMinutes(4), true);
+		HistoryChecker.Result result = check("async", records);
+		Map<String, Long> byJvm = new TreeMap<>(
+				records.stream().collect(Collectors.groupingBy(GrantRecord::client, Collectors.counting())));
+		long znodes = records.stream().map(GrantRecord::token).distinct().count();
+		Chaos.report("history_async jvms=%d requests_each=%d grants=%d local_handoffs=%d znodes=%d grants_per_jvm=%s "
+				+ "run_ms=%d", jvms, HANDOFF_THREADS, result.grants(), result.localHandoffs(), znodes, byJvm, this.runMs);
+		assertThat(result.grants()).isGreaterThanOrEqualTo(HANDOFF_GRANTS);
+		assertThat(result.violations()).isEmpty();
+		assertThat(HistoryChecker.faultFreeDeviations(records)).isEmpty();
+		assertThat(result.applied()).isEqualTo(result.grants());
+		assertThat(result.localHandoffs()).as("grants handed over locally").isPositive();
+		assertThat(byJvm).hasSize(jvms);
+		assertThat(handovers(records)).as("changes of JVM in grant order").isGreaterThanOrEqualTo(jvms);
+	}
+
 	@Test
 	@EnabledIfSystemProperty(named = "zklock.soak", matches = "true")
 	@Timeout(value = 40, unit = TimeUnit.MINUTES)
@@ -307,6 +333,16 @@ class LockHistoryTests {
 	 */
 	private List<GrantRecord> runWorkers(String name, int count, int threads, int grantsEach, long until,
 			LocalHandoff handoff, ClientSocket socket, boolean throughProxies, Duration timeout) throws Exception {
+		return runWorkers(name, count, threads, grantsEach, until, handoff, socket, throughProxies, timeout, false);
+	}
+
+	/**
+	 * As {@link #runWorkers(String, int, int, int, long, LocalHandoff, ClientSocket, boolean, Duration)},
+	 * the workers acquiring asynchronously when {@code async}.
+	 */
+	private List<GrantRecord> runWorkers(String name, int count, int threads, int grantsEach, long until,
+			LocalHandoff handoff, ClientSocket socket, boolean throughProxies, Duration timeout, boolean async)
+			throws Exception {
 		List<Path> histories = new ArrayList<>();
 		for (int i = 0; i < count; i++) {
 			Path history = Chaos.OUTPUT_DIR.resolve(name + "-worker-" + i + ".csv").toAbsolutePath();
@@ -319,7 +355,7 @@ class LockHistoryTests {
 			}
 			this.workers.add(ChildJvm.start(name + "-worker-" + i,
 					LockWorker.historyArgs(connectString, "w" + i, grantsEach, (int) SESSION_TIMEOUT.toMillis(), LOCK_PATH,
-							COUNTER_PATH, history, socket, threads, until, handoff)));
+							COUNTER_PATH, history, socket, threads, until, handoff, async)));
 		}
 		for (ChildJvm worker : this.workers) {
 			worker.awaitLine("READY", Duration.ofSeconds(90));

@@ -11,8 +11,10 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -30,6 +32,7 @@ import org.apache.zookeeper.data.Stat;
 import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockState;
+import io.github.zklock.LockTarget;
 import io.github.zklock.chaos.Chaos.ClientSocket;
 import io.github.zklock.chaos.GrantRecord.Outcome;
 import io.github.zklock.curator.CuratorLockRegistry;
@@ -43,10 +46,11 @@ import io.github.zklock.curator.LocalHandoff;
  * <li>{@code hold <connectString> <path> <sessionTimeoutMs>}: acquire the lock, print
  * {@code HELD <token>}, then sleep until killed.</li>
  * <li>{@code history <connectString> <client> <grants> <sessionTimeoutMs> <lockPath>
- * <counterPath> <outFile> <NIO|NETTY> <threads> <until> <handoff>}: print
+ * <counterPath> <outFile> <NIO|NETTY> <threads> <until> <handoff> <sync|async>}: print
  * {@code SESSION <id> <password>} for each session and {@code READY}, wait for {@code GO}, then
  * take the lock {@code grants} times in all, on {@code threads} threads of one registry with the
  * given local hand-off settings ({@code enabled:maxGrants:maxTimeMs}, see {@link #handoffArg}),
+ * synchronously or through the registry's asynchronous chain ({@code async}),
  * stopping earlier once a grant has counted the counter up to {@code until} (0: no such limit).
  * Under each grant read the fenced counter znode ({@code token,value}) and write
  * {@code myToken,value+1} only if the stored token is not higher (a store rejects only lower
@@ -84,7 +88,7 @@ final class LockWorker {
 				case "hold" -> hold(args[1], args[2], Integer.parseInt(args[3]));
 				case "history" -> history(args[1], args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]),
 						args[5], args[6], Path.of(args[7]), ClientSocket.valueOf(args[8]), Integer.parseInt(args[9]),
-						Long.parseLong(args[10]), parseHandoff(args[11]));
+						Long.parseLong(args[10]), parseHandoff(args[11]), args.length > 12 && args[12].equals("async"));
 				case "chain" -> chain(args[1], args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]),
 						Long.parseLong(args[5]), Path.of(args[6]));
 				default -> throw new IllegalArgumentException("Unknown mode " + args[0]);
@@ -110,8 +114,8 @@ final class LockWorker {
 	}
 
 	private static void history(String connectString, String name, int grants, int sessionTimeoutMs, String lockPath,
-			String counterPath, Path out, ClientSocket socket, int threads, long until, LocalHandoff handoff)
-			throws Exception {
+			String counterPath, Path out, ClientSocket socket, int threads, long until, LocalHandoff handoff,
+			boolean async) throws Exception {
 		CuratorFramework client = Chaos.startClient(connectString, Duration.ofMillis(sessionTimeoutMs), socket);
 		client.getConnectionStateListenable().addListener((c, state) -> {
 			if (state == ConnectionState.CONNECTED || state == ConnectionState.RECONNECTED) {
@@ -146,7 +150,8 @@ final class LockWorker {
 					while (!enough.get() && claimed.getAndIncrement() < grants) {
 						Optional<LockHandle> attempt;
 						try {
-							attempt = registry.tryAcquire(Chaos.exclusive(lockPath, Duration.ofSeconds(30)));
+							attempt = async ? submit(registry, Chaos.exclusive(lockPath, Duration.ofSeconds(30)))
+									: registry.tryAcquire(Chaos.exclusive(lockPath, Duration.ofSeconds(30)));
 						}
 						catch (LockException ex) {
 							// ZooKeeper unreachable for now (a fault of the soak): try again.
@@ -187,6 +192,22 @@ final class LockWorker {
 			pool.shutdownNow();
 		}
 		say("DONE " + granted.get() + " " + failures.get());
+	}
+
+	/**
+	 * Acquire through the registry's asynchronous chain (no thread waits in the registry; this
+	 * worker's thread waits for the future, as a caller joining it would).
+	 */
+	private static Optional<LockHandle> submit(CuratorLockRegistry registry, LockTarget target) throws Exception {
+		try {
+			return Objects.requireNonNull(registry.submit(target)).get(60, TimeUnit.SECONDS);
+		}
+		catch (ExecutionException ex) {
+			if (ex.getCause() instanceof LockException lockException) {
+				throw lockException;
+			}
+			throw ex;
+		}
 	}
 
 	private static void chain(String connectString, String path, int sessionTimeoutMs, int threads, long holdMs,
@@ -372,10 +393,11 @@ final class LockWorker {
 	 * @param handoff the worker registry's local hand-off settings
 	 */
 	static String[] historyArgs(String connectString, String client, int grants, int sessionTimeoutMs, String lockPath,
-			String counterPath, Path out, ClientSocket socket, int threads, long until, LocalHandoff handoff) {
+			String counterPath, Path out, ClientSocket socket, int threads, long until, LocalHandoff handoff,
+			boolean async) {
 		return new String[] { "history", connectString, client, Integer.toString(grants),
 				Integer.toString(sessionTimeoutMs), lockPath, counterPath, out.toString(), socket.name(),
-				Integer.toString(threads), Long.toString(until), handoffArg(handoff) };
+				Integer.toString(threads), Long.toString(until), handoffArg(handoff), async ? "async" : "sync" };
 	}
 
 	/** Local hand-off settings as one argument: {@code enabled:maxGrants:maxTimeMs}. */
