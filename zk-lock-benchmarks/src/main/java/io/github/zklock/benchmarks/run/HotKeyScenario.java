@@ -28,7 +28,9 @@ import io.github.zklock.benchmarks.ZooKeeperServers;
  * together) of {@value #THREADS} threads each lock and unlock one key for a fixed time, contender
  * after contender (zk-lock with and without local hand-off, raw Curator with one
  * {@code InterProcessMutex} per thread, Redisson's {@code RLock} against a local
- * {@code redis-server}); in each round the contenders run in a fresh random order, and a ratio is
+ * {@code redis-server}), and asynchronously, {@value #ASYNC_CALLERS} callers per JVM each with one
+ * request in flight (zk-lock's {@code async()} against Redisson's {@code RLockAsync}); in each round
+ * the contenders run in a fresh random order, and a ratio is
  * the median of its per-round ratios. Then one application with one thread locks one key
  * uncontended, the contenders alternating in short batches, round after round.
  * <p>
@@ -41,6 +43,9 @@ final class HotKeyScenario {
 	static final int JVMS = 3;
 
 	static final int THREADS = 8;
+
+	/** Asynchronous callers per JVM of the asynchronous contenders, each with one request in flight. */
+	static final int ASYNC_CALLERS = 500;
 
 	private static final List<String> UNCONTENDED = List.of("zk_lock", "raw_mutex", "redisson");
 
@@ -98,6 +103,7 @@ final class HotKeyScenario {
 			List<String> contenders = new ArrayList<>(HotKeyWorker.CONTENDERS);
 			if (redis == null) {
 				contenders.remove("redisson");
+				contenders.remove("redisson_async");
 			}
 			measureContended(contenders);
 			List<String> single = new ArrayList<>(UNCONTENDED);
@@ -170,7 +176,7 @@ final class HotKeyScenario {
 		// Every contender's code path, ZooKeeper's queue and Redis's channel are warm before the first
 		// measured run.
 		for (String contender : contenders) {
-			runAll(contender, THREADS, this.settings.hotKeyWarmupMillis(), 0);
+			runAll(contender, threads(contender), this.settings.hotKeyWarmupMillis(), 0);
 		}
 		System.out.printf("PROGRESS hot key: warmed up%n");
 		Random random = new Random(13);
@@ -178,7 +184,7 @@ final class HotKeyScenario {
 			List<String> order = new ArrayList<>(contenders);
 			Collections.shuffle(order, random);
 			for (String contender : order) {
-				Run run = runAll(contender, THREADS, this.settings.hotKeyRunWarmupMillis(),
+				Run run = runAll(contender, threads(contender), this.settings.hotKeyRunWarmupMillis(),
 						this.settings.hotKeyMeasureMillis());
 				this.contended.computeIfAbsent(contender, (name) -> new ArrayList<>()).add(run);
 				System.out.printf(Locale.ROOT,
@@ -207,6 +213,11 @@ final class HotKeyScenario {
 			}
 		}
 		System.out.printf("PROGRESS hot key: uncontended done, %d rounds%n", this.settings.uncontendedRounds());
+	}
+
+	/** Threads per JVM, or for the asynchronous contenders callers with one request in flight each. */
+	static int threads(String contender) {
+		return HotKeyWorker.ASYNC_CONTENDERS.contains(contender) ? ASYNC_CALLERS : THREADS;
 	}
 
 	private Run runAll(String contender, int threads, long warmupMillis, long measureMillis) throws Exception {
@@ -432,6 +443,8 @@ final class HotKeyScenario {
 			addRatio(ratios, "hotkey_3jvm_vs_no_handoff", this.contended, "zk_lock", "zk_lock_no_handoff",
 					Double.NaN);
 			addRatio(ratios, "uncontended_vs_redisson", this.uncontended, "zk_lock", "redisson", Double.NaN);
+			addRatio(ratios, "hotkey_async_3jvm_vs_redisson_async", this.contended, "zk_lock_async", "redisson_async",
+					1.0);
 			return ratios;
 		}
 
@@ -453,7 +466,7 @@ final class HotKeyScenario {
 		/** One {@code HOTKEY} line per contender, three JVMs first, then uncontended. */
 		List<String> lines() {
 			List<String> lines = new ArrayList<>();
-			this.contended.forEach((contender, runs) -> lines.add(line(contender, runs, JVMS, THREADS)));
+			this.contended.forEach((contender, runs) -> lines.add(line(contender, runs, JVMS, threads(contender))));
 			this.uncontended.forEach((contender, runs) -> lines.add(line(contender, runs, 1, 1)));
 			return lines;
 		}

@@ -10,12 +10,14 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.StringJoiner;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
@@ -25,6 +27,7 @@ import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 
+import io.github.zklock.AsyncLockTemplate;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockRequest;
 import io.github.zklock.LockTemplate;
@@ -47,7 +50,11 @@ import io.github.zklock.curator.LocalHandoff;
  * Contenders: {@code zk_lock} ({@link LockTemplate} on a {@link CuratorLockRegistry} with
  * {@link LocalHandoff#DEFAULT}), {@code zk_lock_no_handoff} ({@link LocalHandoff#DISABLED}),
  * {@code raw_mutex} (one Curator {@link InterProcessMutex} per thread) and {@code redisson}
- * (Redisson's {@link RLock}, {@code lock()} and {@code unlock()}).
+ * (Redisson's {@link RLock}, {@code lock()} and {@code unlock()}); and, asynchronously, with
+ * {@code <threads>} callers that each keep one request in flight and start the next from the
+ * completion of the last, {@code zk_lock_async} ({@code LockTemplate.async().execute}, local
+ * hand-off on) and {@code redisson_async} ({@code RLockAsync.lockAsync(owner)} and
+ * {@code unlockAsync(owner)}, an owner id per caller).
  * <p>
  * The wait of a grant is the time from the call that asks for the lock to the start of the
  * critical section. The critical section checks mutual exclusion within the JVM: it sets an
@@ -60,9 +67,15 @@ import io.github.zklock.curator.LocalHandoff;
  */
 public final class HotKeyWorker {
 
-	static final List<String> CONTENDERS = List.of("zk_lock", "zk_lock_no_handoff", "raw_mutex", "redisson");
+	static final List<String> CONTENDERS = List.of("zk_lock", "zk_lock_no_handoff", "raw_mutex", "redisson",
+			"zk_lock_async", "redisson_async");
+
+	/** The contenders whose {@code threads} are asynchronous callers, each with one request in flight. */
+	static final List<String> ASYNC_CONTENDERS = List.of("zk_lock_async", "redisson_async");
 
 	private static final Duration WAIT_TIME = Duration.ofMinutes(2);
+
+	private static final CompletableFuture<Object> DONE = CompletableFuture.completedFuture(null);
 
 	private final int jvm;
 
@@ -147,9 +160,19 @@ public final class HotKeyWorker {
 		long windowEnd = windowStart + TimeUnit.MILLISECONDS.toNanos(measureMillis);
 		long guardedBefore = this.guarded;
 		List<Future<ThreadResult>> futures = new ArrayList<>();
-		for (int t = 0; t < threadCount; t++) {
-			Cycle cycle = cycle(contender);
-			futures.add(this.threads.submit(() -> loop(cycle, windowStart, windowEnd)));
+		if (ASYNC_CONTENDERS.contains(contender)) {
+			AsyncCycle cycle = asyncCycle(contender);
+			for (int caller = 0; caller < threadCount; caller++) {
+				CompletableFuture<ThreadResult> done = new CompletableFuture<>();
+				next(cycle, caller, new ThreadResult(), done, windowStart, windowEnd);
+				futures.add(done);
+			}
+		}
+		else {
+			for (int t = 0; t < threadCount; t++) {
+				Cycle cycle = cycle(contender);
+				futures.add(this.threads.submit(() -> loop(cycle, windowStart, windowEnd)));
+			}
 		}
 		long[] grants = new long[threadCount];
 		long cycles = 0;
@@ -203,6 +226,88 @@ public final class HotKeyWorker {
 			}
 		}
 		return result;
+	}
+
+	/**
+	 * One asynchronous caller's next cycle: ask for the lock, run the critical section once granted,
+	 * release, then go on from the completion (no thread waits between).
+	 */
+	private void next(AsyncCycle cycle, int caller, ThreadResult result, CompletableFuture<ThreadResult> done,
+			long windowStart, long windowEnd) {
+		long asked = System.nanoTime();
+		if (asked - windowEnd >= 0) {
+			done.complete(result);
+			return;
+		}
+		long[] granted = new long[1];
+		boolean[] local = new boolean[1];
+		Runnable criticalSection = () -> {
+			granted[0] = System.nanoTime();
+			if (!this.inSection.compareAndSet(false, true)) {
+				this.violations.incrementAndGet();
+			}
+			this.guarded++;
+			this.inSection.set(false);
+		};
+		CompletableFuture<?> stage;
+		try {
+			stage = cycle.run(caller, criticalSection, local);
+		}
+		catch (RuntimeException ex) {
+			done.completeExceptionally(ex);
+			return;
+		}
+		BiConsumer<Object, Throwable> then = (value, ex) -> {
+			if (ex != null) {
+				done.completeExceptionally(ex);
+				return;
+			}
+			result.cycles++;
+			if (granted[0] - windowStart >= 0 && granted[0] - windowEnd < 0) {
+				result.grants++;
+				result.waits.record((granted[0] - asked) / 1000);
+				if (local[0]) {
+					result.localHandoffs++;
+				}
+			}
+			next(cycle, caller, result, done, windowStart, windowEnd);
+		};
+		if (stage.isDone()) {
+			// Completed at once: go on elsewhere rather than deeper in this stack.
+			stage.whenCompleteAsync(then, this.threads);
+		}
+		else {
+			stage.whenComplete(then);
+		}
+	}
+
+	private AsyncCycle asyncCycle(String contender) {
+		return switch (contender) {
+			case "zk_lock_async" -> {
+				AsyncLockTemplate async = this.handoff.async();
+				LockRequest request = LockRequest.of("/hot-async").withWaitTime(WAIT_TIME);
+				yield (caller, criticalSection, local) -> async.execute(request, (handle) -> {
+					local[0] = handle.isLocalHandoff();
+					criticalSection.run();
+					return DONE;
+				});
+			}
+			case "redisson_async" -> {
+				if (this.redisson == null) {
+					throw new IllegalStateException("No Redis server given");
+				}
+				RLock lock = this.redisson.getLock(this.basePath.substring(1) + ":redisson-async:hot");
+				yield (caller, criticalSection, local) -> {
+					// Redisson's asynchronous locks name their owner: one id per caller, unique per JVM.
+					long owner = this.jvm * 1_000_000L + caller;
+					return lock.lockAsync(owner).toCompletableFuture().thenCompose((locked) -> {
+						criticalSection.run();
+						return lock.unlockAsync(owner).toCompletableFuture();
+					});
+				};
+			}
+			default -> throw new IllegalArgumentException("Unknown contender " + contender);
+		};
 	}
 
 	private Cycle cycle(String contender) {
@@ -275,6 +380,13 @@ public final class HotKeyWorker {
 	private interface Cycle {
 
 		void run(Runnable criticalSection, boolean[] local) throws Exception;
+
+	}
+
+	/** One asynchronous lock, critical section and release; the stage completes after the release. */
+	private interface AsyncCycle {
+
+		CompletableFuture<?> run(int caller, Runnable criticalSection, boolean[] local);
 
 	}
 
