@@ -15,13 +15,14 @@ import org.jspecify.annotations.Nullable;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockLostException;
 import io.github.zklock.LockMode;
-import io.github.zklock.curator.MutexZnodeQueue.MutexZnode;
+import io.github.zklock.curator.ZnodeQueue.LockZnode;
 
 /**
- * The asynchronous grants of one EXCLUSIVE (reentrant) key in this application, made without a
- * thread: the waiters queue here in FIFO order, each a future; the application queues one znode
- * for them in ZooKeeper through {@link MutexZnodeQueue} (InterProcessMutex's protocol, so raw
- * Curator code, the synchronous grants of the key and other applications exclude them), and
+ * The asynchronous grants of one EXCLUSIVE (reentrant) or WRITE key in this application, made
+ * without a thread: the waiters queue here in FIFO order, each a future; the application queues
+ * one znode for them in ZooKeeper through {@link ZnodeQueue} (InterProcessMutex's protocol, or the
+ * write side of InterProcessReadWriteLock's, so raw Curator code, the synchronous grants of the key
+ * and other applications exclude them), and
  * while it holds that znode (a link) each release hands the lock to the next waiter without a
  * request, as {@link LocalChain} does for threads. A link ends after {@link LocalHandoff#maxGrants()}
  * grants or {@link LocalHandoff#maxTime()}, whichever comes first (so that other participants,
@@ -33,11 +34,16 @@ import io.github.zklock.curator.MutexZnodeQueue.MutexZnode;
  *
  * <p>Thread-safe; nothing blocks while the monitor is held, and futures are completed outside it.
  */
-final class AsyncChain {
+final class AsyncChain implements AsyncRelease {
 
 	private final CuratorLockRegistry registry;
 
 	private final String lockPath;
+
+	/** MUTEX (EXCLUSIVE) or WRITE. */
+	private final ZnodeQueue.Protocol protocol;
+
+	private final LockMode mode;
 
 	private final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
 
@@ -48,16 +54,22 @@ final class AsyncChain {
 	private @Nullable CuratorLockHandle holder;
 
 	/** The acquisition of a znode in progress, if any. */
-	private @Nullable CompletableFuture<@Nullable MutexZnode> acquiring;
+	private @Nullable CompletableFuture<@Nullable LockZnode> acquiring;
 
 	/** The lock path: the key of the registry's map of chains. */
 	String lockPath() {
 		return this.lockPath;
 	}
 
-	AsyncChain(CuratorLockRegistry registry, String lockPath) {
+	AsyncChain(CuratorLockRegistry registry, String lockPath, ZnodeQueue.Protocol protocol) {
 		this.registry = registry;
 		this.lockPath = lockPath;
+		this.protocol = protocol;
+		this.mode = (protocol == ZnodeQueue.Protocol.WRITE) ? LockMode.WRITE : LockMode.EXCLUSIVE;
+	}
+
+	ZnodeQueue.Protocol protocol() {
+		return this.protocol;
 	}
 
 	/**
@@ -95,7 +107,7 @@ final class AsyncChain {
 	synchronized List<WaitingLock> waiting() {
 		List<WaitingLock> waiting = new ArrayList<>(this.waiters.size());
 		for (Waiter waiter : this.waiters) {
-			waiting.add(new WaitingLock(this.lockPath, LockMode.EXCLUSIVE, "async", Instant.ofEpochMilli(waiter.since)));
+			waiting.add(new WaitingLock(this.lockPath, this.mode, "async", Instant.ofEpochMilli(waiter.since)));
 		}
 		return waiting;
 	}
@@ -128,7 +140,8 @@ final class AsyncChain {
 	}
 
 	/** The grant riding the link was released: hand the link on, or let it go. */
-	void released(CuratorLockHandle handle) {
+	@Override
+	public void released(CuratorLockHandle handle) {
 		List<Runnable> after;
 		synchronized (this) {
 			if (this.holder != handle) {
@@ -154,12 +167,12 @@ final class AsyncChain {
 		Link current = this.link;
 		if (current != null && (this.waiters.isEmpty() || !usable(current, current.grants > 0))) {
 			this.link = null;
-			MutexZnode ended = current.znode;
+			LockZnode ended = current.znode;
 			after.add(() -> this.registry.znodeQueue().release(ended));
 			current = null;
 		}
 		if (this.waiters.isEmpty()) {
-			CompletableFuture<@Nullable MutexZnode> pending = this.acquiring;
+			CompletableFuture<@Nullable LockZnode> pending = this.acquiring;
 			if (pending != null) {
 				this.acquiring = null;
 				after.add(() -> pending.cancel(false));
@@ -174,8 +187,8 @@ final class AsyncChain {
 			boolean oneAttempt = this.waiters.peek().oneAttempt;
 			long sessionBefore = CuratorLockRegistry.sessionInstance(this.registry.client());
 			long requestedAt = System.nanoTime();
-			CompletableFuture<@Nullable MutexZnode> acquisition = this.registry.znodeQueue()
-				.acquire(this.lockPath, oneAttempt ? 0 : -1);
+			CompletableFuture<@Nullable LockZnode> acquisition = this.registry.znodeQueue()
+				.acquire(this.lockPath, this.protocol, oneAttempt ? 0 : -1);
 			this.acquiring = acquisition;
 			after.add(() -> acquisition.whenComplete((znode, ex) -> acquired(acquisition, znode, ex, sessionBefore,
 					requestedAt)));
@@ -183,12 +196,12 @@ final class AsyncChain {
 		return after;
 	}
 
-	private void acquired(CompletableFuture<@Nullable MutexZnode> acquisition, @Nullable MutexZnode znode,
+	private void acquired(CompletableFuture<@Nullable LockZnode> acquisition, @Nullable LockZnode znode,
 			@Nullable Throwable ex, long sessionBefore, long requestedAt) {
 		List<Runnable> after = new ArrayList<>();
 		synchronized (this) {
 			if (this.acquiring != acquisition) {
-				// Given up (nobody waits any more): MutexZnodeQueue deletes what it created.
+				// Given up (nobody waits any more): ZnodeQueue deletes what it created.
 				if (znode != null) {
 					after.add(() -> this.registry.znodeQueue().release(znode));
 				}
@@ -199,7 +212,7 @@ final class AsyncChain {
 					// ZooKeeper failed every waiter's attempt: the session ended, or retries ran out.
 					RuntimeException failure = ZooKeeperFailures.translate(
 							(ex instanceof Exception exception) ? exception : new IllegalStateException(ex), "acquire",
-							this.lockPath, LockMode.EXCLUSIVE, this.registry.client());
+							this.lockPath, this.mode, this.registry.client());
 					for (Waiter waiter : this.waiters) {
 						after.add(() -> waiter.completeExceptionally(failure));
 					}
@@ -226,7 +239,7 @@ final class AsyncChain {
 
 	private void grant(Waiter waiter, Link current, List<Runnable> after) {
 		current.grants++;
-		CuratorLockHandle handle = this.registry.asyncGrant(this, current.grant(), this.lockPath,
+		CuratorLockHandle handle = this.registry.asyncGrant(this, current.grant(), this.lockPath, this.mode,
 				current.sessionInstance, current.grants > 1);
 		this.holder = handle;
 		after.add(() -> {
@@ -234,11 +247,11 @@ final class AsyncChain {
 			if (handle.state() == io.github.zklock.LockState.LOST) {
 				String reason = handle.lostMessage();
 				handle.release();
-				waiter.completeExceptionally(new LockLostException(this.lockPath, LockMode.EXCLUSIVE,
+				waiter.completeExceptionally(new LockLostException(this.lockPath, this.mode,
 						"lost while it was granted (" + reason + ")"));
 				return;
 			}
-			if (!waiter.complete(Optional.of(new AsyncMutexHandle(handle)))) {
+			if (!waiter.complete(Optional.of(new AsyncGrantHandle(handle)))) {
 				// Cancelled as it was granted.
 				handle.release();
 			}
@@ -331,7 +344,7 @@ final class AsyncChain {
 	/** The znode this application holds for the key's asynchronous grants. */
 	private final class Link {
 
-		final MutexZnode znode;
+		final LockZnode znode;
 
 		final long sessionInstance;
 
@@ -348,7 +361,7 @@ final class AsyncChain {
 
 		volatile @Nullable String revokedReason;
 
-		Link(MutexZnode znode, long sessionInstance, long requestedAt, boolean sessionChanged) {
+		Link(LockZnode znode, long sessionInstance, long requestedAt, boolean sessionChanged) {
 			this.znode = znode;
 			this.sessionInstance = sessionInstance;
 			this.requestedAt = requestedAt;

@@ -28,8 +28,8 @@ final class CuratorLockHandle implements LockHandle {
 	/** The recipe slot of a grant made through a recipe; {@code null} for an asynchronous chain's. */
 	private final RecipeCache.@Nullable Slot slot;
 
-	/** The asynchronous chain a grant rides, which its release hands on; {@code null} otherwise. */
-	private final @Nullable AsyncChain chain;
+	/** Where a grant made without a thread goes back on release; {@code null} for the others. */
+	private final @Nullable AsyncRelease chain;
 
 	/** Whether the grant was handed over on a znode an earlier grant of the chain acquired. */
 	private final boolean handedOver;
@@ -76,17 +76,17 @@ final class CuratorLockHandle implements LockHandle {
 	}
 
 	/**
-	 * A grant of an {@link AsyncChain}: EXCLUSIVE, bound to no thread, released by handing the
-	 * chain on.
+	 * A grant made without a thread (an {@link AsyncChain}'s or an {@link AsyncRead}): bound to no
+	 * thread, released through where it came from.
 	 */
-	CuratorLockHandle(CuratorLockRegistry registry, AsyncChain chain, LockRecipe.Grant grant, String path,
-			long sessionInstance, boolean handedOver) {
+	CuratorLockHandle(CuratorLockRegistry registry, AsyncRelease chain, LockRecipe.Grant grant, String path,
+			LockMode mode, long sessionInstance, boolean handedOver) {
 		this.registry = registry;
 		this.slot = null;
 		this.chain = chain;
 		this.grant = grant;
 		this.path = path;
-		this.mode = LockMode.EXCLUSIVE;
+		this.mode = mode;
 		this.acquirer = Thread.currentThread();
 		this.threadBound = false;
 		this.handedOver = handedOver;
@@ -215,7 +215,7 @@ final class CuratorLockHandle implements LockHandle {
 					+ Thread.currentThread().getName() + "'");
 		}
 		if (this.state.getAndSet(LockState.RELEASED) != LockState.RELEASED) {
-			AsyncChain chain = this.chain;
+			AsyncRelease chain = this.chain;
 			if (chain != null) {
 				this.registry.released(this, chain);
 			}

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
@@ -80,13 +81,16 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 
 	private volatile LocalHandoff localHandoff = LocalHandoff.DEFAULT;
 
-	/** The asynchronous grants of EXCLUSIVE (reentrant) keys, by lock path, while in use. */
-	private final ConcurrentHashMap<String, AsyncChain> asyncChains = new ConcurrentHashMap<>();
+	/** The asynchronous chains of EXCLUSIVE (reentrant) and WRITE requests, by lock path and side, while in use. */
+	private final ConcurrentHashMap<ChainKey, AsyncChain> asyncChains = new ConcurrentHashMap<>();
+
+	/** The asynchronous READ requests waiting, for the operators' view. */
+	private final Set<AsyncRead> asyncReads = ConcurrentHashMap.newKeySet();
 
 	/** Ends the waits of asynchronous grants whose wait time runs out: one daemon thread. */
 	private final ScheduledThreadPoolExecutor timer;
 
-	private final MutexZnodeQueue znodeQueue;
+	private final ZnodeQueue znodeQueue;
 
 	/**
 	 * Create a registry and start tracking the client's connection state.
@@ -110,27 +114,41 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 			return thread;
 		});
 		this.timer.setRemoveOnCancelPolicy(true);
-		this.znodeQueue = new MutexZnodeQueue(client, this.timer);
+		this.znodeQueue = new ZnodeQueue(client, this.timer);
 	}
 
 	/**
-	 * Acquire an EXCLUSIVE (reentrant) lock for an asynchronous grant without a thread: the
-	 * application's asynchronous requests of the key queue locally in FIFO order and share one
-	 * znode in ZooKeeper (InterProcessMutex's protocol, through Curator's background callbacks and a
-	 * watch on the predecessor), handed from one grant to the next within the local hand-off bounds;
-	 * see {@code AsyncChain}. Synchronous requests of the key queue a znode of their own, so the two
-	 * take turns through ZooKeeper's queue. Other kinds (READ, WRITE, non-reentrant, permits)
-	 * return {@code null}: the template acquires them on a thread of its own.
+	 * Acquire a lock for an asynchronous grant without a thread, in the znode protocol of the
+	 * Curator recipe of its kind (see {@code ZnodeQueue}), through Curator's background callbacks
+	 * and a watch: EXCLUSIVE (reentrant, {@code InterProcessMutex}) and WRITE (the write side of
+	 * {@code InterProcessReadWriteLock}) requests of a key queue locally in FIFO order and share
+	 * one znode in ZooKeeper, handed from one grant to the next within the local hand-off bounds
+	 * (see {@code AsyncChain}); a READ request has a znode of its own (readers hold together).
+	 * Synchronous requests of the key queue znodes of their own, so the two take turns through
+	 * ZooKeeper's queue. Other kinds (non-reentrant, permits) return {@code null}: the template
+	 * acquires them on a thread of its own.
 	 */
 	@Override
 	public @Nullable CompletableFuture<Optional<LockHandle>> submit(LockTarget target) {
-		if (LockRecipe.Kind.of(target.mode(), target.reentrant(), target.permits()) != LockRecipe.Kind.MUTEX) {
+		LockRecipe.Kind kind = LockRecipe.Kind.of(target.mode(), target.reentrant(), target.permits());
+		if (kind != LockRecipe.Kind.MUTEX && kind != LockRecipe.Kind.READ_WRITE) {
 			return null;
 		}
 		String lockPath = lockPath(target.key());
 		Duration waitTime = target.waitTime();
 		long waitMs = LockRequest.waitsForever(waitTime) ? -1 : waitTime.toMillis();
-		return this.asyncChains.computeIfAbsent(lockPath, (path) -> new AsyncChain(this, path)).acquire(waitMs);
+		if (target.mode() == LockMode.READ) {
+			return AsyncRead.start(this, lockPath, waitMs);
+		}
+		ZnodeQueue.Protocol protocol = (kind == LockRecipe.Kind.MUTEX) ? ZnodeQueue.Protocol.MUTEX
+				: ZnodeQueue.Protocol.WRITE;
+		return this.asyncChains
+			.computeIfAbsent(new ChainKey(lockPath, protocol), (key) -> new AsyncChain(this, lockPath, protocol))
+			.acquire(waitMs);
+	}
+
+	/** The key of an asynchronous chain: a lock path and the side of it. */
+	private record ChainKey(String lockPath, ZnodeQueue.Protocol protocol) {
 	}
 
 	@Override
@@ -385,14 +403,24 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 	}
 
 	/** The non-blocking queue of lock znodes, for {@link AsyncChain}. */
-	MutexZnodeQueue znodeQueue() {
+	ZnodeQueue znodeQueue() {
 		return this.znodeQueue;
 	}
 
-	/** A new grant of an asynchronous chain, not yet tracked. */
-	CuratorLockHandle asyncGrant(AsyncChain chain, LockRecipe.Grant grant, String lockPath, long sessionInstance,
-			boolean handedOver) {
-		return new CuratorLockHandle(this, chain, grant, lockPath, sessionInstance, handedOver);
+	/** A new grant made without a thread, not yet tracked. */
+	CuratorLockHandle asyncGrant(AsyncRelease chain, LockRecipe.Grant grant, String lockPath, LockMode mode,
+			long sessionInstance, boolean handedOver) {
+		return new CuratorLockHandle(this, chain, grant, lockPath, mode, sessionInstance, handedOver);
+	}
+
+	/** Note an asynchronous READ request as waiting, or no longer. */
+	void reading(AsyncRead read, boolean waiting) {
+		if (waiting) {
+			this.asyncReads.add(read);
+		}
+		else {
+			this.asyncReads.remove(read);
+		}
 	}
 
 	/** Follow a grant's connection state and revocation, and show it to operators. */
@@ -400,15 +428,16 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 		this.heldLocks.add(handle, this.client);
 	}
 
-	/** A grant of an asynchronous chain was released: the chain hands the key on. */
-	void released(CuratorLockHandle handle, AsyncChain chain) {
+	/** A grant made without a thread was released: its chain hands the key on, or its read ends. */
+	void released(CuratorLockHandle handle, AsyncRelease chain) {
 		this.heldLocks.remove(handle);
 		chain.released(handle);
 	}
 
 	/** Forget a chain that keeps nothing; a request racing with this makes a new one. */
 	void dropIfIdle(AsyncChain chain) {
-		this.asyncChains.computeIfPresent(chain.lockPath(), (path, current) -> (current == chain && chain.idle()) ? null : current);
+		this.asyncChains.computeIfPresent(new ChainKey(chain.lockPath(), chain.protocol()),
+				(key, current) -> (current == chain && chain.idle()) ? null : current);
 	}
 
 	/** The asynchronous requests waiting, for {@link CuratorLockAdmin}. */
@@ -417,14 +446,21 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 		for (AsyncChain chain : this.asyncChains.values()) {
 			waiting.addAll(chain.waiting());
 		}
+		for (AsyncRead read : this.asyncReads) {
+			waiting.add(read.waiting());
+		}
 		return waiting;
 	}
 
 	/** Make the local chains (of threads and of asynchronous grants) that keep a znode hand no further grant on it. */
 	private boolean endChains(String node, String reason) {
 		boolean kept = this.recipes.endChains(node, reason);
-		AsyncChain chain = this.asyncChains.get(ZKPaths.getPathAndNode(node).getPath());
-		return (chain != null && chain.endLink(node, reason)) || kept;
+		String lockPath = ZKPaths.getPathAndNode(node).getPath();
+		for (ZnodeQueue.Protocol protocol : List.of(ZnodeQueue.Protocol.MUTEX, ZnodeQueue.Protocol.WRITE)) {
+			AsyncChain chain = this.asyncChains.get(new ChainKey(lockPath, protocol));
+			kept |= chain != null && chain.endLink(node, reason);
+		}
+		return kept;
 	}
 
 	void release(CuratorLockHandle handle, RecipeCache.Slot slot, LockRecipe.Grant grant) {

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import io.github.zklock.curator.MutexZnodeQueue.MutexZnode;
+import io.github.zklock.curator.ZnodeQueue.LockZnode;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -31,12 +31,12 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Tests for {@link MutexZnodeQueue} on a real ZooKeeper server: its znodes follow
+ * Tests for {@link ZnodeQueue} on a real ZooKeeper server: its znodes follow
  * {@code InterProcessMutex}'s protocol, so raw Curator mutexes and these acquisitions exclude
  * each other both ways and queue in one FIFO order; a wait that runs out or is cancelled leaves no
  * znode; thousands of queued acquisitions add no thread; an expired session fails the wait.
  */
-class MutexZnodeQueueTests {
+class ZnodeQueueTests {
 
 	@RegisterExtension
 	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
@@ -49,7 +49,7 @@ class MutexZnodeQueueTests {
 
 	private ScheduledExecutorService timer;
 
-	private MutexZnodeQueue queue;
+	private ZnodeQueue queue;
 
 	private String lockPath;
 
@@ -58,7 +58,7 @@ class MutexZnodeQueueTests {
 		this.client = zooKeeper.newClient();
 		this.otherClient = zooKeeper.newClient();
 		this.timer = Executors.newSingleThreadScheduledExecutor();
-		this.queue = new MutexZnodeQueue(this.client, this.timer);
+		this.queue = new ZnodeQueue(this.client, this.timer);
 		this.lockPath = "/locks/" + testInfo.getTestMethod().orElseThrow().getName();
 	}
 
@@ -69,7 +69,7 @@ class MutexZnodeQueueTests {
 
 	@Test
 	void freeLockIsGrantedWithInterProcessMutexNamesAndTheCreatesCzxid() throws Exception {
-		MutexZnode znode = grant(this.queue.acquire(this.lockPath, -1));
+		LockZnode znode = grant(this.queue.acquire(this.lockPath, -1));
 		assertThat(znode.nodePath()).startsWith(this.lockPath + "/_c_").contains("-lock-");
 		Stat stat = this.client.checkExists().forPath(znode.nodePath());
 		assertThat(stat).isNotNull();
@@ -84,7 +84,7 @@ class MutexZnodeQueueTests {
 
 	@Test
 	void grantExcludesARawInterProcessMutexUntilReleased() throws Exception {
-		MutexZnode znode = grant(this.queue.acquire(this.lockPath, -1));
+		LockZnode znode = grant(this.queue.acquire(this.lockPath, -1));
 		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
 		assertThat(raw.acquire(200, TimeUnit.MILLISECONDS)).isFalse();
 
@@ -108,12 +108,12 @@ class MutexZnodeQueueTests {
 	void rawInterProcessMutexHolderExcludesTheAcquisitionUntilItReleases() throws Exception {
 		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
 		raw.acquire();
-		CompletableFuture<MutexZnode> waiting = this.queue.acquire(this.lockPath, -1);
+		CompletableFuture<LockZnode> waiting = this.queue.acquire(this.lockPath, -1);
 		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 2);
 		assertThat(waiting).isNotDone();
 
 		raw.release();
-		MutexZnode znode = grant(waiting);
+		LockZnode znode = grant(waiting);
 		assertThat(this.client.checkExists().forPath(znode.nodePath())).isNotNull();
 		this.queue.release(znode).get(BOUND_MS, TimeUnit.MILLISECONDS);
 	}
@@ -174,15 +174,15 @@ class MutexZnodeQueueTests {
 	void cancellingWhileWaitingLeavesNoZnodeAndTheNextWaiterIsGranted() throws Exception {
 		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
 		raw.acquire();
-		CompletableFuture<MutexZnode> first = this.queue.acquire(this.lockPath, -1);
+		CompletableFuture<LockZnode> first = this.queue.acquire(this.lockPath, -1);
 		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 2);
-		CompletableFuture<MutexZnode> second = this.queue.acquire(this.lockPath, -1);
+		CompletableFuture<LockZnode> second = this.queue.acquire(this.lockPath, -1);
 		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 3);
 
 		first.cancel(false);
 		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 2);
 		raw.release();
-		MutexZnode znode = grant(second);
+		LockZnode znode = grant(second);
 		this.queue.release(znode).get(BOUND_MS, TimeUnit.MILLISECONDS);
 		assertThat(childCount()).isZero();
 	}
@@ -201,7 +201,7 @@ class MutexZnodeQueueTests {
 		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
 		raw.acquire();
 		int threadsBefore = ManagementFactory.getThreadMXBean().getThreadCount();
-		List<CompletableFuture<MutexZnode>> waiting = new ArrayList<>();
+		List<CompletableFuture<LockZnode>> waiting = new ArrayList<>();
 		for (int i = 0; i < 2_000; i++) {
 			waiting.add(this.queue.acquire(this.lockPath, -1));
 		}
@@ -222,7 +222,7 @@ class MutexZnodeQueueTests {
 	void expiredSessionFailsTheWait() throws Exception {
 		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
 		raw.acquire();
-		CompletableFuture<MutexZnode> waiting = this.queue.acquire(this.lockPath, -1);
+		CompletableFuture<LockZnode> waiting = this.queue.acquire(this.lockPath, -1);
 		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 2);
 
 		zooKeeper.expireSession(this.client);
@@ -233,8 +233,8 @@ class MutexZnodeQueueTests {
 		raw.release();
 	}
 
-	private static MutexZnode grant(CompletableFuture<MutexZnode> acquisition) throws Exception {
-		MutexZnode znode = acquisition.get(BOUND_MS, TimeUnit.MILLISECONDS);
+	private static LockZnode grant(CompletableFuture<LockZnode> acquisition) throws Exception {
+		LockZnode znode = acquisition.get(BOUND_MS, TimeUnit.MILLISECONDS);
 		assertThat(znode).isNotNull();
 		return znode;
 	}

@@ -8,15 +8,15 @@ import io.github.zklock.LockMode;
 import io.github.zklock.LockState;
 
 /**
- * An asynchronous grant of an {@link AsyncChain}, as {@link CuratorLockRegistry#submit} hands it
- * out: owned by no thread, released from any thread without waiting for ZooKeeper (the chain hands
- * the key on, or deletes its znode in the background).
+ * A grant made without a thread, as {@link CuratorLockRegistry#submit} hands it out: owned by no
+ * thread, released from any thread without waiting for ZooKeeper (an {@link AsyncChain} hands the
+ * key on or deletes its znode in the background; an {@link AsyncRead} deletes its znode so).
  */
-final class AsyncMutexHandle implements AsyncLockHandle {
+final class AsyncGrantHandle implements AsyncLockHandle {
 
 	private final CuratorLockHandle grant;
 
-	AsyncMutexHandle(CuratorLockHandle grant) {
+	AsyncGrantHandle(CuratorLockHandle grant) {
 		this.grant = grant;
 	}
 

@@ -13,6 +13,7 @@ import org.apache.commons.logging.LogFactory;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.framework.recipes.locks.LockInternals;
+import org.apache.curator.framework.recipes.locks.LockInternalsSorter;
 import org.apache.curator.framework.recipes.locks.PredicateResults;
 import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
 import org.apache.curator.utils.ZKPaths;
@@ -24,15 +25,23 @@ import org.apache.zookeeper.data.Stat;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Non-blocking acquisition of a lock znode in the protocol of Curator's {@code InterProcessMutex}
- * (the lock recipe of the ZooKeeper recipes page), driven by Curator's background callbacks and
- * one watch, with no thread waiting: create an ephemeral sequential znode {@code lock-} below the
+ * Non-blocking acquisition of a lock znode in the protocols of Curator's lock recipes (the lock
+ * recipe and the shared lock recipe of the ZooKeeper recipes page), driven by Curator's background
+ * callbacks and one watch, with no thread waiting: create an ephemeral sequential znode below the
  * lock path (parents as containers, Curator's protected name so that a create cut by a connection
  * loss is found again rather than left behind, the process's {@link LockNodeData}); list the
- * children; granted when the znode sorts first (by its sequence, as Curator's
- * {@code StandardLockInternalsDriver} sorts), else watch the znode just before it (no herd
- * effect) and list again when that one goes. Raw {@code InterProcessMutex} code on the same path
- * and these acquisitions therefore queue in one FIFO order and exclude each other.
+ * children; granted when the {@link Protocol} says so for the listing, else watch the one znode it
+ * names (no herd effect) and list again when that one changes. Raw Curator code on the same path
+ * and these acquisitions therefore queue in one FIFO order and exclude each other:
+ * <ul>
+ * <li>{@link Protocol#MUTEX}: {@code InterProcessMutex}'s {@code lock-} znodes, granted when first
+ * by sequence (as {@code StandardLockInternalsDriver} sorts), watching the one just before;</li>
+ * <li>{@link Protocol#WRITE}: the write side of {@code InterProcessReadWriteLock}
+ * ({@code __WRIT__} znodes), granted when first among readers and writers, watching the one just
+ * before;</li>
+ * <li>{@link Protocol#READ}: its read side ({@code __READ__}), granted when no writer's znode
+ * comes before it, watching the first writer's that does.</li>
+ * </ul>
  *
  * <p>Requests per uncontended acquisition: create (create2, which returns the czxid, the fencing
  * token) and getChildren; the release is one delete, guaranteed (Curator retries it in the
@@ -41,15 +50,77 @@ import org.jspecify.annotations.Nullable;
  * <p>Giving up (the wait time ran out, or the returned future was cancelled) deletes the znode,
  * also when the create answers only afterwards. A failure of ZooKeeper (the session expired while
  * waiting, retries exhausted) fails the future with the {@link KeeperException} and deletes the
- * znode if there is one. This class is the building block of the non-blocking grant engine; it
- * keeps no state beyond each acquisition.
+ * znode if there is one. Keeps no state beyond each acquisition.
  */
-final class MutexZnodeQueue {
+final class ZnodeQueue {
 
-	private static final Log logger = LogFactory.getLog(MutexZnodeQueue.class);
+	private static final Log logger = LogFactory.getLog(ZnodeQueue.class);
 
-	/** The name of InterProcessMutex's znodes (its {@code LOCK_NAME}). */
-	static final String LOCK_NAME = "lock-";
+	/** The znode protocol of a Curator lock recipe. */
+	enum Protocol {
+
+		/** {@code InterProcessMutex}. */
+		MUTEX("lock-"),
+
+		/** The write side of {@code InterProcessReadWriteLock}. */
+		WRITE(Protocol.WRITE_NAME),
+
+		/** The read side of {@code InterProcessReadWriteLock}. */
+		READ(Protocol.READ_NAME);
+
+		private static final String READ_NAME = "__READ__";
+
+		private static final String WRITE_NAME = "__WRIT__";
+
+		/** Sorts a read/write lock's children by their sequence, whichever side they are of. */
+		private static final LockInternalsSorter READ_WRITE_SORTER = (name, lockName) -> StandardLockInternalsDriver
+			.standardFixForSorting(StandardLockInternalsDriver.standardFixForSorting(name, READ_NAME), WRITE_NAME);
+
+		private final String lockName;
+
+		Protocol(String lockName) {
+			this.lockName = lockName;
+		}
+
+		/** The name the sequence number follows in the znode's name. */
+		String lockName() {
+			return this.lockName;
+		}
+
+		List<String> sorted(List<String> children) {
+			return LockInternals.getSortedChildren(this.lockName, (this == MUTEX) ? DRIVER : READ_WRITE_SORTER,
+					children);
+		}
+
+		/**
+		 * Whether the znode gets the lock in the sorted listing, and otherwise which znode to watch.
+		 * @throws KeeperException.NoNodeException if the znode is not in the listing
+		 */
+		PredicateResults getsTheLock(CuratorFramework client, List<String> sorted, String ourName) throws Exception {
+			if (this != READ) {
+				// First of all, one lease: the write side's rule too, readers counted.
+				return DRIVER.getsTheLock(client, sorted, ourName, 1);
+			}
+			int firstWrite = Integer.MAX_VALUE;
+			int ours = -1;
+			for (int i = 0; i < sorted.size(); i++) {
+				String node = sorted.get(i);
+				if (node.contains(WRITE_NAME)) {
+					firstWrite = Math.min(firstWrite, i);
+				}
+				else if (node.startsWith(ourName)) {
+					ours = i;
+					break;
+				}
+			}
+			if (ours < 0) {
+				throw new KeeperException.NoNodeException("Sequential path not found: " + ourName);
+			}
+			return (ours < firstWrite) ? new PredicateResults(null, true)
+					: new PredicateResults(sorted.get(firstWrite), false);
+		}
+
+	}
 
 	private static final StandardLockInternalsDriver DRIVER = new StandardLockInternalsDriver();
 
@@ -62,7 +133,7 @@ final class MutexZnodeQueue {
 	 * @param timer ends the wait of acquisitions whose wait time runs out (one task per such
 	 * acquisition, run once; never blocks)
 	 */
-	MutexZnodeQueue(CuratorFramework client, ScheduledExecutorService timer) {
+	ZnodeQueue(CuratorFramework client, ScheduledExecutorService timer) {
 		this.client = Objects.requireNonNull(client, "client must not be null");
 		this.timer = Objects.requireNonNull(timer, "timer must not be null");
 	}
@@ -75,8 +146,20 @@ final class MutexZnodeQueue {
 	 * not granted within the wait, or exceptionally with the {@link KeeperException} (or other
 	 * failure) that ended the attempt; cancelling it gives the wait up
 	 */
-	CompletableFuture<@Nullable MutexZnode> acquire(String lockPath, long waitMs) {
-		Acquisition acquisition = new Acquisition(lockPath);
+	CompletableFuture<@Nullable LockZnode> acquire(String lockPath, long waitMs) {
+		return acquire(lockPath, Protocol.MUTEX, waitMs);
+	}
+
+	/**
+	 * Queue for a lock of a path in the given protocol. Returns at once; sends the create in the
+	 * background.
+	 * @param lockPath the lock path (the znode whose children queue)
+	 * @param protocol which recipe's znodes, and which side of a read/write lock
+	 * @param waitMs milliseconds to wait; zero for one look at the queue; negative without limit
+	 * @return as {@link #acquire(String, long)}
+	 */
+	CompletableFuture<@Nullable LockZnode> acquire(String lockPath, Protocol protocol, long waitMs) {
+		Acquisition acquisition = new Acquisition(lockPath, protocol);
 		acquisition.start(waitMs);
 		return acquisition.result;
 	}
@@ -88,7 +171,7 @@ final class MutexZnodeQueue {
 	 * carry it (Curator found the znode again after a connection loss)
 	 * @param othersQueued whether other participants queued behind it in the listing that granted it
 	 */
-	record MutexZnode(String nodePath, long czxid, boolean othersQueued) {
+	record LockZnode(String nodePath, long czxid, boolean othersQueued) {
 	}
 
 	/**
@@ -98,7 +181,7 @@ final class MutexZnodeQueue {
 	 * the delete failed for good (Curator keeps retrying a guaranteed delete after a connection
 	 * loss until the session ends, which deletes the ephemeral znode anyway)
 	 */
-	CompletableFuture<Void> release(MutexZnode znode) {
+	CompletableFuture<Void> release(LockZnode znode) {
 		return delete(znode.nodePath());
 	}
 
@@ -126,7 +209,9 @@ final class MutexZnodeQueue {
 
 		private final String lockPath;
 
-		private final CompletableFuture<@Nullable MutexZnode> result = new CompletableFuture<>();
+		private final Protocol protocol;
+
+		private final CompletableFuture<@Nullable LockZnode> result = new CompletableFuture<>();
 
 		private final Stat createStat = new Stat();
 
@@ -138,14 +223,15 @@ final class MutexZnodeQueue {
 		/** For a zero wait: give up after the first listing that does not grant. */
 		private volatile boolean oneLook;
 
-		Acquisition(String lockPath) {
+		Acquisition(String lockPath, Protocol protocol) {
 			this.lockPath = lockPath;
+			this.protocol = protocol;
 		}
 
 		void start(long waitMs) {
 			this.oneLook = waitMs == 0;
 			if (waitMs > 0) {
-				this.deadline = MutexZnodeQueue.this.timer.schedule(() -> finish(null), waitMs, TimeUnit.MILLISECONDS);
+				this.deadline = ZnodeQueue.this.timer.schedule(() -> finish(null), waitMs, TimeUnit.MILLISECONDS);
 			}
 			// Given up by the caller (cancelled) or the deadline: drop the znode.
 			this.result.whenComplete((znode, ex) -> {
@@ -158,13 +244,13 @@ final class MutexZnodeQueue {
 				}
 			});
 			try {
-				MutexZnodeQueue.this.client.create()
+				ZnodeQueue.this.client.create()
 					.storingStatIn(this.createStat)
 					.creatingParentContainersIfNeeded()
 					.withProtection()
 					.withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
 					.inBackground(this::created)
-					.forPath(ZKPaths.makePath(this.lockPath, LOCK_NAME), LockNodeData.bytes());
+					.forPath(ZKPaths.makePath(this.lockPath, this.protocol.lockName()), LockNodeData.bytes());
 			}
 			catch (Exception ex) {
 				fail(ex);
@@ -187,7 +273,7 @@ final class MutexZnodeQueue {
 
 		private void list() {
 			try {
-				MutexZnodeQueue.this.client.getChildren().inBackground(this::listed).forPath(this.lockPath);
+				ZnodeQueue.this.client.getChildren().inBackground(this::listed).forPath(this.lockPath);
 			}
 			catch (Exception ex) {
 				fail(ex);
@@ -203,10 +289,10 @@ final class MutexZnodeQueue {
 				return;
 			}
 			String path = Objects.requireNonNull(this.ourPath.get());
-			List<String> children = LockInternals.getSortedChildren(LOCK_NAME, DRIVER, event.getChildren());
+			List<String> children = this.protocol.sorted(event.getChildren());
 			PredicateResults predicate;
 			try {
-				predicate = DRIVER.getsTheLock(client, children, ZKPaths.getNodeFromPath(path), 1);
+				predicate = this.protocol.getsTheLock(client, children, ZKPaths.getNodeFromPath(path));
 			}
 			catch (Exception ex) {
 				// Our znode is not among the children: gone with the session, or deleted by another client.
@@ -214,7 +300,7 @@ final class MutexZnodeQueue {
 				return;
 			}
 			if (predicate.getsTheLock()) {
-				finish(new MutexZnode(path, this.createStat.getCzxid(), children.size() > 1));
+				finish(new LockZnode(path, this.createStat.getCzxid(), children.size() > 1));
 				return;
 			}
 			if (this.oneLook) {
@@ -259,7 +345,7 @@ final class MutexZnodeQueue {
 			}
 		}
 
-		private void finish(@Nullable MutexZnode znode) {
+		private void finish(@Nullable LockZnode znode) {
 			if (!this.result.complete(znode) && znode != null) {
 				// Given up just as it was granted: release it.
 				release(znode);

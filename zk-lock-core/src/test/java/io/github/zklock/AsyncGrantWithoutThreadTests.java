@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -32,13 +33,14 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Asynchronous EXCLUSIVE grants made without a thread (the registry's asynchronous chain) on a
- * real ZooKeeper server: they follow {@code InterProcessMutex}'s protocol, so raw Curator code on
- * the same path excludes them and is excluded, in FIFO order; 2,000 of them queued add no thread
+ * Asynchronous EXCLUSIVE, READ and WRITE grants made without a thread (the registry's asynchronous
+ * chains and reads) on a real ZooKeeper server: they follow {@code InterProcessMutex}'s and
+ * {@code InterProcessReadWriteLock}'s protocols, so raw Curator code on the same path excludes them
+ * and is excluded, in FIFO order; 2,000 of them queued add no thread
  * and share one znode; their waits run out, are cancelled and fail with the session as they
  * should, leaving no znode.
  */
-class AsyncMutexGrantTests {
+class AsyncGrantWithoutThreadTests {
 
 	@RegisterExtension
 	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
@@ -155,6 +157,68 @@ class AsyncMutexGrantTests {
 		finally {
 			rawThreads.shutdownNow();
 			others.forEach(CuratorLockRegistry::close);
+		}
+		assertNothingLeft();
+	}
+
+	@Test
+	void asyncReadsAndWritesFollowInterProcessReadWriteLockBothWays() throws Exception {
+		InterProcessReadWriteLock raw = new InterProcessReadWriteLock(this.otherClient, this.lockPath);
+		AsyncLockTemplate async = this.template.async();
+		LockRequest read = LockRequest.of(this.key).withMode(LockMode.READ);
+		LockRequest write = LockRequest.of(this.key).withMode(LockMode.WRITE);
+		ExecutorService rawThread = Executors.newSingleThreadExecutor();
+		try {
+			// A raw reader: asynchronous readers share, an asynchronous writer waits.
+			rawThread.submit(() -> {
+				raw.readLock().acquire();
+				return null;
+			}).get();
+			AsyncLockHandle firstRead = async.acquire(read).get(BOUND.toSeconds(), TimeUnit.SECONDS);
+			AsyncLockHandle secondRead = async.acquire(read).get(BOUND.toSeconds(), TimeUnit.SECONDS);
+			assertThat(firstRead.fencingToken()).isNotEqualTo(secondRead.fencingToken());
+			CompletableFuture<AsyncLockHandle> writing = async.acquire(write);
+			await().atMost(BOUND).until(() -> childCount() == 4);
+			assertThat(writing).isNotDone();
+			rawThread.submit(() -> {
+				raw.readLock().release();
+				return null;
+			}).get();
+			firstRead.release();
+			assertThat(writing).isNotDone();
+			secondRead.releaseAsync();
+			AsyncLockHandle writeGrant = writing.get(BOUND.toSeconds(), TimeUnit.SECONDS);
+			assertThat(writeGrant.mode()).isEqualTo(LockMode.WRITE);
+
+			// An asynchronous writer: a raw reader and a raw writer wait.
+			assertThat(rawThread.submit(() -> raw.readLock().acquire(200, TimeUnit.MILLISECONDS)).get()).isFalse();
+			assertThat(rawThread.submit(() -> raw.writeLock().acquire(200, TimeUnit.MILLISECONDS)).get()).isFalse();
+			writeGrant.release();
+			assertThat(rawThread.submit(() -> raw.writeLock().acquire(BOUND.toMillis(), TimeUnit.MILLISECONDS)).get())
+				.isTrue();
+
+			// A raw writer: asynchronous readers and writers wait, then get in order.
+			List<String> order = new CopyOnWriteArrayList<>();
+			CompletableFuture<?> laterRead = async.execute(read, (handle) -> {
+				order.add("read");
+				return CompletableFuture.completedFuture(null);
+			});
+			await().atMost(BOUND).until(() -> childCount() == 2);
+			CompletableFuture<?> laterWrite = async.execute(write, (handle) -> {
+				order.add("write");
+				return CompletableFuture.completedFuture(null);
+			});
+			await().atMost(BOUND).until(() -> childCount() == 3);
+			assertThat(order).isEmpty();
+			rawThread.submit(() -> {
+				raw.writeLock().release();
+				return null;
+			}).get();
+			CompletableFuture.allOf(laterRead, laterWrite).get(BOUND.toSeconds(), TimeUnit.SECONDS);
+			assertThat(order).containsExactly("read", "write");
+		}
+		finally {
+			rawThread.shutdownNow();
 		}
 		assertNothingLeft();
 	}
