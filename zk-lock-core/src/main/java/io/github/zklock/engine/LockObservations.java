@@ -70,29 +70,13 @@ public final class LockObservations {
 		if (registry.isNoop()) {
 			return lockRegistry.tryAcquire(target);
 		}
-		Observation observation = Observation.createNotStarted(ACQUIRE, registry)
-			.parentObservation((parent != null) ? parent.observation() : null)
-			.contextualName("lock " + request.name())
-			.lowCardinalityKeyValue("name", request.name())
-			.lowCardinalityKeyValue("mode", target.mode().name())
-			.highCardinalityKeyValue("path", target.key())
-			.start();
+		Observation observation = startAcquire(registry, target, request, parent);
 		try {
-			Optional<LockHandle> handle = lockRegistry.tryAcquire(target);
-			observation.lowCardinalityKeyValue("outcome", handle.isPresent() ? "acquired"
-					: (request.onBusy() == OnBusy.SKIP) ? "skipped" : "timeout");
-			observation.lowCardinalityKeyValue(HANDOFF,
-					(handle.isPresent() && handle.get().isLocalHandoff()) ? HANDOFF_LOCAL : HANDOFF_NONE);
-			return handle.map((granted) -> observeHold(granted, request, parent));
+			return acquired(observation, lockRegistry.tryAcquire(target), request, parent);
 		}
 		catch (RuntimeException | Error ex) {
-			observation.lowCardinalityKeyValue("outcome", "error");
-			observation.lowCardinalityKeyValue(HANDOFF, HANDOFF_NONE);
-			observation.error(ex);
+			failed(observation, ex);
 			throw ex;
-		}
-		finally {
-			observation.stop();
 		}
 	}
 
@@ -109,27 +93,13 @@ public final class LockObservations {
 		if (pending == null || registry.isNoop()) {
 			return pending;
 		}
-		Observation observation = Observation.createNotStarted(ACQUIRE, registry)
-			.parentObservation((parent != null) ? parent.observation() : null)
-			.contextualName("lock " + request.name())
-			.lowCardinalityKeyValue("name", request.name())
-			.lowCardinalityKeyValue("mode", target.mode().name())
-			.highCardinalityKeyValue("path", target.key())
-			.start();
+		Observation observation = startAcquire(registry, target, request, parent);
 		CompletableFuture<Optional<LockHandle>> observed = pending.handle((handle, ex) -> {
 			if (ex != null) {
-				observation.lowCardinalityKeyValue("outcome", "error");
-				observation.lowCardinalityKeyValue(HANDOFF, HANDOFF_NONE);
-				observation.error(ex);
-				observation.stop();
+				failed(observation, ex);
 				throw (ex instanceof CompletionException completion) ? completion : new CompletionException(ex);
 			}
-			observation.lowCardinalityKeyValue("outcome", handle.isPresent() ? "acquired"
-					: (request.onBusy() == OnBusy.SKIP) ? "skipped" : "timeout");
-			observation.lowCardinalityKeyValue(HANDOFF,
-					(handle.isPresent() && handle.get().isLocalHandoff()) ? HANDOFF_LOCAL : HANDOFF_NONE);
-			observation.stop();
-			return handle.map((granted) -> observeHold(granted, request, parent));
+			return acquired(observation, handle, request, parent);
 		});
 		observed.whenComplete((handle, ex) -> {
 			if (observed.isCancelled()) {
@@ -137,6 +107,35 @@ public final class LockObservations {
 			}
 		});
 		return observed;
+	}
+
+	private static Observation startAcquire(ObservationRegistry registry, LockTarget target, LockRequest request,
+			@Nullable Parent parent) {
+		return Observation.createNotStarted(ACQUIRE, registry)
+			.parentObservation((parent != null) ? parent.observation() : null)
+			.contextualName("lock " + request.name())
+			.lowCardinalityKeyValue("name", request.name())
+			.lowCardinalityKeyValue("mode", target.mode().name())
+			.highCardinalityKeyValue("path", target.key())
+			.start();
+	}
+
+	/** End the acquire observation with its outcome, and observe the hold of a grant. */
+	private Optional<LockHandle> acquired(Observation observation, Optional<LockHandle> handle, LockRequest request,
+			@Nullable Parent parent) {
+		observation.lowCardinalityKeyValue("outcome", handle.isPresent() ? "acquired"
+				: (request.onBusy() == OnBusy.SKIP) ? "skipped" : "timeout");
+		observation.lowCardinalityKeyValue(HANDOFF,
+				(handle.isPresent() && handle.get().isLocalHandoff()) ? HANDOFF_LOCAL : HANDOFF_NONE);
+		observation.stop();
+		return handle.map((granted) -> observeHold(granted, request, parent));
+	}
+
+	private static void failed(Observation observation, Throwable ex) {
+		observation.lowCardinalityKeyValue("outcome", "error");
+		observation.lowCardinalityKeyValue(HANDOFF, HANDOFF_NONE);
+		observation.error(ex);
+		observation.stop();
 	}
 
 	/**

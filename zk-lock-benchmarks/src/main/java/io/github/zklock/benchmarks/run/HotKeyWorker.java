@@ -200,11 +200,12 @@ public final class HotKeyWorker {
 				+ " waits=" + waits.encode();
 	}
 
-	private ThreadResult loop(Cycle cycle, long windowStart, long windowEnd) throws Exception {
-		ThreadResult result = new ThreadResult();
-		long[] granted = new long[1];
-		boolean[] local = new boolean[1];
-		Runnable criticalSection = () -> {
+	/**
+	 * The critical section: notes when it was entered, checks that no other thread of this JVM is
+	 * in it, and counts under the lock.
+	 */
+	private Runnable criticalSection(long[] granted) {
+		return () -> {
 			granted[0] = System.nanoTime();
 			if (!this.inSection.compareAndSet(false, true)) {
 				this.violations.incrementAndGet();
@@ -212,18 +213,18 @@ public final class HotKeyWorker {
 			this.guarded++;
 			this.inSection.set(false);
 		};
+	}
+
+	private ThreadResult loop(Cycle cycle, long windowStart, long windowEnd) throws Exception {
+		ThreadResult result = new ThreadResult();
+		long[] granted = new long[1];
+		boolean[] local = new boolean[1];
+		Runnable criticalSection = criticalSection(granted);
 		long asked;
 		while ((asked = System.nanoTime()) - windowEnd < 0) {
 			local[0] = false;
 			cycle.run(criticalSection, local);
-			result.cycles++;
-			if (granted[0] - windowStart >= 0 && granted[0] - windowEnd < 0) {
-				result.grants++;
-				result.waits.record((granted[0] - asked) / 1000);
-				if (local[0]) {
-					result.localHandoffs++;
-				}
-			}
+			result.record(asked, granted[0], local[0], windowStart, windowEnd);
 		}
 		return result;
 	}
@@ -241,14 +242,7 @@ public final class HotKeyWorker {
 		}
 		long[] granted = new long[1];
 		boolean[] local = new boolean[1];
-		Runnable criticalSection = () -> {
-			granted[0] = System.nanoTime();
-			if (!this.inSection.compareAndSet(false, true)) {
-				this.violations.incrementAndGet();
-			}
-			this.guarded++;
-			this.inSection.set(false);
-		};
+		Runnable criticalSection = criticalSection(granted);
 		CompletableFuture<?> stage;
 		try {
 			stage = cycle.run(caller, criticalSection, local);
@@ -262,14 +256,7 @@ public final class HotKeyWorker {
 				done.completeExceptionally(ex);
 				return;
 			}
-			result.cycles++;
-			if (granted[0] - windowStart >= 0 && granted[0] - windowEnd < 0) {
-				result.grants++;
-				result.waits.record((granted[0] - asked) / 1000);
-				if (local[0]) {
-					result.localHandoffs++;
-				}
-			}
+			result.record(asked, granted[0], local[0], windowStart, windowEnd);
 			next(cycle, caller, result, done, windowStart, windowEnd);
 		};
 		if (stage.isDone()) {
@@ -400,6 +387,18 @@ public final class HotKeyWorker {
 		long localHandoffs;
 
 		final WaitHistogram waits = new WaitHistogram();
+
+		/** One cycle, asked at {@code asked} and granted at {@code granted}: counted if granted in the window. */
+		void record(long asked, long granted, boolean local, long windowStart, long windowEnd) {
+			this.cycles++;
+			if (granted - windowStart >= 0 && granted - windowEnd < 0) {
+				this.grants++;
+				this.waits.record((granted - asked) / 1000);
+				if (local) {
+					this.localHandoffs++;
+				}
+			}
+		}
 
 	}
 
