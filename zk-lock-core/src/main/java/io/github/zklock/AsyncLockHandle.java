@@ -8,38 +8,39 @@ import java.util.concurrent.CompletionStage;
  * ({@link LockTemplate#async()}) and passed to the action of its {@code execute} and of
  * {@link LockTemplate#executeAsync(String, LockMode, java.time.Duration, java.util.function.Function)}.
  *
- * <p>Thread rules: every method may be called from any thread, {@link #release()} included. Curator's
- * reentrant recipes (EXCLUSIVE, READ, WRITE) only let the thread that acquired a znode release it,
- * so such a grant is acquired and released by a thread of its own, parked while the grant is held
- * (a pooled daemon thread, or a virtual thread, see {@link LockTemplateBuilder#virtualGrantThreads});
- * {@code release()} from another thread asks that thread to release and waits until it has.
- * Non-reentrant EXCLUSIVE grants and permits have no such thread.
+ * <p>Thread rules: every method may be called from any thread, {@link #release()} included. A
+ * registry that can acquire without a thread ({@link LockRegistry#submit}; {@code CuratorLockRegistry}
+ * for EXCLUSIVE, READ and WRITE) makes grants owned by no thread, released without waiting for
+ * ZooKeeper. The other grants are acquired on a thread of the template's (a pooled daemon thread,
+ * or a virtual thread, see {@link LockTemplateBuilder#virtualGrantThreads}); where the recipe binds
+ * the grant to that thread (a multi-lock of EXCLUSIVE, READ or WRITE keys) the thread stays parked
+ * while the grant is held, and {@code release()} from another thread asks it to release and waits
+ * until it has.
  *
  * <p>Asynchronous grants are not reentrant: a thread's identity says nothing about which
  * asynchronous work runs on it, so a second request for a key that an asynchronous grant holds
  * (from the same chain of work or not) waits like any other and fails when its wait time runs
- * out. With {@link LockRequest#WAIT_FOREVER} it would wait forever: give nested asynchronous
- * requests a finite wait time. One exception: when the template has no async executor, the
- * action of {@code execute} starts on the grant's own thread, and a synchronous request made
- * there, before the action returns its stage, re-enters the grant as on any thread that holds a
- * lock (it is released before the action returns, so it never outlives the grant).
+ * out, a synchronous request made inside the work included. With {@link LockRequest#WAIT_FOREVER}
+ * it would wait forever: give nested requests a finite wait time.
  */
 public interface AsyncLockHandle extends LockHandle {
 
 	/**
 	 * Release the grant without blocking the calling thread. Idempotent: later calls return the
 	 * same future.
-	 * @return a future that completes when the lock znode is deleted (or, when the delete failed,
-	 * exceptionally with the failure: Curator's guaranteed delete removes the znode once reconnected,
-	 * or ZooKeeper when the session ends)
+	 * @return a future that completes once the grant is released: at once for a grant owned by no
+	 * thread (its znode is handed to the application's next request of the key, or deleted in the
+	 * background with Curator's guaranteed delete), else when the lock znode is deleted (or, when the
+	 * delete failed, exceptionally with the failure: Curator's guaranteed delete removes the znode
+	 * once reconnected, or ZooKeeper when the session ends)
 	 */
 	CompletableFuture<Void> releaseAsync();
 
 	/**
 	 * Return a stage that completes when this grant is lost and its holder is asked to stop:
 	 * when the registry interrupts the holders of lost grants ({@code zk.lock.interrupt-on-lost},
-	 * {@code CuratorLockRegistry.setInterruptOnLost}), which it does for the grants bound to a
-	 * thread (EXCLUSIVE reentrant, READ, WRITE, and multi-locks of those), as for synchronous ones.
+	 * {@code CuratorLockRegistry.setInterruptOnLost}), which it does for EXCLUSIVE reentrant, READ
+	 * and WRITE grants (told directly when no thread owns them) and multi-locks of those.
 	 * Otherwise, and for non-reentrant EXCLUSIVE grants and permits, it never completes; the loss
 	 * is still reported by {@link #state()}, {@link #checkHeld()} and the registry's listeners.
 	 * {@link LockTemplate#executeAsync executeAsync} and the {@code @DistributedLock} support for
@@ -50,8 +51,8 @@ public interface AsyncLockHandle extends LockHandle {
 	CompletionStage<Void> whenLost();
 
 	/**
-	 * Release the grant; from any thread. Blocks until the lock znode is deleted (see
-	 * {@link #releaseAsync()} for the non-blocking form). Idempotent.
+	 * Release the grant; from any thread. Returns at once for a grant owned by no thread; blocks
+	 * until the lock znode is deleted for the others (see {@link #releaseAsync()}). Idempotent.
 	 * @throws LockException if the release failed
 	 */
 	@Override

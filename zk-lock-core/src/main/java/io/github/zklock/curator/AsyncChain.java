@@ -13,7 +13,6 @@ import org.apache.curator.framework.CuratorFramework;
 import org.jspecify.annotations.Nullable;
 
 import io.github.zklock.LockHandle;
-import io.github.zklock.LockLostException;
 import io.github.zklock.LockMode;
 import io.github.zklock.curator.ZnodeQueue.LockZnode;
 
@@ -201,7 +200,8 @@ final class AsyncChain implements AsyncRelease {
 		List<Runnable> after = new ArrayList<>();
 		synchronized (this) {
 			if (this.acquiring != acquisition) {
-				// Given up (nobody waits any more): ZnodeQueue deletes what it created.
+				// Given up (nobody waits any more): ZnodeQueue deletes what it created, unless it was
+				// granted just before the cancellation.
 				if (znode != null) {
 					after.add(() -> this.registry.znodeQueue().release(znode));
 				}
@@ -210,9 +210,8 @@ final class AsyncChain implements AsyncRelease {
 				this.acquiring = null;
 				if (ex != null) {
 					// ZooKeeper failed every waiter's attempt: the session ended, or retries ran out.
-					RuntimeException failure = ZooKeeperFailures.translate(
-							(ex instanceof Exception exception) ? exception : new IllegalStateException(ex), "acquire",
-							this.lockPath, this.mode, this.registry.client());
+					RuntimeException failure = ZooKeeperFailures.translateAcquisition(ex, this.lockPath, this.mode,
+							this.registry.client());
 					for (Waiter waiter : this.waiters) {
 						after.add(() -> waiter.completeExceptionally(failure));
 					}
@@ -242,20 +241,7 @@ final class AsyncChain implements AsyncRelease {
 		CuratorLockHandle handle = this.registry.asyncGrant(this, current.grant(), this.lockPath, this.mode,
 				current.sessionInstance, current.grants > 1);
 		this.holder = handle;
-		after.add(() -> {
-			this.registry.track(handle);
-			if (handle.state() == io.github.zklock.LockState.LOST) {
-				String reason = handle.lostMessage();
-				handle.release();
-				waiter.completeExceptionally(new LockLostException(this.lockPath, this.mode,
-						"lost while it was granted (" + reason + ")"));
-				return;
-			}
-			if (!waiter.complete(Optional.of(new AsyncGrantHandle(handle)))) {
-				// Cancelled as it was granted.
-				handle.release();
-			}
-		});
+		after.add(() -> this.registry.handOut(handle, waiter));
 	}
 
 	/**
@@ -395,11 +381,6 @@ final class AsyncChain implements AsyncRelease {
 		@Override
 		public long czxid() {
 			return this.link.znode.czxid();
-		}
-
-		@Override
-		public boolean othersQueuedAtGrant() {
-			return this.link.znode.othersQueued();
 		}
 
 		/** Nothing to do here: the handle's release hands the link on (see {@link #released}). */

@@ -4,14 +4,11 @@ import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 
 import org.jspecify.annotations.Nullable;
 
 import io.github.zklock.LockHandle;
-import io.github.zklock.LockLostException;
 import io.github.zklock.LockMode;
-import io.github.zklock.LockState;
 import io.github.zklock.curator.ZnodeQueue.LockZnode;
 
 /**
@@ -60,11 +57,10 @@ final class AsyncRead extends CompletableFuture<Optional<LockHandle>> implements
 	private void acquired(@Nullable LockZnode granted, @Nullable Throwable ex, long sessionBefore) {
 		this.registry.reading(this, false);
 		if (ex != null) {
-			Throwable cause = (ex instanceof CompletionException && ex.getCause() != null) ? ex.getCause() : ex;
-			if (!(cause instanceof CancellationException)) {
-				completeExceptionally(ZooKeeperFailures.translate(
-						(cause instanceof Exception exception) ? exception : new IllegalStateException(cause), "acquire",
-						this.lockPath, LockMode.READ, this.registry.client()));
+			// Cancelled: this request was, and is done already.
+			if (!(ex instanceof CancellationException)) {
+				completeExceptionally(
+						ZooKeeperFailures.translateAcquisition(ex, this.lockPath, LockMode.READ, this.registry.client()));
 			}
 			return;
 		}
@@ -76,18 +72,7 @@ final class AsyncRead extends CompletableFuture<Optional<LockHandle>> implements
 		long session = CuratorLockRegistry.sessionInstance(this.registry.client());
 		CuratorLockHandle handle = this.registry.asyncGrant(this, grant(granted), this.lockPath, LockMode.READ,
 				(session == sessionBefore) ? session : sessionBefore, false);
-		this.registry.track(handle);
-		if (handle.state() == LockState.LOST) {
-			String reason = handle.lostMessage();
-			handle.release();
-			completeExceptionally(new LockLostException(this.lockPath, LockMode.READ,
-					"lost while it was granted (" + reason + ")"));
-			return;
-		}
-		if (!complete(Optional.of(new AsyncGrantHandle(handle)))) {
-			// Cancelled as it was granted.
-			handle.release();
-		}
+		this.registry.handOut(handle, this);
 	}
 
 	/** Cancelling gives the wait up: the acquisition deletes its znode. */

@@ -29,7 +29,7 @@ final class CuratorLockHandle implements LockHandle {
 	private final RecipeCache.@Nullable Slot slot;
 
 	/** Where a grant made without a thread goes back on release; {@code null} for the others. */
-	private final @Nullable AsyncRelease chain;
+	private final @Nullable AsyncRelease asyncRelease;
 
 	/** Whether the grant was handed over on a znode an earlier grant of the chain acquired. */
 	private final boolean handedOver;
@@ -64,7 +64,7 @@ final class CuratorLockHandle implements LockHandle {
 			LockMode mode, long sessionInstance) {
 		this.registry = registry;
 		this.slot = slot;
-		this.chain = null;
+		this.asyncRelease = null;
 		this.grant = grant;
 		this.path = path;
 		this.mode = mode;
@@ -79,11 +79,11 @@ final class CuratorLockHandle implements LockHandle {
 	 * A grant made without a thread (an {@link AsyncChain}'s or an {@link AsyncRead}): bound to no
 	 * thread, released through where it came from.
 	 */
-	CuratorLockHandle(CuratorLockRegistry registry, AsyncRelease chain, LockRecipe.Grant grant, String path,
+	CuratorLockHandle(CuratorLockRegistry registry, AsyncRelease asyncRelease, LockRecipe.Grant grant, String path,
 			LockMode mode, long sessionInstance, boolean handedOver) {
 		this.registry = registry;
 		this.slot = null;
-		this.chain = chain;
+		this.asyncRelease = asyncRelease;
 		this.grant = grant;
 		this.path = path;
 		this.mode = mode;
@@ -132,7 +132,7 @@ final class CuratorLockHandle implements LockHandle {
 
 	/** Who holds the grant, for operators and events: the acquiring thread's name, or {@code async}. */
 	String owner() {
-		return (this.chain != null) ? "async" : this.acquirer.getName();
+		return (this.asyncRelease != null) ? "async" : this.acquirer.getName();
 	}
 
 	/** What an operator sees of this grant. */
@@ -215,9 +215,9 @@ final class CuratorLockHandle implements LockHandle {
 					+ Thread.currentThread().getName() + "'");
 		}
 		if (this.state.getAndSet(LockState.RELEASED) != LockState.RELEASED) {
-			AsyncRelease chain = this.chain;
-			if (chain != null) {
-				this.registry.released(this, chain);
+			AsyncRelease asyncRelease = this.asyncRelease;
+			if (asyncRelease != null) {
+				this.registry.released(this, asyncRelease);
 			}
 			else {
 				this.registry.release(this, Objects.requireNonNull(this.slot), this.grant);

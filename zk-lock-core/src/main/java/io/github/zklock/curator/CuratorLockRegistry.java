@@ -423,9 +423,22 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 		}
 	}
 
-	/** Follow a grant's connection state and revocation, and show it to operators. */
-	void track(CuratorLockHandle handle) {
+	/**
+	 * Hand a new grant made without a thread to its request: tracked (connection state,
+	 * revocation, the operators' view), then given to the request; released instead when it was
+	 * lost while it was granted, or the request was cancelled meanwhile.
+	 */
+	void handOut(CuratorLockHandle handle, CompletableFuture<Optional<LockHandle>> request) {
 		this.heldLocks.add(handle, this.client);
+		if (handle.state() == LockState.LOST) {
+			String reason = handle.lostMessage();
+			handle.release();
+			request.completeExceptionally(new LockLostException(handle.path(), handle.mode(),
+					"lost while it was granted (" + reason + ")"));
+		}
+		else if (!request.complete(Optional.of(new AsyncGrantHandle(handle)))) {
+			handle.release();
+		}
 	}
 
 	/** A grant made without a thread was released: its chain hands the key on, or its read ends. */

@@ -139,24 +139,14 @@ final class ZnodeQueue {
 	}
 
 	/**
-	 * Queue for the lock of a path. Returns at once; sends the create in the background.
-	 * @param lockPath the lock path (the znode whose children queue)
-	 * @param waitMs milliseconds to wait; zero for one look at the queue; negative without limit
-	 * @return completes with the granted znode on Curator's event thread, with {@code null} when
-	 * not granted within the wait, or exceptionally with the {@link KeeperException} (or other
-	 * failure) that ended the attempt; cancelling it gives the wait up
-	 */
-	CompletableFuture<@Nullable LockZnode> acquire(String lockPath, long waitMs) {
-		return acquire(lockPath, Protocol.MUTEX, waitMs);
-	}
-
-	/**
 	 * Queue for a lock of a path in the given protocol. Returns at once; sends the create in the
 	 * background.
 	 * @param lockPath the lock path (the znode whose children queue)
 	 * @param protocol which recipe's znodes, and which side of a read/write lock
 	 * @param waitMs milliseconds to wait; zero for one look at the queue; negative without limit
-	 * @return as {@link #acquire(String, long)}
+	 * @return completes with the granted znode on Curator's event thread, with {@code null} when
+	 * not granted within the wait, or exceptionally with the {@link KeeperException} (or other
+	 * failure) that ended the attempt; cancelling it gives the wait up
 	 */
 	CompletableFuture<@Nullable LockZnode> acquire(String lockPath, Protocol protocol, long waitMs) {
 		Acquisition acquisition = new Acquisition(lockPath, protocol);
@@ -169,9 +159,8 @@ final class ZnodeQueue {
 	 * @param nodePath the znode's full path
 	 * @param czxid the zxid of its create: the fencing token; 0 when the create's answer did not
 	 * carry it (Curator found the znode again after a connection loss)
-	 * @param othersQueued whether other participants queued behind it in the listing that granted it
 	 */
-	record LockZnode(String nodePath, long czxid, boolean othersQueued) {
+	record LockZnode(String nodePath, long czxid) {
 	}
 
 	/**
@@ -300,7 +289,7 @@ final class ZnodeQueue {
 				return;
 			}
 			if (predicate.getsTheLock()) {
-				finish(new LockZnode(path, this.createStat.getCzxid(), children.size() > 1));
+				finish(new LockZnode(path, this.createStat.getCzxid()));
 				return;
 			}
 			if (this.oneLook) {

@@ -34,6 +34,20 @@ final class ZooKeeperFailures {
 	}
 
 	/**
+	 * Translate the failure of an acquisition made without a thread (see {@link ZnodeQueue}), as
+	 * it completed its future.
+	 * @param ex the future's failure, a {@link java.util.concurrent.CompletionException}'s cause unwrapped
+	 * @return the exception to fail the request with
+	 */
+	static LockException translateAcquisition(Throwable ex, String lockPath, LockMode mode,
+			CuratorFramework client) {
+		Throwable cause = (ex instanceof java.util.concurrent.CompletionException && ex.getCause() != null)
+				? ex.getCause() : ex;
+		return translate((cause instanceof Exception exception) ? exception : new IllegalStateException(cause),
+				"acquire", lockPath, mode, client);
+	}
+
+	/**
 	 * Translate a failure of something other than a lock request. Restores the thread's interrupt
 	 * flag when the cause is an interruption.
 	 * @param ex what Curator threw

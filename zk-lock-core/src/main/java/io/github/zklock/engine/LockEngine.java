@@ -59,7 +59,7 @@ public final class LockEngine {
 	 * @param defaultWaitTime the wait time of requests that give none (checked by the caller)
 	 * @param observations what observes acquisitions and holds, {@code null} for nothing
 	 * @param asyncExecutor where asynchronous grants are delivered and their work invoked,
-	 * {@code null} for the grant's own thread
+	 * {@code null} for a grant thread
 	 * @param virtualGrantThreads whether asynchronous grants are owned by virtual threads (falls
 	 * back to pooled platform threads before Java 21, logged)
 	 */
@@ -136,11 +136,9 @@ public final class LockEngine {
 		else {
 			String key = request.keys().get(0);
 			this.registry.lockPath(key);
-			if (request.lockAtLeastFor().isZero()) {
-				CompletableFuture<Attempt> direct = submitToRegistry(request, key, waitTime, parent, whenDone);
-				if (direct != null) {
-					return direct;
-				}
+			CompletableFuture<Attempt> direct = submitToRegistry(request, key, waitTime, parent, whenDone);
+			if (direct != null) {
+				return direct;
 			}
 			acquisition = () -> acquireOne(request, key, waitTime, parent);
 		}
@@ -176,7 +174,8 @@ public final class LockEngine {
 		Executor executor = (this.asyncExecutor != null) ? this.asyncExecutor : this.grantThreads;
 		pending.whenComplete((handle, ex) -> {
 			AsyncGrant grant = (handle != null && handle.isPresent())
-					? new AsyncGrant(handle.get(), null, this.grantThreads) : null;
+					? new AsyncGrant(KeptLockHandle.keep(handle.get(), request.lockAtLeastFor()), null, this.grantThreads)
+					: null;
 			Runnable completion = () -> {
 				if (ex != null) {
 					result.completeExceptionally((ex instanceof CompletionException && ex.getCause() != null)
@@ -216,7 +215,7 @@ public final class LockEngine {
 
 	/**
 	 * Return where asynchronous work is invoked once granted.
-	 * @return the executor, or {@code null} for the grant's own thread
+	 * @return the executor, or {@code null} for a grant thread
 	 */
 	public @Nullable Executor asyncExecutor() {
 		return this.asyncExecutor;

@@ -26,6 +26,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import io.github.zklock.curator.ZnodeQueue.LockZnode;
 import io.github.zklock.test.ZooKeeperExtension;
 
+import static io.github.zklock.curator.ZnodeQueue.Protocol.MUTEX;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
@@ -69,14 +70,13 @@ class ZnodeQueueTests {
 
 	@Test
 	void freeLockIsGrantedWithInterProcessMutexNamesAndTheCreatesCzxid() throws Exception {
-		LockZnode znode = grant(this.queue.acquire(this.lockPath, -1));
+		LockZnode znode = grant(this.queue.acquire(this.lockPath, MUTEX, -1));
 		assertThat(znode.nodePath()).startsWith(this.lockPath + "/_c_").contains("-lock-");
 		Stat stat = this.client.checkExists().forPath(znode.nodePath());
 		assertThat(stat).isNotNull();
 		assertThat(znode.czxid()).isEqualTo(stat.getCzxid());
 		assertThat(stat.getEphemeralOwner()).isEqualTo(this.client.getZookeeperClient().getZooKeeper().getSessionId());
 		assertThat(new String(this.client.getData().forPath(znode.nodePath()))).isEqualTo(LockNodeData.IDENTITY);
-		assertThat(znode.othersQueued()).isFalse();
 
 		this.queue.release(znode).get(BOUND_MS, TimeUnit.MILLISECONDS);
 		assertThat(ZooKeeperExtension.ephemeralZnodes(this.client, this.lockPath)).isEmpty();
@@ -84,7 +84,7 @@ class ZnodeQueueTests {
 
 	@Test
 	void grantExcludesARawInterProcessMutexUntilReleased() throws Exception {
-		LockZnode znode = grant(this.queue.acquire(this.lockPath, -1));
+		LockZnode znode = grant(this.queue.acquire(this.lockPath, MUTEX, -1));
 		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
 		assertThat(raw.acquire(200, TimeUnit.MILLISECONDS)).isFalse();
 
@@ -108,7 +108,7 @@ class ZnodeQueueTests {
 	void rawInterProcessMutexHolderExcludesTheAcquisitionUntilItReleases() throws Exception {
 		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
 		raw.acquire();
-		CompletableFuture<LockZnode> waiting = this.queue.acquire(this.lockPath, -1);
+		CompletableFuture<LockZnode> waiting = this.queue.acquire(this.lockPath, MUTEX, -1);
 		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 2);
 		assertThat(waiting).isNotDone();
 
@@ -127,7 +127,7 @@ class ZnodeQueueTests {
 		for (int i = 0; i < 6; i++) {
 			String name = "participant-" + i;
 			if (i % 2 == 0) {
-				done.add(this.queue.acquire(this.lockPath, -1).thenCompose((znode) -> {
+				done.add(this.queue.acquire(this.lockPath, MUTEX, -1).thenCompose((znode) -> {
 					order.add(name);
 					return this.queue.release(znode);
 				}));
@@ -164,8 +164,8 @@ class ZnodeQueueTests {
 	void waitThatRunsOutCompletesEmptyAndLeavesNoZnode() throws Exception {
 		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
 		raw.acquire();
-		assertThat(this.queue.acquire(this.lockPath, 0).get(BOUND_MS, TimeUnit.MILLISECONDS)).isNull();
-		assertThat(this.queue.acquire(this.lockPath, 300).get(BOUND_MS, TimeUnit.MILLISECONDS)).isNull();
+		assertThat(this.queue.acquire(this.lockPath, MUTEX, 0).get(BOUND_MS, TimeUnit.MILLISECONDS)).isNull();
+		assertThat(this.queue.acquire(this.lockPath, MUTEX, 300).get(BOUND_MS, TimeUnit.MILLISECONDS)).isNull();
 		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 1);
 		raw.release();
 	}
@@ -174,9 +174,9 @@ class ZnodeQueueTests {
 	void cancellingWhileWaitingLeavesNoZnodeAndTheNextWaiterIsGranted() throws Exception {
 		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
 		raw.acquire();
-		CompletableFuture<LockZnode> first = this.queue.acquire(this.lockPath, -1);
+		CompletableFuture<LockZnode> first = this.queue.acquire(this.lockPath, MUTEX, -1);
 		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 2);
-		CompletableFuture<LockZnode> second = this.queue.acquire(this.lockPath, -1);
+		CompletableFuture<LockZnode> second = this.queue.acquire(this.lockPath, MUTEX, -1);
 		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 3);
 
 		first.cancel(false);
@@ -190,7 +190,7 @@ class ZnodeQueueTests {
 	@Test
 	void cancellingAtOnceDeletesTheZnodeWhenTheCreateAnswersLater() throws Exception {
 		for (int i = 0; i < 50; i++) {
-			this.queue.acquire(this.lockPath, -1).cancel(false);
+			this.queue.acquire(this.lockPath, MUTEX, -1).cancel(false);
 		}
 		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> this.client.checkExists().forPath(this.lockPath) != null
 				&& childCount() == 0);
@@ -203,7 +203,7 @@ class ZnodeQueueTests {
 		int threadsBefore = ManagementFactory.getThreadMXBean().getThreadCount();
 		List<CompletableFuture<LockZnode>> waiting = new ArrayList<>();
 		for (int i = 0; i < 2_000; i++) {
-			waiting.add(this.queue.acquire(this.lockPath, -1));
+			waiting.add(this.queue.acquire(this.lockPath, MUTEX, -1));
 		}
 		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 2_001);
 		int threadsQueued = ManagementFactory.getThreadMXBean().getThreadCount();
@@ -222,7 +222,7 @@ class ZnodeQueueTests {
 	void expiredSessionFailsTheWait() throws Exception {
 		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
 		raw.acquire();
-		CompletableFuture<LockZnode> waiting = this.queue.acquire(this.lockPath, -1);
+		CompletableFuture<LockZnode> waiting = this.queue.acquire(this.lockPath, MUTEX, -1);
 		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 2);
 
 		zooKeeper.expireSession(this.client);

@@ -42,7 +42,7 @@ import io.github.zklock.OnBusy;
  * <li>Lost (the registry signals it, {@link AsyncLockHandle#whenLost()}): the subscription to the
  * locked publisher is cancelled and the result ends with {@link LockLostException}.</li>
  * <li>The grant is delivered, and the locked publisher subscribed to, on the template's async
- * executor when it has one, else on the grant's own thread.</li>
+ * executor when it has one, else on a grant thread.</li>
  * </ul>
  *
  * <p>Thread-safe and stateless beyond its template.
