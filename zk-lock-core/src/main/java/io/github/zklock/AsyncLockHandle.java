@@ -10,12 +10,11 @@ import java.util.concurrent.CompletionStage;
  *
  * <p>Thread rules: every method may be called from any thread, {@link #release()} included. A
  * registry that can acquire without a thread ({@link LockRegistry#submit}; {@code CuratorLockRegistry}
- * for EXCLUSIVE, READ and WRITE) makes grants owned by no thread, released without waiting for
- * ZooKeeper. The other grants are acquired on a thread of the template's (a pooled daemon thread,
- * or a virtual thread, see {@link LockTemplateBuilder#virtualGrantThreads}); where the recipe binds
- * the grant to that thread (a multi-lock of EXCLUSIVE, READ or WRITE keys) the thread stays parked
- * while the grant is held, and {@code release()} from another thread asks it to release and waits
- * until it has.
+ * for every kind) makes grants owned by no thread, released without waiting for ZooKeeper. With a
+ * registry that cannot, grants are acquired on a thread of the template's (a pooled daemon thread,
+ * or a virtual thread, see {@link LockTemplateBuilder#virtualGrantThreads}); where the registry
+ * binds the grant to that thread the thread stays parked while the grant is held, and
+ * {@code release()} from another thread asks it to release and waits until it has.
  *
  * <p>Asynchronous grants are not reentrant: a thread's identity says nothing about which
  * asynchronous work runs on it, so a second request for a key that an asynchronous grant holds
@@ -39,10 +38,11 @@ public interface AsyncLockHandle extends LockHandle {
 	/**
 	 * Return a stage that completes when this grant is lost and its holder is asked to stop:
 	 * when the registry interrupts the holders of lost grants ({@code zk.lock.interrupt-on-lost},
-	 * {@code CuratorLockRegistry.setInterruptOnLost}), which it does for EXCLUSIVE reentrant, READ
-	 * and WRITE grants (told directly when no thread owns them) and multi-locks of those.
-	 * Otherwise, and for non-reentrant EXCLUSIVE grants and permits, it never completes; the loss
-	 * is still reported by {@link #state()}, {@link #checkHeld()} and the registry's listeners.
+	 * {@code CuratorLockRegistry.setInterruptOnLost}), which it does for every grant it made without
+	 * a thread (see {@link LockRegistry#submit}: with {@code CuratorLockRegistry}, every kind and
+	 * multi-locks of them) and for EXCLUSIVE reentrant, READ and WRITE grants made on a grant
+	 * thread. Otherwise it never completes; the loss is still reported by {@link #state()},
+	 * {@link #checkHeld()} and the registry's listeners.
 	 * {@link LockTemplate#executeAsync executeAsync} and the {@code @DistributedLock} support for
 	 * asynchronous methods cancel the work and fail its result with {@link LockLostException} when
 	 * it completes.

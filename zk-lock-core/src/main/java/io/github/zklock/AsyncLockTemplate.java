@@ -18,10 +18,10 @@ import java.util.function.Function;
  * illegal key throws {@link InvalidLockPathException} at once, nothing requested. The futures
  * complete on the template's async executor when it has one (Spring Boot's
  * {@code applicationTaskExecutor}), else on a grant thread (never on ZooKeeper's event thread).
- * EXCLUSIVE (reentrant), READ and WRITE grants wait and are held with no thread: the registry
- * queues them itself when it can ({@link LockRegistry#submit}, as {@code CuratorLockRegistry} does);
- * the other kinds (non-reentrant, permits, multi-locks, lockAtLeastFor) are acquired on a grant
- * thread.
+ * Grants wait and are held with no thread when the registry queues them itself
+ * ({@link LockRegistry#submit}; {@code CuratorLockRegistry} does for every kind: EXCLUSIVE, READ,
+ * WRITE, non-reentrant, permits, and multi-locks of them one key after the other); with a
+ * registry that cannot, they are acquired on a grant thread.
  * Busy for the whole wait time:
  * {@code acquire} fails with {@link LockAcquisitionException}, {@code tryAcquire} completes
  * empty, {@code execute} follows the request's {@linkplain LockRequest#onBusy() on-busy policy};

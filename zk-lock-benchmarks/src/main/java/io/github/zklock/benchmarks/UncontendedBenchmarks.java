@@ -256,6 +256,17 @@ public class UncontendedBenchmarks {
 	}
 
 	/**
+	 * {@code LockTemplate.async().execute} on two keys, EXCLUSIVE, completed stage, joined: the keys
+	 * taken one after the other without a thread.
+	 * @param ours the template
+	 * @return the result, for JMH to consume
+	 */
+	@Benchmark
+	public Object templateAsyncMulti(ZkLockState ours) {
+		return ours.template.async().execute(MULTI, NOTHING_ASYNC).join();
+	}
+
+	/**
 	 * {@code @DistributedLock} proxy call on two keys (given unsorted), EXCLUSIVE, SpEL paths.
 	 * @param annotated the application
 	 */
@@ -282,6 +293,17 @@ public class UncontendedBenchmarks {
 	@Benchmark
 	public Object templatePermit(ZkLockState ours) {
 		return ours.template.execute(PERMIT, NOTHING);
+	}
+
+	/**
+	 * {@code LockTemplate.async().execute} of a permit of the same semaphore size, completed stage,
+	 * joined: a lease made without a thread.
+	 * @param ours the template
+	 * @return the result, for JMH to consume
+	 */
+	@Benchmark
+	public Object templateAsyncPermit(ZkLockState ours) {
+		return ours.template.async().execute(PERMIT, NOTHING_ASYNC).join();
 	}
 
 	/**

@@ -10,7 +10,7 @@ import io.github.zklock.LockState;
 /**
  * A grant made without a thread, as {@link CuratorLockRegistry#submit} hands it out: owned by no
  * thread, released from any thread without waiting for ZooKeeper (an {@link AsyncChain} hands the
- * key on or deletes its znode in the background; an {@link AsyncRead} deletes its znode so).
+ * key on or deletes its znode in the background; an {@link AsyncSingle} deletes its znode so).
  */
 final class AsyncGrantHandle implements AsyncLockHandle {
 

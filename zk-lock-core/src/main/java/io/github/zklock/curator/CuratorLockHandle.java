@@ -76,7 +76,7 @@ final class CuratorLockHandle implements LockHandle {
 	}
 
 	/**
-	 * A grant made without a thread (an {@link AsyncChain}'s or an {@link AsyncRead}): bound to no
+	 * A grant made without a thread (an {@link AsyncChain}'s or an {@link AsyncSingle}): bound to no
 	 * thread, released through where it came from.
 	 */
 	CuratorLockHandle(CuratorLockRegistry registry, AsyncRelease asyncRelease, LockRecipe.Grant grant, String path,

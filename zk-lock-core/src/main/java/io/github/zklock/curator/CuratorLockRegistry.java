@@ -84,8 +84,10 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 	/** The asynchronous chains of EXCLUSIVE (reentrant) and WRITE requests, by lock path and side, while in use. */
 	private final ConcurrentHashMap<ChainKey, AsyncChain> asyncChains = new ConcurrentHashMap<>();
 
-	/** The asynchronous READ requests waiting, for the operators' view. */
-	private final Set<AsyncRead> asyncReads = ConcurrentHashMap.newKeySet();
+	/** The asynchronous requests with a znode of their own (READ, leases) waiting, for the operators' view. */
+	private final Set<AsyncSingle> asyncSingles = ConcurrentHashMap.newKeySet();
+
+	private final CheckedPermits checkedPermits;
 
 	/** Ends the waits of asynchronous grants whose wait time runs out: one daemon thread. */
 	private final ScheduledThreadPoolExecutor timer;
@@ -115,6 +117,7 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 		});
 		this.timer.setRemoveOnCancelPolicy(true);
 		this.znodeQueue = new ZnodeQueue(client, this.timer);
+		this.checkedPermits = new CheckedPermits(client);
 	}
 
 	/**
@@ -123,22 +126,21 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 	 * and a watch: EXCLUSIVE (reentrant, {@code InterProcessMutex}) and WRITE (the write side of
 	 * {@code InterProcessReadWriteLock}) requests of a key queue locally in FIFO order and share
 	 * one znode in ZooKeeper, handed from one grant to the next within the local hand-off bounds
-	 * (see {@code AsyncChain}); a READ request has a znode of its own (readers hold together).
-	 * Synchronous requests of the key queue znodes of their own, so the two take turns through
-	 * ZooKeeper's queue. Other kinds (non-reentrant, permits) return {@code null}: the template
-	 * acquires them on a thread of its own.
+	 * (see {@code AsyncChain}); a READ request, a non-reentrant EXCLUSIVE request and a permit
+	 * have a znode of their own (readers hold together; a lease, in
+	 * {@code InterProcessSemaphoreV2}'s protocol, may be returned by any thread), see
+	 * {@code AsyncSingle}. Synchronous requests of the key queue znodes of their own, so the two
+	 * take turns through ZooKeeper's queue. Never returns {@code null}.
 	 */
 	@Override
-	public @Nullable CompletableFuture<Optional<LockHandle>> submit(LockTarget target) {
+	public CompletableFuture<Optional<LockHandle>> submit(LockTarget target) {
 		LockRecipe.Kind kind = LockRecipe.Kind.of(target.mode(), target.reentrant(), target.permits());
-		if (kind != LockRecipe.Kind.MUTEX && kind != LockRecipe.Kind.READ_WRITE) {
-			return null;
-		}
 		String lockPath = lockPath(target.key());
 		Duration waitTime = target.waitTime();
 		long waitMs = LockRequest.waitsForever(waitTime) ? -1 : waitTime.toMillis();
-		if (target.mode() == LockMode.READ) {
-			return AsyncRead.start(this, lockPath, waitMs);
+		if (target.mode() == LockMode.READ || kind == LockRecipe.Kind.SINGLE_LEASE
+				|| kind == LockRecipe.Kind.SEMAPHORE) {
+			return AsyncSingle.start(this, lockPath, target.mode(), target.permits(), waitMs);
 		}
 		ZnodeQueue.Protocol protocol = (kind == LockRecipe.Kind.MUTEX) ? ZnodeQueue.Protocol.MUTEX
 				: ZnodeQueue.Protocol.WRITE;
@@ -379,6 +381,7 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 	@Override
 	public void close() {
 		this.timer.shutdownNow();
+		this.checkedPermits.close();
 		this.revocations.close();
 		this.client.getConnectionStateListenable().removeListener(this.heldLocks);
 	}
@@ -413,13 +416,18 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 		return new CuratorLockHandle(this, chain, grant, lockPath, mode, sessionInstance, handedOver);
 	}
 
-	/** Note an asynchronous READ request as waiting, or no longer. */
-	void reading(AsyncRead read, boolean waiting) {
+	/** The permits checked for asynchronous permit requests, for {@link AsyncSingle}. */
+	CheckedPermits checkedPermits() {
+		return this.checkedPermits;
+	}
+
+	/** Note an asynchronous request with a znode of its own as waiting, or no longer. */
+	void waiting(AsyncSingle request, boolean waiting) {
 		if (waiting) {
-			this.asyncReads.add(read);
+			this.asyncSingles.add(request);
 		}
 		else {
-			this.asyncReads.remove(read);
+			this.asyncSingles.remove(request);
 		}
 	}
 
@@ -441,7 +449,7 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 		}
 	}
 
-	/** A grant made without a thread was released: its chain hands the key on, or its read ends. */
+	/** A grant made without a thread was released: its chain hands the key on, or its own znode is deleted. */
 	void released(CuratorLockHandle handle, AsyncRelease chain) {
 		this.heldLocks.remove(handle);
 		chain.released(handle);
@@ -459,8 +467,8 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 		for (AsyncChain chain : this.asyncChains.values()) {
 			waiting.addAll(chain.waiting());
 		}
-		for (AsyncRead read : this.asyncReads) {
-			waiting.add(read.waiting());
+		for (AsyncSingle request : this.asyncSingles) {
+			waiting.add(request.waiting());
 		}
 		return waiting;
 	}

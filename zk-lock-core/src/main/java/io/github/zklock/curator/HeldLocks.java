@@ -138,7 +138,7 @@ final class HeldLocks implements ConnectionStateListener {
 			handle.acquirer().interrupt();
 		}
 		else if (this.interruptOnLost) {
-			// An asynchronous grant of a chain: its work, not a thread, is told (whenLost).
+			// Owned by no thread (an asynchronous grant made without one): its work is told (whenLost).
 			handle.signalLost();
 		}
 		return true;

@@ -40,12 +40,21 @@ import org.jspecify.annotations.Nullable;
  * ({@code __WRIT__} znodes), granted when first among readers and writers, watching the one just
  * before;</li>
  * <li>{@link Protocol#READ}: its read side ({@code __READ__}), granted when no writer's znode
- * comes before it, watching the first writer's that does.</li>
+ * comes before it, watching the first writer's that does;</li>
+ * <li>{@link Protocol#LEASE}: a lease of {@code InterProcessSemaphoreV2} ({@link #acquireLease}):
+ * its internal mutex ({@code lock-} znodes below {@code locks}, as {@link Protocol#MUTEX}) first,
+ * then a {@code lease-} znode below {@code leases}, granted when the leases number at most the
+ * semaphore's; otherwise the children of {@code leases} are watched while the internal mutex is
+ * kept, so that only the first waiter of all participants watches them. The internal mutex is
+ * released once the lease is granted or given up, as the recipe does.</li>
  * </ul>
  *
  * <p>Requests per uncontended acquisition: create (create2, which returns the czxid, the fencing
- * token) and getChildren; the release is one delete, guaranteed (Curator retries it in the
- * background after a connection loss), that the caller need not wait for.
+ * token) and getChildren, sent back to back without waiting for the create's answer (ZooKeeper
+ * serves a session's requests in order, so the listing sees the new znode; the first create of a
+ * key, whose parents are still missing, is listed again once created); a lease adds the internal
+ * mutex's create, getChildren and delete before it. The release is one delete, guaranteed (Curator
+ * retries it in the background after a connection loss), that the caller need not wait for.
  *
  * <p>Giving up (the wait time ran out, or the returned future was cancelled) deletes the znode,
  * also when the create answers only afterwards. A failure of ZooKeeper (the session expired while
@@ -66,7 +75,13 @@ final class ZnodeQueue {
 		WRITE(Protocol.WRITE_NAME),
 
 		/** The read side of {@code InterProcessReadWriteLock}. */
-		READ(Protocol.READ_NAME);
+		READ(Protocol.READ_NAME),
+
+		/**
+		 * A lease of {@code InterProcessSemaphoreV2} (below its {@code leases} child): granted by
+		 * counting the leases, not by order (see {@link ZnodeQueue#acquireLease}).
+		 */
+		LEASE("lease-");
 
 		private static final String READ_NAME = "__READ__";
 
@@ -149,7 +164,28 @@ final class ZnodeQueue {
 	 * failure) that ended the attempt; cancelling it gives the wait up
 	 */
 	CompletableFuture<@Nullable LockZnode> acquire(String lockPath, Protocol protocol, long waitMs) {
-		Acquisition acquisition = new Acquisition(lockPath, protocol);
+		if (protocol == Protocol.LEASE) {
+			throw new IllegalArgumentException("A lease is acquired with acquireLease");
+		}
+		Acquisition acquisition = new Acquisition(lockPath, protocol, 1);
+		acquisition.start(waitMs);
+		return acquisition.result;
+	}
+
+	/**
+	 * Queue for a lease of a semaphore in {@code InterProcessSemaphoreV2}'s protocol: its internal
+	 * mutex, then a lease znode. Returns at once; sends the first create in the background.
+	 * @param semaphorePath the semaphore's znode (parent of {@code locks} and {@code leases})
+	 * @param maxLeases how many leases the semaphore has, at least 1
+	 * @param waitMs milliseconds to wait, for the internal mutex and the lease together; zero for one
+	 * look at each; negative without limit
+	 * @return as {@link #acquire}: the granted lease znode, {@code null}, or the failure
+	 */
+	CompletableFuture<@Nullable LockZnode> acquireLease(String semaphorePath, int maxLeases, long waitMs) {
+		if (maxLeases < 1) {
+			throw new IllegalArgumentException("maxLeases must be at least 1, was " + maxLeases);
+		}
+		Acquisition acquisition = new Acquisition(semaphorePath, Protocol.LEASE, maxLeases);
 		acquisition.start(waitMs);
 		return acquisition.result;
 	}
@@ -193,12 +229,21 @@ final class ZnodeQueue {
 		return deleted;
 	}
 
-	/** One acquisition; its steps run on Curator's event thread, one at a time. */
+	/**
+	 * One acquisition; its steps run on Curator's event thread, one at a time, except the ending
+	 * ({@link #finish}, {@link #fail}, a cancellation), which any thread may do once.
+	 */
 	private final class Acquisition implements Watcher {
 
+		/** The lock path, or for a lease the semaphore's path. */
 		private final String lockPath;
 
 		private final Protocol protocol;
+
+		/** Where the znode is created and listed: the lock path, or the semaphore's leases. */
+		private final String queuePath;
+
+		private final int maxLeases;
 
 		private final CompletableFuture<@Nullable LockZnode> result = new CompletableFuture<>();
 
@@ -207,14 +252,26 @@ final class ZnodeQueue {
 		/** The created znode, once the create answered. */
 		private final AtomicReference<@Nullable String> ourPath = new AtomicReference<>();
 
+		/** A lease's internal mutex: its acquisition, then its znode while held. */
+		private final AtomicReference<@Nullable CompletableFuture<@Nullable LockZnode>> internalMutex = new AtomicReference<>();
+
 		private volatile @Nullable ScheduledFuture<?> deadline;
 
 		/** For a zero wait: give up after the first listing that does not grant. */
 		private volatile boolean oneLook;
 
-		Acquisition(String lockPath, Protocol protocol) {
+		/**
+		 * The listing sent with the create: {@code true} until it answered. Read and written on
+		 * the event thread only (guarded by this acquisition).
+		 */
+		private boolean firstListingPending;
+
+		Acquisition(String lockPath, Protocol protocol, int maxLeases) {
 			this.lockPath = lockPath;
 			this.protocol = protocol;
+			this.queuePath = (protocol == Protocol.LEASE) ? ZKPaths.makePath(lockPath, LockRecipe.Leases.LEASES)
+					: lockPath;
+			this.maxLeases = maxLeases;
 		}
 
 		void start(long waitMs) {
@@ -231,15 +288,47 @@ final class ZnodeQueue {
 				if (znode == null) {
 					dropZnode();
 				}
+				releaseInternalMutex();
 			});
+			if (this.protocol != Protocol.LEASE) {
+				create();
+				return;
+			}
+			// The semaphore's internal mutex first; the deadline above bounds both waits.
+			CompletableFuture<@Nullable LockZnode> mutex = acquire(ZKPaths.makePath(this.lockPath,
+					LockRecipe.Leases.LOCKS), Protocol.MUTEX, this.oneLook ? 0 : -1);
+			this.internalMutex.set(mutex);
+			if (this.result.isDone()) {
+				releaseInternalMutex();
+				return;
+			}
+			mutex.whenComplete((granted, ex) -> {
+				if (ex != null) {
+					fail(ex);
+				}
+				else if (granted == null) {
+					finish(null);
+				}
+				else if (!this.result.isDone()) {
+					create();
+				}
+			});
+		}
+
+		/** Create the znode and, without waiting for the answer, list the queue. */
+		private void create() {
 			try {
+				synchronized (this) {
+					this.firstListingPending = true;
+				}
 				ZnodeQueue.this.client.create()
 					.storingStatIn(this.createStat)
 					.creatingParentContainersIfNeeded()
 					.withProtection()
 					.withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
 					.inBackground(this::created)
-					.forPath(ZKPaths.makePath(this.lockPath, this.protocol.lockName()), LockNodeData.bytes());
+					.forPath(ZKPaths.makePath(this.queuePath, this.protocol.lockName()), LockNodeData.bytes());
+				list(true);
 			}
 			catch (Exception ex) {
 				fail(ex);
@@ -257,31 +346,68 @@ final class ZnodeQueue {
 				dropZnode();
 				return;
 			}
-			list();
+			boolean listAgain;
+			synchronized (this) {
+				// The first listing answered before the znode existed (its parents were created
+				// first, or the create was retried): list again. Else that listing answers next.
+				listAgain = !this.firstListingPending;
+			}
+			if (listAgain) {
+				list(false);
+			}
 		}
 
-		private void list() {
+		private void list(boolean first) {
 			try {
-				ZnodeQueue.this.client.getChildren().inBackground(this::listed).forPath(this.lockPath);
+				if (this.protocol == Protocol.LEASE) {
+					// The recipe watches the leases' children, while it keeps the internal mutex.
+					ZnodeQueue.this.client.getChildren()
+						.usingWatcher(this)
+						.inBackground((client, event) -> listed(event, first))
+						.forPath(this.queuePath);
+				}
+				else {
+					ZnodeQueue.this.client.getChildren()
+						.inBackground((client, event) -> listed(event, first))
+						.forPath(this.queuePath);
+				}
 			}
 			catch (Exception ex) {
 				fail(ex);
 			}
 		}
 
-		private void listed(CuratorFramework client, CuratorEvent event) {
-			if (this.result.isDone()) {
+		private void listed(CuratorEvent event, boolean first) {
+			String path;
+			synchronized (this) {
+				path = this.ourPath.get();
+				if (first) {
+					this.firstListingPending = false;
+				}
+			}
+			if (this.result.isDone() || path == null) {
+				// Not created yet (its parents first, or a retry): the create's answer lists again.
 				return;
 			}
-			if (event.getResultCode() != KeeperException.Code.OK.intValue()) {
+			boolean ok = event.getResultCode() == KeeperException.Code.OK.intValue();
+			if (first && (!ok || !event.getChildren().contains(ZKPaths.getNodeFromPath(path)))) {
+				// Sent before the znode existed: look again.
+				list(false);
+				return;
+			}
+			if (!ok) {
 				fail(KeeperException.create(KeeperException.Code.get(event.getResultCode()), event.getPath()));
 				return;
 			}
-			String path = Objects.requireNonNull(this.ourPath.get());
+			String ourName = ZKPaths.getNodeFromPath(path);
+			if (this.protocol == Protocol.LEASE) {
+				leasesListed(event.getChildren(), path, ourName);
+				return;
+			}
 			List<String> children = this.protocol.sorted(event.getChildren());
 			PredicateResults predicate;
 			try {
-				predicate = this.protocol.getsTheLock(client, children, ZKPaths.getNodeFromPath(path));
+				predicate = this.protocol.getsTheLock(ZnodeQueue.this.client, children, ourName);
 			}
 			catch (Exception ex) {
 				// Our znode is not among the children: gone with the session, or deleted by another client.
@@ -297,7 +423,7 @@ final class ZnodeQueue {
 				return;
 			}
 			try {
-				client.getData()
+				ZnodeQueue.this.client.getData()
 					.usingWatcher(this)
 					.inBackground(this::watched)
 					.forPath(ZKPaths.makePath(this.lockPath, predicate.getPathToWatch()));
@@ -307,10 +433,24 @@ final class ZnodeQueue {
 			}
 		}
 
+		/** The recipe's rule: granted while the leases (ours among them) number at most the maximum. */
+		private void leasesListed(List<String> children, String path, String ourName) {
+			if (!children.contains(ourName)) {
+				fail(new KeeperException.NoNodeException("Sequential path not found: " + path));
+			}
+			else if (children.size() <= this.maxLeases) {
+				finish(new LockZnode(path, this.createStat.getCzxid()));
+			}
+			else if (this.oneLook) {
+				finish(null);
+			}
+			// Else the listing's watch tells when a lease comes or goes.
+		}
+
 		private void watched(CuratorFramework client, CuratorEvent event) {
 			if (event.getResultCode() == KeeperException.Code.NONODE.intValue()) {
 				// The predecessor went before the watch was set: look again.
-				list();
+				list(false);
 			}
 			else if (event.getResultCode() != KeeperException.Code.OK.intValue()) {
 				fail(KeeperException.create(KeeperException.Code.get(event.getResultCode()), event.getPath()));
@@ -318,8 +458,8 @@ final class ZnodeQueue {
 		}
 
 		/**
-		 * The watched predecessor changed (deleted, usually): look at the queue again. The session
-		 * expired: the znode went with it, the wait fails.
+		 * The watched predecessor changed (deleted, usually), or a lease came or went: look at the
+		 * queue again. The session expired: the znode went with it, the wait fails.
 		 */
 		@Override
 		public void process(WatchedEvent event) {
@@ -327,7 +467,7 @@ final class ZnodeQueue {
 				return;
 			}
 			if (event.getType() != Event.EventType.None) {
-				list();
+				list(false);
 			}
 			else if (event.getState() == Event.KeeperState.Expired) {
 				fail(KeeperException.create(KeeperException.Code.SESSIONEXPIRED, this.lockPath));
@@ -349,13 +489,34 @@ final class ZnodeQueue {
 		private void dropZnode() {
 			String path = this.ourPath.getAndSet(null);
 			if (path != null) {
-				delete(path).whenComplete((ignored, ex) -> {
-					if (ex != null) {
-						logger.warn("Failed to delete lock znode " + path + " of an abandoned acquisition; ZooKeeper "
-								+ "deletes it when the session ends", ex);
-					}
-				});
+				deleteQuietly(path, "an abandoned acquisition");
 			}
+		}
+
+		/**
+		 * A lease's internal mutex is released once the lease was granted or given up: given up
+		 * while it was still waited for, its acquisition deletes what it created.
+		 */
+		private void releaseInternalMutex() {
+			CompletableFuture<@Nullable LockZnode> mutex = this.internalMutex.getAndSet(null);
+			if (mutex == null) {
+				return;
+			}
+			mutex.cancel(false);
+			mutex.thenAccept((held) -> {
+				if (held != null) {
+					deleteQuietly(held.nodePath(), "a semaphore's internal mutex");
+				}
+			});
+		}
+
+		private void deleteQuietly(String path, String what) {
+			delete(path).whenComplete((ignored, ex) -> {
+				if (ex != null) {
+					logger.warn("Failed to delete lock znode " + path + " of " + what + "; ZooKeeper deletes it "
+							+ "when the session ends", ex);
+				}
+			});
 		}
 
 	}

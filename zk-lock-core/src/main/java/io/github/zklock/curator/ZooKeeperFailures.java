@@ -37,12 +37,17 @@ final class ZooKeeperFailures {
 	 * Translate the failure of an acquisition made without a thread (see {@link ZnodeQueue}), as
 	 * it completed its future.
 	 * @param ex the future's failure, a {@link java.util.concurrent.CompletionException}'s cause unwrapped
-	 * @return the exception to fail the request with
+	 * @return the exception to fail the request with: a {@link LockException} as it is, else
+	 * translated as {@link #translate(Exception, String, String, LockMode, CuratorFramework)} does
 	 */
 	static LockException translateAcquisition(Throwable ex, String lockPath, LockMode mode,
 			CuratorFramework client) {
 		Throwable cause = (ex instanceof java.util.concurrent.CompletionException && ex.getCause() != null)
 				? ex.getCause() : ex;
+		if (cause instanceof LockException typed) {
+			// Already said in the library's terms (a number of permits that does not match, say).
+			return typed;
+		}
 		return translate((cause instanceof Exception exception) ? exception : new IllegalStateException(cause),
 				"acquire", lockPath, mode, client);
 	}

@@ -1,6 +1,8 @@
 package io.github.zklock.engine;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
@@ -36,21 +38,46 @@ final class AsyncGrant extends ForwardingLockHandle implements AsyncLockHandle {
 	/** Where a grant that is not bound to a thread is released without blocking the caller. */
 	private final Executor grantThreads;
 
-	/** The registry's own asynchronous grant below the wrappers, if it is one: released without a thread. */
-	private final @Nullable AsyncLockHandle registryGrant;
+	/**
+	 * Whether the grant is the registry's own asynchronous grant below the wrappers (for a
+	 * multi-lock, every part is): released without a thread, telling its loss itself.
+	 */
+	private final boolean registryGrant;
 
 	AsyncGrant(LockHandle grant, @Nullable Thread owner, Executor grantThreads) {
 		super(grant);
 		this.owner = owner;
 		this.grantThreads = grantThreads;
+		List<AsyncLockHandle> registryGrants = registryGrants(grant);
+		this.registryGrant = registryGrants != null;
+		if (registryGrants != null) {
+			for (AsyncLockHandle part : registryGrants) {
+				part.whenLost().thenRun(() -> this.lost.complete(null));
+			}
+		}
+	}
+
+	/** The registry's asynchronous grants a grant is made of, or {@code null} if it is not made of such only. */
+	private static @Nullable List<AsyncLockHandle> registryGrants(LockHandle grant) {
 		LockHandle inner = grant;
 		while (inner instanceof ForwardingLockHandle forwarding) {
 			inner = forwarding.delegate;
 		}
-		this.registryGrant = (inner instanceof AsyncLockHandle registryGrant) ? registryGrant : null;
-		if (this.registryGrant != null) {
-			this.registryGrant.whenLost().thenRun(() -> this.lost.complete(null));
+		if (inner instanceof AsyncLockHandle registryGrant) {
+			return List.of(registryGrant);
 		}
+		if (!(inner instanceof MultiLockHandle multi)) {
+			return null;
+		}
+		List<AsyncLockHandle> parts = new ArrayList<>();
+		for (LockHandle part : multi.parts()) {
+			List<AsyncLockHandle> grants = registryGrants(part);
+			if (grants == null) {
+				return null;
+			}
+			parts.addAll(grants);
+		}
+		return parts;
 	}
 
 	/**
@@ -99,7 +126,7 @@ final class AsyncGrant extends ForwardingLockHandle implements AsyncLockHandle {
 	@Override
 	public CompletableFuture<Void> releaseAsync() {
 		if (this.owner == null) {
-			if (this.registryGrant != null) {
+			if (this.registryGrant) {
 				// The registry's release sends nothing the caller waits for.
 				releaseNow();
 			}

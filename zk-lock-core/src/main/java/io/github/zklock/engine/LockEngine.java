@@ -12,6 +12,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import org.apache.commons.logging.Log;
@@ -110,11 +111,13 @@ public final class LockEngine {
 	}
 
 	/**
-	 * Acquire on a grant thread, without blocking the calling thread, which only validates the
-	 * request (an illegal key throws here, nothing requested). A grant bound to its thread keeps
-	 * that thread, parked, until released (see {@link GrantThreads}). The returned future, and
-	 * {@code whenDone} (registered before the grant thread starts, so never run on the calling
-	 * thread), complete on the async executor when there is one, else on the grant thread; a
+	 * Acquire without blocking the calling thread, which only validates the request (an illegal key
+	 * throws here, nothing requested): through the registry's own asynchronous acquisition, with
+	 * no thread waiting, when it has one for the request's kind (a multi-lock's keys one after the
+	 * other); else on a grant thread, where a grant bound to its thread keeps that thread, parked,
+	 * until released (see {@link GrantThreads}). The returned future, and {@code whenDone}
+	 * (registered before the acquisition starts, so never run on the calling thread), complete on
+	 * the async executor when there is one, else on a grant thread; a
 	 * granted attempt holds an {@link io.github.zklock.AsyncLockHandle}. Cancelling the future
 	 * gives up the wait; a grant made meanwhile is released at once.
 	 * @param request what to lock
@@ -129,39 +132,54 @@ public final class LockEngine {
 		// Read on the calling thread: the grant thread has no current observation.
 		LockObservations.Parent parent = (observations != null) ? observations.currentObservation() : null;
 		Supplier<Attempt> acquisition;
+		List<String> keys;
 		if (request.isMultiLock()) {
 			TreeMap<String, String> byLockPath = byLockPath(request);
 			acquisition = () -> acquireKeys(request, byLockPath, waitTime, parent);
+			keys = List.copyOf(byLockPath.values());
 		}
 		else {
 			String key = request.keys().get(0);
 			this.registry.lockPath(key);
-			CompletableFuture<Attempt> direct = submitToRegistry(request, key, waitTime, parent, whenDone);
-			if (direct != null) {
-				return direct;
-			}
 			acquisition = () -> acquireOne(request, key, waitTime, parent);
+			keys = List.of(key);
+		}
+		CompletableFuture<Attempt> direct = submitToRegistry(request, keys, waitTime, parent, whenDone);
+		if (direct != null) {
+			return direct;
 		}
 		return start(acquisition, request.reentrant(), whenDone);
 	}
 
 	/**
-	 * Acquire one key through the registry's own asynchronous acquisition, with no thread waiting
-	 * ({@link LockRegistry#submit}), when it has one for the target. The outcome is delivered on
-	 * the async executor, else on a grant thread: never on the registry's thread (ZooKeeper's event
-	 * thread), which the work must not block.
+	 * Acquire through the registry's own asynchronous acquisition, with no thread waiting
+	 * ({@link LockRegistry#submit}), when it has one for the target: one key, or a multi-lock's keys
+	 * one after the other ({@link AsyncKeys}). The outcome is delivered on the async executor, else
+	 * on a grant thread: never on the registry's thread (ZooKeeper's event thread), which the work
+	 * must not block.
+	 * @param keys the keys, in canonical order
 	 * @return the attempt, or {@code null} when the registry cannot acquire the target so
 	 */
-	private @Nullable CompletableFuture<Attempt> submitToRegistry(LockRequest request, String key, Duration waitTime,
-			LockObservations.@Nullable Parent parent,
+	private @Nullable CompletableFuture<Attempt> submitToRegistry(LockRequest request, List<String> keys,
+			Duration waitTime, LockObservations.@Nullable Parent parent,
 			@Nullable BiConsumer<? super Attempt, ? super Throwable> whenDone) {
-		LockTarget target = new LockTarget(key, request.mode(), request.reentrant(), request.permits(), waitTime);
 		LockObservations observations = this.observations;
-		CompletableFuture<Optional<LockHandle>> pending = (observations != null)
-				? observations.submit(this.registry, target, request, parent) : this.registry.submit(target);
+		Function<LockTarget, @Nullable CompletableFuture<Optional<LockHandle>>> submit = (observations != null)
+				? (target) -> observations.submit(this.registry, target, request, parent) : this.registry::submit;
+		AsyncKeys multi = null;
+		CompletableFuture<Optional<LockHandle>> pending;
+		if (keys.size() == 1) {
+			pending = submit.apply(new LockTarget(keys.get(0), request.mode(), request.reentrant(), request.permits(),
+					waitTime));
+		}
+		else {
+			multi = AsyncKeys.start(submit, request, keys, waitTime);
+			pending = multi;
+		}
 		if (pending == null) {
 			return null;
 		}
+		AsyncKeys keysAcquisition = multi;
 		CompletableFuture<Attempt> result = new CompletableFuture<>();
 		result.whenComplete((attempt, ex) -> {
 			if (result.isCancelled()) {
@@ -182,8 +200,7 @@ public final class LockEngine {
 							? ex.getCause() : ex);
 				}
 				else if (grant == null) {
-					result.complete(Attempt.busy(this.registry.lockPath(key), request.mode(), waitTime,
-							"held by another owner"));
+					result.complete(busy(request, keys, waitTime, keysAcquisition));
 				}
 				else if (!result.complete(Attempt.granted(grant))) {
 					// Cancelled while it was granted.
@@ -201,6 +218,22 @@ public final class LockEngine {
 			}
 		});
 		return result;
+	}
+
+	/** The busy attempt of an asynchronous acquisition that ended empty. */
+	private Attempt busy(LockRequest request, List<String> keys, Duration waitTime, @Nullable AsyncKeys multi) {
+		String busyKey = (multi != null) ? multi.busyKey() : null;
+		if (multi == null || busyKey == null) {
+			return Attempt.busy(this.registry.lockPath(keys.get(0)), request.mode(), waitTime,
+					request.isPermit() ? "all " + request.permits() + " permits are held" : "held by another owner");
+		}
+		return Attempt.busy(this.registry.lockPath(busyKey), request.mode(), waitTime,
+				multiBusyReason(multi.acquiredBeforeBusy(), keys.size()));
+	}
+
+	private static String multiBusyReason(int acquiredBefore, int keys) {
+		return "held by another owner; the multi-lock's keys acquired before it (" + acquiredBefore + " of " + keys
+				+ ") were released";
 	}
 
 	/**
@@ -277,9 +310,8 @@ public final class LockEngine {
 				Optional<LockHandle> handle = tryAcquire(target, request, parent);
 				if (handle.isEmpty()) {
 					releaseAll(acquired);
-					return Attempt.busy(entry.getKey(), request.mode(), waitTime, "held by another owner; the "
-							+ "multi-lock's keys acquired before it (" + acquired.size() + " of " + byLockPath.size()
-							+ ") were released");
+					return Attempt.busy(entry.getKey(), request.mode(), waitTime,
+							multiBusyReason(acquired.size(), byLockPath.size()));
 				}
 				acquired.add(handle.get());
 			}

@@ -78,7 +78,8 @@ import io.github.zklock.OnBusy;
  * on.</li>
  * <li>The method body runs on the template's async executor
  * ({@link io.github.zklock.LockTemplateBuilder#asyncExecutor}: Boot's {@code applicationTaskExecutor}
- * when there is one), else on a grant thread; an EXCLUSIVE, READ or WRITE lock waits and is held with no thread.</li>
+ * when there is one), else on a grant thread; the lock waits and is held with no thread (see
+ * {@link io.github.zklock.AsyncLockTemplate}).</li>
  * </ul>
  * Other asynchronous return types ({@code Future}, subclasses of {@code CompletableFuture},
  * {@code Flow.Publisher} and other Reactive Streams publishers) are rejected at start-up.

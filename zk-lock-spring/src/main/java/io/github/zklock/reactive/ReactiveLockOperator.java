@@ -33,7 +33,7 @@ import io.github.zklock.OnBusy;
  *
  * <ul>
  * <li>Nothing happens on assembly. Each subscription acquires without blocking (the lock is
- * waited for on a grant thread), subscribes to the locked publisher with the grant in the Reactor
+ * waited for with no thread, see {@link io.github.zklock.AsyncLockTemplate}), subscribes to the locked publisher with the grant in the Reactor
  * context ({@link ReactiveLockContext}), and releases the grant when that publisher completes,
  * errors or is cancelled; cancelling while waiting gives up the wait.</li>
  * <li>Busy for the whole wait time: an empty publisher for {@link OnBusy#SKIP}, else

@@ -64,7 +64,11 @@ final class Report {
 			new RatioSpec("raw_mutex_vs_zookeeper_floor", "rawMutex", "zooKeeperFloor", NO_GOAL),
 			new RatioSpec("template_async_vs_template_sync", "templateAsync", "templateMutex", NO_GOAL),
 			new RatioSpec("template_async_read_vs_template_sync_read", "templateAsyncRead", "templateRead", NO_GOAL),
-			new RatioSpec("annotated_async_vs_annotated_sync", "annotatedAsync", "annotatedMutex", NO_GOAL));
+			new RatioSpec("annotated_async_vs_annotated_sync", "annotatedAsync", "annotatedMutex", NO_GOAL),
+			new RatioSpec("template_async_permit_vs_template_sync_permit", "templateAsyncPermit", "templatePermit",
+					NO_GOAL),
+			new RatioSpec("template_async_multi_vs_template_sync_multi", "templateAsyncMulti", "templateMulti",
+					NO_GOAL));
 
 	private final Map<String, Samples> interleaved;
 
