@@ -173,7 +173,8 @@ class AsyncLockModesTests {
 		first.release();
 		second.releaseAsync().get(10, TimeUnit.SECONDS);
 		assertBusy(this.template.async().acquire(write));
-		third.release();
+		// Released by another application's session: wait for its delete before asking with no wait.
+		third.releaseAsync().get(10, TimeUnit.SECONDS);
 
 		AsyncLockHandle writer = this.template.async().acquire(write).get(10, TimeUnit.SECONDS);
 		assertBusy(this.otherApplication.async().acquire(read));
@@ -193,7 +194,10 @@ class AsyncLockModesTests {
 		assertThatExceptionOfType(LockAcquisitionException.class)
 			.isThrownBy(() -> this.template.acquire(LockRequest.permit(this.key, 2).withWaitTime(Duration.ZERO)));
 
-		CompletableFuture.runAsync(first::release, this.releasers).get(10, TimeUnit.SECONDS);
+		// From another thread, and waiting for the delete: the next request looks only once.
+		CompletableFuture.supplyAsync(first::releaseAsync, this.releasers)
+			.thenCompose((released) -> released)
+			.get(10, TimeUnit.SECONDS);
 		AsyncLockHandle third = this.template.async().acquire(permit).get(10, TimeUnit.SECONDS);
 		assertBusy(this.otherApplication.async().acquire(permit));
 		third.release();
@@ -270,7 +274,8 @@ class AsyncLockModesTests {
 		AsyncLockHandle async = this.template.async().acquire(now).get(10, TimeUnit.SECONDS);
 		assertThat(this.otherApplication.tryAcquire(now)).isEmpty();
 		assertBusy(this.otherApplication.async().acquire(now));
-		async.release();
+		// The other application's session: wait for the delete before it looks once.
+		async.releaseAsync().get(10, TimeUnit.SECONDS);
 		Optional<LockHandle> again = this.otherApplication.tryAcquire(now);
 		assertThat(again).isPresent();
 		again.get().release();

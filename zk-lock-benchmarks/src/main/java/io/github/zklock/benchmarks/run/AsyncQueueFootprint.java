@@ -11,7 +11,6 @@ import org.apache.curator.framework.CuratorFramework;
 
 import io.github.zklock.AsyncLockHandle;
 import io.github.zklock.LockHandle;
-import io.github.zklock.LockMode;
 import io.github.zklock.LockRequest;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.benchmarks.ZooKeeperServers;
@@ -37,7 +36,9 @@ public final class AsyncQueueFootprint {
 
 	/**
 	 * Run the scenario and print one {@code ASYNC_QUEUE} line.
-	 * @param args connect string, number of grants, key
+	 * @param args connect string, number of grants, key, and the kind: {@code exclusive} (an EXCLUSIVE
+	 * lock, the default) or {@code permit} (one permit of a semaphore of one, another application
+	 * holding it)
 	 * @throws Exception if ZooKeeper fails or the grants do not all wait or complete within three
 	 * minutes
 	 */
@@ -45,6 +46,12 @@ public final class AsyncQueueFootprint {
 		String connectString = args[0];
 		int grants = Integer.parseInt(args[1]);
 		String key = args[2];
+		String kind = (args.length > 3) ? args[3] : "exclusive";
+		LockRequest request = switch (kind) {
+			case "exclusive" -> LockRequest.of(key);
+			case "permit" -> LockRequest.permit(key, 1);
+			default -> throw new IllegalArgumentException("Unknown kind '" + kind + "': exclusive or permit");
+		};
 		try (CuratorFramework client = ZooKeeperServers.startClient(connectString);
 				CuratorFramework otherClient = ZooKeeperServers.startClient(connectString)) {
 			CuratorLockRegistry registry = new CuratorLockRegistry(client, "/async-queue", 10_000);
@@ -53,18 +60,17 @@ public final class AsyncQueueFootprint {
 			CuratorLockAdmin admin = new CuratorLockAdmin(registry);
 			// Warm the code path, and the pool of grant threads, on another key.
 			for (int i = 0; i < 50; i++) {
-				template.async().acquire(LockRequest.of(key + "-warm-up")).thenCompose(AsyncLockHandle::releaseAsync)
+				template.async().acquire(request.withKeys(List.of(key + "-warm-up"))).thenCompose(AsyncLockHandle::releaseAsync)
 					.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
 			}
-			LockHandle holder = new LockTemplate(otherRegistry, Duration.ZERO).acquire(key, LockMode.EXCLUSIVE,
-					Duration.ZERO);
+			LockHandle holder = new LockTemplate(otherRegistry, Duration.ZERO).acquire(request.withWaitTime(Duration.ZERO));
 			Thread.sleep(1_000);
 			int threadsBefore = ManagementFactory.getThreadMXBean().getThreadCount();
 			long heapBefore = RecipeCacheFootprint.usedHeapAfterGc();
 
 			List<CompletableFuture<Void>> cycles = new ArrayList<>(grants);
 			for (int i = 0; i < grants; i++) {
-				cycles.add(template.async().acquire(LockRequest.of(key)).thenCompose(AsyncLockHandle::releaseAsync));
+				cycles.add(template.async().acquire(request).thenCompose(AsyncLockHandle::releaseAsync));
 			}
 			long deadline = System.nanoTime() + BOUND.toNanos();
 			while (admin.describeWaitingLocks().size() < grants) {
@@ -81,9 +87,9 @@ public final class AsyncQueueFootprint {
 			holder.release();
 			CompletableFuture.allOf(cycles.toArray(CompletableFuture[]::new)).get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
 			double drainSeconds = (System.nanoTime() - released) / 1e9;
-			System.out.printf("ASYNC_QUEUE grants=%d added_threads=%d heap_per_grant_bytes=%d threads_before=%d "
+			System.out.printf("ASYNC_QUEUE grants=%d kind=%s added_threads=%d heap_per_grant_bytes=%d threads_before=%d "
 					+ "drain_seconds=%.2f method=ThreadMXBean-thread-count,MemoryMXBean-used-heap-after-System.gc()%n",
-					grants, threadsQueued - threadsBefore, (heapQueued - heapBefore) / grants, threadsBefore, drainSeconds);
+					grants, kind, threadsQueued - threadsBefore, (heapQueued - heapBefore) / grants, threadsBefore, drainSeconds);
 			registry.close();
 			otherRegistry.close();
 		}

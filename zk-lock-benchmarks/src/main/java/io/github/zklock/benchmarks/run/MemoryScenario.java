@@ -21,7 +21,8 @@ import io.github.zklock.benchmarks.ZooKeeperServers;
  * normally over before the reaper's first pass, so the child sees the empty container parents the
  * run leaves, then sees them go (on a slow or busy machine the first pass may come during the run,
  * and fewer are left when it ends). Then {@link AsyncQueueFootprint}, in a child JVM too, on a
- * server of its own: what {@value #ASYNC_QUEUE_GRANTS} asynchronous grants waiting for one key cost.
+ * server of its own, twice: what {@value #ASYNC_QUEUE_GRANTS} asynchronous grants waiting for one key cost,
+ * EXCLUSIVE requests and permits.
  */
 final class MemoryScenario {
 
@@ -62,9 +63,11 @@ final class MemoryScenario {
 			}
 		}
 		System.out.printf("%n==== Queued asynchronous grants: %,d on one key ====%n", ASYNC_QUEUE_GRANTS);
-		try (TestingServer server = ZooKeeperServers.startInProcess()) {
-			lines.addAll(runChild(workDir, "async-queue", AsyncQueueFootprint.class, server.getConnectString(),
-					Integer.toString(ASYNC_QUEUE_GRANTS), "/queued"));
+		for (String kind : List.of("exclusive", "permit")) {
+			try (TestingServer server = ZooKeeperServers.startInProcess()) {
+				lines.addAll(runChild(workDir, "async-queue-" + kind, AsyncQueueFootprint.class,
+						server.getConnectString(), Integer.toString(ASYNC_QUEUE_GRANTS), "/queued", kind));
+			}
 		}
 		return lines;
 	}
