@@ -8,6 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.data.Stat;
 
 import io.github.zklock.AsyncLockHandle;
 import io.github.zklock.LockHandle;
@@ -80,6 +81,18 @@ public final class AsyncQueueFootprint {
 				}
 				Thread.sleep(50);
 			}
+			if (kind.equals("permit")) {
+				// Each permit request queues a znode of its own on the semaphore's internal mutex:
+				// measure once they are all created, not while the creates are on their way.
+				String locks = "/async-queue" + key + "/locks";
+				while (childCount(otherClient, locks) < grants) {
+					if (System.nanoTime() > deadline) {
+						throw new IllegalStateException("Only " + childCount(otherClient, locks) + " of " + grants
+								+ " permit requests queued in ZooKeeper after " + BOUND);
+					}
+					Thread.sleep(50);
+				}
+			}
 			int threadsQueued = ManagementFactory.getThreadMXBean().getThreadCount();
 			long heapQueued = RecipeCacheFootprint.usedHeapAfterGc();
 
@@ -93,6 +106,11 @@ public final class AsyncQueueFootprint {
 			registry.close();
 			otherRegistry.close();
 		}
+	}
+
+	private static int childCount(CuratorFramework client, String path) throws Exception {
+		Stat stat = client.checkExists().forPath(path);
+		return (stat != null) ? stat.getNumChildren() : 0;
 	}
 
 }
