@@ -346,7 +346,7 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 
 	/**
 	 * Set how often this application checks its held grants for revocation (see
-	 * {@link #revoke(String, boolean, Duration)}): every interval, the znode of each grant held
+	 * {@link CuratorLockAdmin#revoke(String, RevocationMode, Duration)}): every interval, the znode of each grant held
 	 * longer than the interval gets a data watch (one getData per znode and session, in the
 	 * background), through which a revocation mark or a deletion of the znode makes the grant
 	 * LOST. Grants released within the interval send nothing for it.

@@ -6,6 +6,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.ImportRuntimeHints;
 
 /**
  * Auto-configuration for zk-lock, in three parts:
@@ -26,6 +27,7 @@ import org.springframework.context.annotation.Import;
 @ConditionalOnBooleanProperty(name = "zk.lock.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(ZkLockProperties.class)
 @Import({ ZkLockClientConfiguration.class, ZkLockTemplateConfiguration.class, ZkLockLeadershipConfiguration.class })
+@ImportRuntimeHints(ZkLockRuntimeHints.class)
 public class ZkLockAutoConfiguration {
 
 }

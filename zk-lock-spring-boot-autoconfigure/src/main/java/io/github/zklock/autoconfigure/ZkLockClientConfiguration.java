@@ -35,11 +35,13 @@ import io.github.zklock.curator.LockAclProvider;
 
 /**
  * The client part of {@link ZkLockAutoConfiguration}: a started {@link CuratorFramework} built
- * from {@code zk.lock.*}, unless the application defines one. It connects to
- * {@code zk.lock.connect-string}, or to the ensemble of a Curator {@link EnsembleProvider} bean
- * when there is one (the embedded server of zk-lock-test provides one).
+ * from {@code zk.lock.*}, unless the application defines one. It connects to the connect string of
+ * the {@link ZooKeeperConnectionDetails} bean ({@code zk.lock.connect-string} unless the
+ * application defines one), or to the ensemble of a Curator {@link EnsembleProvider} bean when
+ * there is one (the embedded server of zk-lock-test provides one).
  *
- * <p>With {@code zk.lock.auth.credentials}, the client authenticates and creates the root path
+ * <p>With authentication in the connection details ({@code zk.lock.auth.credentials}), the client
+ * authenticates and creates the root path
  * (persistent, as soon as it connects) and the lock znodes with a creator-only ACL
  * ({@link LockAclProvider}). With {@code zk.lock.fail-fast=true}, the start waits up to
  * {@code zk.lock.connection-timeout} for a first connection and fails with
@@ -59,9 +61,15 @@ class ZkLockClientConfiguration {
 	/** The server itself, from curator-test, which zk-lock-test brings. */
 	static final String CURATOR_TEST_CLASS = "org.apache.curator.test.TestingServer";
 
+	@Bean
+	@ConditionalOnMissingBean(ZooKeeperConnectionDetails.class)
+	PropertiesZooKeeperConnectionDetails zkLockConnectionDetails(ZkLockProperties properties) {
+		return new PropertiesZooKeeperConnectionDetails(properties);
+	}
+
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean
-	CuratorFramework zkLockCuratorFramework(ZkLockProperties properties,
+	CuratorFramework zkLockCuratorFramework(ZkLockProperties properties, ZooKeeperConnectionDetails connectionDetails,
 			ObjectProvider<EnsembleProvider> ensembleProvider,
 			ObjectProvider<CuratorFrameworkBuilderCustomizer> customizers) {
 		EnsembleProvider ensemble = ensembleProvider.getIfUnique();
@@ -76,12 +84,12 @@ class ZkLockClientConfiguration {
 			connectString = ensemble.getConnectionString();
 		}
 		else {
-			connectString = validConnectString(properties.getConnectString());
+			connectString = validConnectString(connectionDetails);
 			builder.connectString(connectString);
 		}
-		ZkLockProperties.Auth auth = properties.getAuth();
-		if (auth.hasCredentials()) {
-			builder.authorization(auth.getScheme(), auth.getCredentials().getBytes(StandardCharsets.UTF_8));
+		ZooKeeperConnectionDetails.Authentication auth = connectionDetails.getAuthentication();
+		if (auth != null) {
+			builder.authorization(auth.scheme(), auth.credentials().getBytes(StandardCharsets.UTF_8));
 		}
 		ACLProvider defaultAclProvider = builder.getAclProvider();
 		ZookeeperFactory defaultZookeeperFactory = builder.getZookeeperFactory();
@@ -96,7 +104,7 @@ class ZkLockClientConfiguration {
 			logger.warn("zk.lock.client-socket is not applied: a CuratorFrameworkBuilderCustomizer set its own "
 					+ "ZKClientConfig or ZookeeperFactory");
 		}
-		if (auth.hasCredentials() && builder.getAclProvider() == defaultAclProvider) {
+		if (auth != null && builder.getAclProvider() == defaultAclProvider) {
 			// After the customizers, to see their namespace; a customizer's own ACL provider wins.
 			builder.aclProvider(new LockAclProvider(builder.getNamespace(), properties.getRootPath()));
 		}
@@ -105,7 +113,7 @@ class ZkLockClientConfiguration {
 		if (properties.isFailFast()) {
 			awaitFirstConnection(client, connectString, properties.getConnectionTimeout());
 		}
-		if (auth.hasCredentials()) {
+		if (auth != null) {
 			createPersistentRootPath(client, properties.getRootPath());
 		}
 		return client;
@@ -115,12 +123,17 @@ class ZkLockClientConfiguration {
 	 * Checked here rather than when the properties are bound: an {@code EnsembleProvider} bean,
 	 * such as the embedded server's, replaces the connect string, which then does not matter.
 	 */
-	private static String validConnectString(String connectString) {
+	private static String validConnectString(ZooKeeperConnectionDetails connectionDetails) {
+		String connectString = connectionDetails.getConnectString();
 		String problem = ZkLockPropertiesValidator.connectStringProblem(connectString);
-		if (problem != null) {
+		if (problem == null) {
+			return connectString;
+		}
+		if (connectionDetails instanceof PropertiesZooKeeperConnectionDetails) {
 			throw new InvalidConfigurationPropertyValueException("zk.lock.connect-string", connectString, problem);
 		}
-		return connectString;
+		throw new IllegalStateException("The connect string '" + connectString + "' of the ZooKeeperConnectionDetails "
+				+ "bean (" + connectionDetails.getClass().getName() + ") is not valid: " + problem);
 	}
 
 	/**

@@ -116,7 +116,7 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 	/**
 	 * Resolve one key of a call.
 	 * @param operation the method's operation
-	 * @param path one of the operation's {@linkplain LockOperation#paths() key templates}
+	 * @param path one of the operation's {@linkplain LockOperation#keyTemplates() key templates}
 	 * @param args the call's arguments
 	 * @param target the target object, may be {@code null}
 	 * @return the key below the root path
