@@ -1,13 +1,15 @@
 package io.github.zklock.transaction;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+
+import javax.sql.DataSource;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.AfterEach;
@@ -18,7 +20,6 @@ import org.springframework.dao.DuplicateKeyException;
 import org.springframework.dao.EmptyResultDataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
-import org.springframework.jdbc.datasource.DriverManagerDataSource;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import io.github.zklock.LockHandle;
@@ -45,7 +46,9 @@ import static org.awaitility.Awaitility.await;
  * DataSource, or for a lost grant; guarded rows keeping the token in their own column; multi-lock
  * and READ grants; a zombie holder whose session expired cannot write after the newer holder; a
  * newer holder waits for a zombie that passed the fence first, then succeeds; two first writes of
- * a key never both insert. Each database subclass runs them all.
+ * a key never both insert. Each database subclass runs them all: it supplies a fresh database per
+ * test, says how its sessions show a wait for a lock, and, where its SQL differs from H2's, which
+ * statements a call issues.
  */
 abstract class AbstractJdbcLockFenceTests {
 
@@ -63,7 +66,12 @@ abstract class AbstractJdbcLockFenceTests {
 
 	static final String GUARDED_SELECT = "SELECT fencing_token FROM stock WHERE id = ?";
 
+	/** The start of a fence table insert. */
+	static final String INSERT_PREFIX = "INSERT INTO zk_lock_fence";
+
 	private static final Duration LONG = Duration.ofSeconds(10);
+
+	private DataSource database;
 
 	private RecordingDataSource dataSource;
 
@@ -86,15 +94,71 @@ abstract class AbstractJdbcLockFenceTests {
 	private LockTemplate appB;
 
 	/**
-	 * Return what to add to the H2 URL for the database under test, for example a compatibility
-	 * mode.
-	 * @return the URL settings, starting with {@code ;}, or empty
+	 * Create an empty database for one test.
+	 * @return its DataSource, a new connection each time
 	 */
-	abstract String urlSettings();
+	abstract DataSource database();
+
+	/**
+	 * Shut down or drop a database that {@link #database()} created, after its test.
+	 * @param database its DataSource
+	 */
+	abstract void dropDatabase(DataSource database);
+
+	/**
+	 * Return how many sessions of the test's database run a statement that starts with the given
+	 * text and waits (for a row the test keeps locked).
+	 * @param jdbc a template on the test's database
+	 * @param sqlPrefix the start of the statement's SQL
+	 * @return the number of such sessions
+	 */
+	abstract int waitingStatements(JdbcTemplate jdbc, String sqlPrefix);
+
+	/**
+	 * Return the statements of an accepted call on a key whose fence row exists.
+	 * @return the SQL, in order
+	 */
+	List<String> acceptedStatements() {
+		return List.of(UPDATE);
+	}
+
+	/**
+	 * Return the statements of the first write of a key.
+	 * @return the SQL, in order
+	 */
+	List<String> firstWriteStatements() {
+		return List.of(UPDATE, INSERT);
+	}
+
+	/**
+	 * Return the statements of a rejected call on a fence table.
+	 * @return the SQL, in order
+	 */
+	List<String> rejectedStatements() {
+		return List.of(UPDATE, INSERT, UPDATE, SELECT);
+	}
+
+	/**
+	 * Return the statements of a rejected call on a guarded row (also one that does not exist).
+	 * @return the SQL, in order
+	 */
+	List<String> guardedRejectedStatements() {
+		return List.of(GUARDED_UPDATE, GUARDED_SELECT);
+	}
+
+	/**
+	 * Return the start of the fence table statement that waits for a row another transaction
+	 * locked.
+	 * @return the start of its SQL
+	 */
+	String lockedRowStatementPrefix() {
+		return "UPDATE zk_lock_fence";
+	}
 
 	@BeforeEach
 	void setUp() throws Exception {
-		this.dataSource = new RecordingDataSource(database());
+		this.database = database();
+		this.dataSource = new RecordingDataSource(this.database);
 		this.jdbc = new JdbcTemplate(this.dataSource);
 		this.transaction = new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
 		this.fence = JdbcLockFence.fenceTable(this.dataSource);
@@ -113,7 +177,7 @@ abstract class AbstractJdbcLockFenceTests {
 	void tearDown() {
 		this.registryA.close();
 		this.registryB.close();
-		this.jdbc.execute("SHUTDOWN");
+		dropDatabase(this.database);
 	}
 
 	@Test
@@ -121,7 +185,8 @@ abstract class AbstractJdbcLockFenceTests {
 		LockHandle grant = this.appA.acquire("/stock/apple", LockMode.EXCLUSIVE, Duration.ZERO);
 		try {
 			placeOrder(grant, "first");
-			assertThat(this.dataSource.statements()).containsExactly(UPDATE, INSERT, "INSERT INTO orders (id) VALUES (?)");
+			assertThat(this.dataSource.statements())
+				.containsExactlyElementsOf(concat(firstWriteStatements(), "INSERT INTO orders (id) VALUES (?)"));
 			assertThat(storedToken("/locks/stock/apple")).isEqualTo(grant.fencingToken());
 			assertThat(orders()).containsExactly("first");
 		}
@@ -138,7 +203,7 @@ abstract class AbstractJdbcLockFenceTests {
 			assertThat(next.fencingToken()).isGreaterThan(first);
 			this.dataSource.clear();
 			this.transaction.executeWithoutResult((status) -> this.fence.advance(next));
-			assertThat(this.dataSource.statements()).containsExactly(UPDATE);
+			assertThat(this.dataSource.statements()).containsExactlyElementsOf(acceptedStatements());
 			assertThat(storedToken("/locks/stock/banana")).isEqualTo(next.fencingToken());
 		}
 		finally {
@@ -155,7 +220,8 @@ abstract class AbstractJdbcLockFenceTests {
 			placeOrder(grant, "first");
 			this.dataSource.clear();
 			placeOrder(grant, "second");
-			assertThat(this.dataSource.statements()).containsExactly(UPDATE, "INSERT INTO orders (id) VALUES (?)");
+			assertThat(this.dataSource.statements())
+				.containsExactlyElementsOf(concat(acceptedStatements(), "INSERT INTO orders (id) VALUES (?)"));
 			assertThat(storedToken("/locks/stock/cherry")).isEqualTo(grant.fencingToken());
 			assertThat(orders()).containsExactlyInAnyOrder("first", "second");
 		}
@@ -187,8 +253,8 @@ abstract class AbstractJdbcLockFenceTests {
 				assertThat(ex.getFencingToken()).isEqualTo(oldToken);
 				assertThat(ex.getHighestToken()).hasValue(newToken);
 			});
-		assertThat(this.dataSource.statements()).containsExactly("INSERT INTO orders (id) VALUES (?)", UPDATE, INSERT,
-				UPDATE, SELECT);
+		assertThat(this.dataSource.statements())
+			.containsExactlyElementsOf(concat(List.of("INSERT INTO orders (id) VALUES (?)"), rejectedStatements()));
 		assertThat(orders()).containsExactly("newer");
 		assertThat(storedToken("/locks/stock/date")).isEqualTo(newToken);
 	}
@@ -210,7 +276,7 @@ abstract class AbstractJdbcLockFenceTests {
 
 	@Test
 	void transactionOfAnotherDataSourceFailsBeforeAnyStatement() {
-		DriverManagerDataSource other = database();
+		DataSource other = database();
 		TransactionTemplate otherTransaction = new TransactionTemplate(new DataSourceTransactionManager(other));
 		LockHandle grant = this.appA.acquire("/stock/fig", LockMode.EXCLUSIVE, Duration.ZERO);
 		try {
@@ -222,7 +288,7 @@ abstract class AbstractJdbcLockFenceTests {
 		}
 		finally {
 			grant.release();
-			new JdbcTemplate(other).execute("SHUTDOWN");
+			dropDatabase(other);
 		}
 	}
 
@@ -270,7 +336,7 @@ abstract class AbstractJdbcLockFenceTests {
 					assertThat(ex.getFencingToken()).isEqualTo(oldToken);
 					assertThat(ex.getHighestToken()).hasValue(grant.fencingToken());
 				});
-			assertThat(this.dataSource.statements()).containsExactly(GUARDED_UPDATE, GUARDED_SELECT);
+			assertThat(this.dataSource.statements()).containsExactlyElementsOf(guardedRejectedStatements());
 			assertThat(this.jdbc.queryForObject("SELECT quantity FROM stock WHERE id = 1", Integer.class)).isEqualTo(9);
 		}
 		finally {
@@ -287,7 +353,7 @@ abstract class AbstractJdbcLockFenceTests {
 				.isThrownBy(() -> this.transaction.executeWithoutResult((status) -> guarded.advance(grant, 2L)))
 				.withMessageContaining("stock")
 				.withMessageContaining("id = '2'");
-			assertThat(this.dataSource.statements()).containsExactly(GUARDED_UPDATE, GUARDED_SELECT);
+			assertThat(this.dataSource.statements()).containsExactlyElementsOf(guardedRejectedStatements());
 			assertThatIllegalStateException()
 				.isThrownBy(() -> this.transaction.executeWithoutResult((status) -> guarded.advance(grant)))
 				.withMessageContaining("advance(grant, key)");
@@ -303,7 +369,8 @@ abstract class AbstractJdbcLockFenceTests {
 		LockHandle multi = this.appA.acquire(LockRequest.of(List.of("/cart/b", "/cart/a")).withWaitTime(Duration.ZERO));
 		try {
 			this.transaction.executeWithoutResult((status) -> this.fence.advance(multi));
-			assertThat(this.dataSource.statements()).containsExactly(UPDATE, INSERT, UPDATE, INSERT);
+			assertThat(this.dataSource.statements())
+				.containsExactlyElementsOf(concat(firstWriteStatements(), firstWriteStatements()));
 			assertThat(storedToken("/locks/cart/a")).isEqualTo(multi.parts().get(0).fencingToken());
 			assertThat(storedToken("/locks/cart/b")).isEqualTo(multi.parts().get(1).fencingToken());
 			this.dataSource.clear();
@@ -312,7 +379,7 @@ abstract class AbstractJdbcLockFenceTests {
 					.executeWithoutResult((status) -> this.fence.advance(multi, "/locks/cart/a")))
 				.withMessageContaining("grant.parts()");
 			this.transaction.executeWithoutResult((status) -> this.fence.advance(multi.parts().get(0), "/locks/cart/a"));
-			assertThat(this.dataSource.statements()).containsExactly(UPDATE);
+			assertThat(this.dataSource.statements()).containsExactlyElementsOf(acceptedStatements());
 		}
 		finally {
 			multi.release();
@@ -357,7 +424,7 @@ abstract class AbstractJdbcLockFenceTests {
 				assertThat(ex.getFencingToken()).isEqualTo(tokenA);
 				assertThat(ex.getHighestToken()).hasValue(tokenB);
 			});
-		assertThat(this.dataSource.statements()).containsExactly(UPDATE, INSERT, UPDATE, SELECT);
+		assertThat(this.dataSource.statements()).containsExactlyElementsOf(rejectedStatements());
 		assertThat(orders()).containsExactlyInAnyOrder("a-before-pause", "b");
 		assertThat(storedToken("/locks/stock/kiwi")).isEqualTo(tokenB);
 		grantB.release();
@@ -393,7 +460,7 @@ abstract class AbstractJdbcLockFenceTests {
 			placeOrder(grantB, "b");
 			return null;
 		});
-		await().atMost(LONG).until(() -> blockedSessions() == 1);
+		await().atMost(LONG).until(() -> waitingStatements(this.jdbc, lockedRowStatementPrefix()) == 1);
 		assertThat(newer).isNotDone();
 
 		finish.countDown();
@@ -430,7 +497,7 @@ abstract class AbstractJdbcLockFenceTests {
 			placeOrder(new ZombieGrant(grant, token), "second");
 			return null;
 		});
-		await().atMost(LONG).until(() -> executingInserts() == 1);
+		await().atMost(LONG).until(() -> waitingStatements(this.jdbc, INSERT_PREFIX) == 1);
 		finish.countDown();
 		first.get(10, TimeUnit.SECONDS);
 		try {
@@ -444,11 +511,6 @@ abstract class AbstractJdbcLockFenceTests {
 		assertThat(fenceRows()).isOne();
 		assertThat(storedToken("/locks/stock/mango")).isEqualTo(token);
 		grant.release();
-	}
-
-	private DriverManagerDataSource database() {
-		return new DriverManagerDataSource("jdbc:h2:mem:fence-" + UUID.randomUUID()
-				+ ";DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=10000" + urlSettings());
 	}
 
 	/** A locked write in one transaction: the fence first, then the write. */
@@ -489,17 +551,14 @@ abstract class AbstractJdbcLockFenceTests {
 		return this.jdbc.queryForList("SELECT id FROM orders", String.class);
 	}
 
-	/** H2's sessions waiting for a row lock held by another session. */
-	private int blockedSessions() {
-		return this.jdbc.queryForObject(
-				"SELECT COUNT(*) FROM INFORMATION_SCHEMA.SESSIONS WHERE SESSION_STATE = 'BLOCKED'", Integer.class);
+	private static List<String> concat(List<String> first, String... then) {
+		return concat(first, List.of(then));
 	}
 
-	/** H2's sessions running an insert into the fence table (H2 shows a wait on a key as running). */
-	private int executingInserts() {
-		return this.jdbc.queryForObject(
-				"SELECT COUNT(*) FROM INFORMATION_SCHEMA.SESSIONS WHERE EXECUTING_STATEMENT LIKE 'INSERT INTO zk_lock_fence%'",
-				Integer.class);
+	private static List<String> concat(List<String> first, List<String> then) {
+		List<String> all = new ArrayList<>(first);
+		all.addAll(then);
+		return all;
 	}
 
 	private static void awaitRelease(CountDownLatch latch) {

@@ -5,7 +5,7 @@ package io.github.zklock.transaction;
  * case as PostgreSQL does: every case of {@link AbstractJdbcLockFenceTests}. A real PostgreSQL is
  * not used: the build runs as root, where an embedded PostgreSQL cannot run {@code initdb}.
  */
-class H2PostgreSqlModeJdbcLockFenceTests extends AbstractJdbcLockFenceTests {
+class H2PostgreSqlModeJdbcLockFenceTests extends AbstractH2JdbcLockFenceTests {
 
 	@Override
 	String urlSettings() {
