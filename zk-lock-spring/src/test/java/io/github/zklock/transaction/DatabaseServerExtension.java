@@ -24,6 +24,7 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
@@ -39,12 +40,14 @@ import org.springframework.jdbc.datasource.DriverManagerDataSource;
  * files in {@code target/database-servers/<server>} (the script's output in
  * {@code target/database-servers/<server>-script.log}); after the last test it stops it. When the
  * script cannot install or run the server here (its exit code 3: not root, no apt-get, no
- * package), the class's tests are skipped with its reason; any other failure fails them. Waits
+ * package), each test of the class is skipped with the script's reason (each, rather than the
+ * class at once, so that the build's report counts them as skipped); any other failure fails
+ * them. Waits
  * are bounded: the start (an installation included) by {@link #START_TIMEOUT}, the stop by
  * {@link #STOP_TIMEOUT}, connections by 10 s, every statement by 60 s and every lock wait by 10 s
  * (as H2's {@code LOCK_TIMEOUT} in the H2 tests).
  */
-final class DatabaseServerExtension implements BeforeAllCallback, AfterAllCallback {
+final class DatabaseServerExtension implements BeforeAllCallback, BeforeEachCallback, AfterAllCallback {
 
 	/** Longest wait for the script to start the server, an installation of the package included. */
 	static final Duration START_TIMEOUT = Duration.ofMinutes(10);
@@ -70,6 +73,9 @@ final class DatabaseServerExtension implements BeforeAllCallback, AfterAllCallba
 	private int port;
 
 	private boolean started;
+
+	/** Why the server is not available here, when the script said so. */
+	private String unavailable;
 
 	private DatabaseServerExtension(Server server) {
 		this.server = server;
@@ -101,13 +107,22 @@ final class DatabaseServerExtension implements BeforeAllCallback, AfterAllCallba
 		int exitCode = runScript(log, START_TIMEOUT, "start", this.server.scriptName, this.directory.toString(),
 				Integer.toString(this.port));
 		if (exitCode == UNAVAILABLE) {
-			Assumptions.abort(this.server.displayName + " not available: " + lastLine(log));
+			this.unavailable = this.server.displayName + " not available: " + lastLine(log);
+			System.err.println(context.getDisplayName() + ": skipped, " + this.unavailable);
+			return;
 		}
 		if (exitCode != 0) {
 			throw new IllegalStateException(this.server.displayName + " did not start (exit code " + exitCode + "): "
 					+ lastLine(log) + " (see " + log + ")");
 		}
 		this.started = true;
+	}
+
+	@Override
+	public void beforeEach(ExtensionContext context) {
+		if (this.unavailable != null) {
+			Assumptions.abort(this.unavailable);
+		}
 	}
 
 	@Override
