@@ -1,6 +1,9 @@
 package io.github.zklock.transaction;
 
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.regex.Pattern;
 
@@ -9,6 +12,7 @@ import javax.sql.DataSource;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+import org.springframework.dao.DuplicateKeyException;
 import org.springframework.dao.EmptyResultDataAccessException;
 import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -44,7 +48,8 @@ import io.github.zklock.LockMode;
  * <pre class="code">
  * CREATE TABLE IF NOT EXISTS zk_lock_fence (lock_path VARCHAR(1024) PRIMARY KEY, fencing_token BIGINT NOT NULL)
  * </pre>
- * ({@link #createTableSql()}; valid on H2 and PostgreSQL);</li>
+ * ({@link #createTableSql()}; valid on H2 and PostgreSQL; MariaDB keys it by
+ * {@code VARBINARY(3072)});</li>
  * <li>{@linkplain #guardedRows(DataSource, String, String, String) guarded rows}: the row being
  * written keeps the token in a {@code BIGINT} column of its own (nullable or not; {@code NULL}
  * counts as no token yet, so a column added to an existing table needs no back-fill). The row must
@@ -53,15 +58,19 @@ import io.github.zklock.LockMode;
  *
  * <p>The SQL of one call ({@code t} the table, {@code k} the key column, {@code f} the token
  * column; {@code ?} are bind parameters, never interpolated values), stopping at the first
- * statement that settles it:
+ * statement that settles it. The fence learns the database from the product name in the metadata
+ * of the first connection it uses, and keeps the statements for it:
  * <ol>
  * <li>{@code UPDATE t SET fencing_token = ? WHERE lock_path = ? AND fencing_token <= ?} (fence
  * table) or {@code UPDATE t SET f = ? WHERE k = ? AND (f IS NULL OR f <= ?)} (guarded rows): one
  * row updated means accepted, and the row stays locked by the transaction until it ends;</li>
- * <li>fence table only, no row updated: {@code INSERT INTO t (lock_path, fencing_token) SELECT
+ * <li>fence table only, no row updated: an insert of the key's row that does nothing when the row
+ * exists, one row inserted meaning accepted (the first write of the key), then the statement of
+ * step 1 once more, for a first row committed by another transaction after step 1 looked. On
+ * PostgreSQL {@code INSERT INTO t (lock_path, fencing_token) VALUES (?, ?) ON CONFLICT (lock_path)
+ * DO NOTHING}; on H2 and other databases {@code INSERT INTO t (lock_path, fencing_token) SELECT
  * CAST(? AS VARCHAR(1024)), CAST(? AS BIGINT) WHERE NOT EXISTS (SELECT 1 FROM t WHERE lock_path
- * = ?)}: one row inserted means accepted (the first write of the key); then the statement of step
- * 1 once more, for a first row committed by another transaction between steps 1 and 2;</li>
+ * = ?)};</li>
  * <li>{@code SELECT fencing_token FROM t WHERE lock_path = ?} (or {@code SELECT f FROM t WHERE k
  * = ?}): the row exists with a higher token, {@link StaleFencingTokenException} carrying it; no row
  * (guarded rows), {@link EmptyResultDataAccessException}.</li>
@@ -69,24 +78,46 @@ import io.github.zklock.LockMode;
  * So an accepted call issues one statement (two or three for the first write of a key); a
  * rejected one two (guarded rows) or four (fence table).
  *
+ * <p>MariaDB (and MySQL, whose syntax it shares; the project's tests run MariaDB) takes two
+ * statements for every call on a fence table: {@code INSERT INTO t (lock_path, fencing_token)
+ * VALUES (?, ?) ON DUPLICATE KEY UPDATE fencing_token = GREATEST(fencing_token, ?)}, which inserts
+ * or raises the row and locks it, then {@code SELECT fencing_token FROM t WHERE lock_path = ? FOR
+ * UPDATE}: the grant's own token read back means accepted, a higher one rejected. (Steps 1 and 2
+ * there would let two first writes of a key deadlock on the gap locks InnoDB takes for a missing
+ * row under REPEATABLE READ, MariaDB's default.) Guarded rows take steps 1 and 3 there, step 3 with
+ * {@code FOR UPDATE}, where a stored token equal to the grant's also counts as accepted: a
+ * connection that reports changed rather than matched rows ({@code useAffectedRows=true}) reports
+ * no row for an update to an equal token.
+ *
  * <p>Why this is atomic: the accepting {@code UPDATE} (or {@code INSERT}) locks the row until the
  * transaction ends. A zombie that passed the fence before the newer holder therefore blocks every
  * later writer of the key until its transaction commits or rolls back; the later writer's
- * {@code UPDATE} then sees the zombie's outcome (PostgreSQL and H2 re-check the condition against
- * the committed row in READ COMMITTED, the default of both), and the newer holder's token is
- * stored after it. Under REPEATABLE READ or SERIALIZABLE the later writer fails with a
- * serialization error instead (a {@code ConcurrencyFailureException}), and its transaction rolls
- * back. A blocked statement waits as long as the database lets a lock wait (PostgreSQL's
- * {@code lock_timeout}, H2's {@code LOCK_TIMEOUT}) or until the transaction's timeout, which
+ * statement then sees the zombie's outcome (PostgreSQL and H2 re-check the condition against the
+ * committed row in READ COMMITTED, the default of both; MariaDB's InnoDB reads the latest
+ * committed row in these statements at every isolation level), and the newer holder's token is
+ * stored after it. Under REPEATABLE READ or SERIALIZABLE, PostgreSQL fails the later writer with
+ * a serialization error instead (a {@code ConcurrencyFailureException}: the transaction's snapshot,
+ * taken at the fence's first statement, predates the zombie's commit), and its transaction rolls
+ * back. H2 and MariaDB accept it under REPEATABLE READ too, and what it reads after the fence
+ * includes the zombie's write (InnoDB takes a transaction's snapshot at its first plain read, which
+ * comes after the fence when the fence comes first). A blocked statement waits as long as the
+ * database lets a lock wait (PostgreSQL's {@code lock_timeout}, H2's {@code LOCK_TIMEOUT},
+ * MariaDB's {@code innodb_lock_wait_timeout}) or until the transaction's timeout, which
  * {@link JdbcTemplate} applies as query timeout.
  *
- * <p>Two transactions writing the first row of a key at once: the second {@code INSERT} waits
- * for the first transaction's uncommitted row; if that transaction commits, the second fails with
- * {@link org.springframework.dao.DuplicateKeyException} (a {@code DataIntegrityViolationException},
- * SQL state 23505) and its transaction must roll back (PostgreSQL aborts a transaction on any
- * failed statement: nothing here catches it to go on); a retry of that transaction sees the row. On
- * H2 the wait may end with a lock timeout instead ({@code PessimisticLockingFailureException}).
- * Create the rows up front (or {@code INSERT} with token 0) if such a failure is not acceptable.
+ * <p>Two transactions writing the first row of a key at once: the second one's insert waits for
+ * the first transaction's uncommitted row; if that transaction commits, the second goes on as for
+ * an existing row (accepted unless its token is lower), without a duplicate key: PostgreSQL's
+ * insert does nothing on the conflict, MariaDB's upsert raises the row, and on H2 the insert's
+ * {@link org.springframework.dao.DuplicateKeyException} is caught, since H2 undoes only the failed
+ * statement and the transaction goes on. Under REPEATABLE READ or SERIALIZABLE, PostgreSQL fails
+ * the second with a serialization error instead (its snapshot does not have the row). On other
+ * databases the second fails with {@link org.springframework.dao.DuplicateKeyException} (a
+ * {@code DataIntegrityViolationException}, SQL state 23505) and its transaction must roll back
+ * (nothing here catches it where a failed statement may abort the transaction); a retry of that
+ * transaction sees the row; create the rows up front (or {@code INSERT} with token 0) if such a
+ * failure is not acceptable. On H2 the wait may end with a lock timeout
+ * ({@code PessimisticLockingFailureException}).
  *
  * <p>Transactions: {@code advance} must run in an actual transaction on this instance's
  * {@link DataSource}, managed by Spring (a {@code DataSourceTransactionManager},
@@ -151,11 +182,8 @@ public final class JdbcLockFence {
 
 	private final boolean fenceTable;
 
-	private final String updateSql;
-
-	private final @Nullable String insertSql;
-
-	private final String selectSql;
+	/** The statements for the database behind the DataSource, once a connection told which. */
+	private volatile @Nullable Statements statements;
 
 	private JdbcLockFence(DataSource dataSource, String tableName, String keyColumn, String tokenColumn,
 			boolean fenceTable) {
@@ -170,20 +198,6 @@ public final class JdbcLockFence {
 					+ keyColumn + "'");
 		}
 		this.fenceTable = fenceTable;
-		String t = this.tableName;
-		String k = this.keyColumn;
-		String f = this.tokenColumn;
-		if (fenceTable) {
-			this.updateSql = "UPDATE " + t + " SET " + f + " = ? WHERE " + k + " = ? AND " + f + " <= ?";
-			this.insertSql = "INSERT INTO " + t + " (" + k + ", " + f + ") SELECT CAST(? AS VARCHAR(" + MAX_KEY_LENGTH
-					+ ")), CAST(? AS BIGINT) WHERE NOT EXISTS (SELECT 1 FROM " + t + " WHERE " + k + " = ?)";
-		}
-		else {
-			this.updateSql = "UPDATE " + t + " SET " + f + " = ? WHERE " + k + " = ? AND (" + f + " IS NULL OR " + f
-					+ " <= ?)";
-			this.insertSql = null;
-		}
-		this.selectSql = "SELECT " + f + " FROM " + t + " WHERE " + k + " = ?";
 	}
 
 	/**
@@ -241,8 +255,9 @@ public final class JdbcLockFence {
 	 * was issued), if the grant was released, or if this fence keeps tokens in guarded rows, which
 	 * need the row's key ({@link #advance(LockHandle, Object)})
 	 * @throws IllegalArgumentException if the grant is a READ grant
-	 * @throws org.springframework.dao.DuplicateKeyException if another transaction wrote the first
-	 * row of the path at the same time and committed first (roll back and retry)
+	 * @throws org.springframework.dao.DuplicateKeyException on a database other than PostgreSQL, H2
+	 * and MariaDB, if another transaction wrote the first row of the path at the same time and
+	 * committed first (roll back and retry)
 	 * @throws org.springframework.dao.DataAccessException if the database fails otherwise, for
 	 * example with a lock timeout while another transaction holds the row
 	 * @throws io.github.zklock.LockException if ZooKeeper cannot be reached to read the token of a
@@ -263,10 +278,10 @@ public final class JdbcLockFence {
 		for (int i = 0; i < tokens.length; i++) {
 			tokens[i] = parts.get(i).fencingToken();
 		}
-		checkConnection();
+		Statements sql = checkConnection();
 		for (int i = 0; i < tokens.length; i++) {
 			LockHandle part = parts.get(i);
-			fence(part, fenceKey(part.path()), tokens[i]);
+			fence(sql, part, fenceKey(part.path()), tokens[i]);
 		}
 	}
 
@@ -285,8 +300,9 @@ public final class JdbcLockFence {
 	 * was issued), or if the grant was released
 	 * @throws IllegalArgumentException if the grant is a multi-lock or a READ grant, or a fence
 	 * table key is empty or longer than 1024 characters
-	 * @throws org.springframework.dao.DuplicateKeyException if another transaction wrote the first
-	 * row of the key of a fence table at the same time and committed first (roll back and retry)
+	 * @throws org.springframework.dao.DuplicateKeyException on a database other than PostgreSQL, H2
+	 * and MariaDB, if another transaction wrote the first row of the key of a fence table at the same
+	 * time and committed first (roll back and retry)
 	 * @throws org.springframework.dao.DataAccessException if the database fails otherwise
 	 * @throws io.github.zklock.LockException if ZooKeeper cannot be reached to read the token of a
 	 * grant that does not know it yet
@@ -303,25 +319,35 @@ public final class JdbcLockFence {
 		Object boundKey = this.fenceTable ? fenceKey(key.toString()) : key;
 		checkTransaction();
 		long token = grant.fencingToken();
-		checkConnection();
-		fence(grant, boundKey, token);
+		Statements sql = checkConnection();
+		fence(sql, grant, boundKey, token);
 	}
 
 	/**
 	 * Return the DDL of this fence's table, for a schema script or a start-up initializer:
 	 * {@code CREATE TABLE IF NOT EXISTS <table> (lock_path VARCHAR(1024) PRIMARY KEY, fencing_token
-	 * BIGINT NOT NULL)}, valid on H2 and PostgreSQL (9.1 or later).
+	 * BIGINT NOT NULL)}, valid on H2 and PostgreSQL (9.1 or later). On MariaDB and MySQL the key
+	 * column is {@code VARBINARY(3072)}: with {@code utf8mb4} a {@code VARCHAR(1024)} key exceeds
+	 * InnoDB's 3072-byte limit, a binary column compares keys exactly where the default collations
+	 * ignore case and trailing spaces, and the UTF-8 of a key of at most 1024 characters has at most
+	 * 3072 bytes. The first call of a fence that has not used its DataSource yet takes a connection
+	 * to learn the database.
 	 * @return the statement
 	 * @throws IllegalStateException if this fence keeps tokens in guarded rows (the application's
 	 * own table)
+	 * @throws org.springframework.dao.DataAccessException if no connection can be had to learn the
+	 * database
 	 */
 	public String createTableSql() {
 		if (!this.fenceTable) {
 			throw new IllegalStateException("The guarded rows live in the application's table " + this.tableName
 					+ ": add a BIGINT column " + this.tokenColumn + " there");
 		}
-		return "CREATE TABLE IF NOT EXISTS " + this.tableName + " (" + this.keyColumn + " VARCHAR(" + MAX_KEY_LENGTH
-				+ ") PRIMARY KEY, " + this.tokenColumn + " BIGINT NOT NULL)";
+		Statements sql = this.statements;
+		if (sql == null) {
+			sql = this.jdbcTemplate.execute((ConnectionCallback<Statements>) this::statements);
+		}
+		return sql.createTable();
 	}
 
 	/**
@@ -343,35 +369,64 @@ public final class JdbcLockFence {
 
 	/**
 	 * The statements: accept with the conditional update (or the first insert of a fence table
-	 * key), else read what the store has and reject.
+	 * key, or MariaDB's upsert), else read what the store has and reject.
 	 */
-	private void fence(LockHandle grant, Object key, long token) {
-		if (update(key, token)) {
-			return;
+	private void fence(Statements sql, LockHandle grant, Object key, long token) {
+		String upsert = sql.upsert();
+		if (upsert != null) {
+			this.jdbcTemplate.update(upsert, key, token, token);
 		}
-		if (this.insertSql != null) {
-			if (this.jdbcTemplate.update(this.insertSql, key, token, key) == 1) {
+		else {
+			if (update(sql, key, token)) {
 				return;
 			}
-			// Another transaction committed the first row of the key after our update looked.
-			if (update(key, token)) {
-				return;
+			if (sql.insert() != null) {
+				if (insert(sql, key, token)) {
+					return;
+				}
+				// Another transaction committed the first row of the key after our update looked.
+				if (update(sql, key, token)) {
+					return;
+				}
 			}
 		}
-		List<Long> stored = this.jdbcTemplate.queryForList(this.selectSql, Long.class, key);
+		List<@Nullable Long> stored = this.jdbcTemplate.queryForList(sql.select(), Long.class, key);
 		if (stored.isEmpty()) {
 			throw new EmptyResultDataAccessException("No row of " + this.tableName + " has " + this.keyColumn + " = '"
 					+ key + "': a guarded row must exist before it is fenced", 1);
 		}
-		StaleFencingTokenException stale = new StaleFencingTokenException(grant, key, token, stored.get(0));
+		Long highest = stored.get(0);
+		if (sql.dialect() == Dialect.MARIADB && highest != null && highest == token) {
+			// Read with FOR UPDATE after our upsert or update: the row is ours and holds our token.
+			return;
+		}
+		StaleFencingTokenException stale = new StaleFencingTokenException(grant, key, token, highest);
 		if (logger.isDebugEnabled()) {
 			logger.debug(stale.getMessage() + " (" + this.tableName + ")");
 		}
 		throw stale;
 	}
 
-	private boolean update(Object key, long token) {
-		return this.jdbcTemplate.update(this.updateSql, token, key, token) == 1;
+	private boolean update(Statements sql, Object key, long token) {
+		return this.jdbcTemplate.update(sql.update(), token, key, token) == 1;
+	}
+
+	private boolean insert(Statements sql, Object key, long token) {
+		String insert = Objects.requireNonNull(sql.insert());
+		try {
+			return switch (sql.dialect()) {
+				case POSTGRESQL -> this.jdbcTemplate.update(insert, key, token) == 1;
+				default -> this.jdbcTemplate.update(insert, key, token, key) == 1;
+			};
+		}
+		catch (DuplicateKeyException ex) {
+			if (sql.dialect() != Dialect.H2) {
+				throw ex;
+			}
+			// A concurrent transaction committed the key's first row while this insert waited for it.
+			// H2 undoes only the failed statement, so the transaction goes on with the update.
+			return false;
+		}
 	}
 
 	private void checkTransaction() {
@@ -381,15 +436,28 @@ public final class JdbcLockFence {
 		}
 	}
 
-	/** Rejects a connection in auto-commit: the active transaction is not this DataSource's. */
-	private void checkConnection() {
-		this.jdbcTemplate.execute((ConnectionCallback<@Nullable Void>) (connection) -> {
+	/**
+	 * Rejects a connection in auto-commit (the active transaction is not this DataSource's), and
+	 * returns the statements for its database.
+	 */
+	private Statements checkConnection() {
+		return Objects.requireNonNull(this.jdbcTemplate.execute((ConnectionCallback<Statements>) (connection) -> {
 			if (connection.getAutoCommit()) {
 				throw new IllegalStateException("The active transaction does not cover the DataSource " + this.dataSource
 						+ " (its connection is in auto-commit): run advance in a transaction of that DataSource");
 			}
-			return null;
-		});
+			return statements(connection);
+		}));
+	}
+
+	private Statements statements(Connection connection) throws SQLException {
+		Statements sql = this.statements;
+		if (sql == null) {
+			Dialect dialect = Dialect.of(connection.getMetaData().getDatabaseProductName());
+			sql = Statements.of(dialect, this.tableName, this.keyColumn, this.tokenColumn, this.fenceTable);
+			this.statements = sql;
+		}
+		return sql;
 	}
 
 	private static void checkMode(LockHandle grant) {
@@ -415,6 +483,73 @@ public final class JdbcLockFence {
 					+ ": letters, digits and underscores, not starting with a digit, unquoted");
 		}
 		return name;
+	}
+
+	/** The databases whose SQL differs from the standard statements. */
+	private enum Dialect {
+
+		/** Any other database: the statements of H2, a concurrent first write failing on the key. */
+		STANDARD,
+
+		/** H2, in any compatibility mode: a failed statement leaves its transaction going. */
+		H2,
+
+		/** PostgreSQL, and what its driver reports as PostgreSQL: {@code ON CONFLICT}. */
+		POSTGRESQL,
+
+		/** MariaDB and MySQL: upsert, locking reads, binary keys. */
+		MARIADB;
+
+		static Dialect of(@Nullable String productName) {
+			String name = (productName != null) ? productName.toLowerCase(Locale.ROOT) : "";
+			if (name.equals("h2")) {
+				return H2;
+			}
+			if (name.equals("postgresql")) {
+				return POSTGRESQL;
+			}
+			if (name.equals("mariadb") || name.equals("mysql")) {
+				return MARIADB;
+			}
+			return STANDARD;
+		}
+
+	}
+
+	/**
+	 * The SQL of one fence on one database: {@code insert} for a fence table's first write, or
+	 * {@code upsert} instead of {@code update} and {@code insert} (MariaDB's fence table).
+	 */
+	private record Statements(Dialect dialect, String update, @Nullable String insert, @Nullable String upsert,
+			String select, String createTable) {
+
+		static Statements of(Dialect dialect, String t, String k, String f, boolean fenceTable) {
+			String lockingRead = (dialect == Dialect.MARIADB) ? " FOR UPDATE" : "";
+			String select = "SELECT " + f + " FROM " + t + " WHERE " + k + " = ?" + lockingRead;
+			String keyType = (dialect == Dialect.MARIADB) ? "VARBINARY(" + (3 * MAX_KEY_LENGTH) + ")"
+					: "VARCHAR(" + MAX_KEY_LENGTH + ")";
+			String createTable = "CREATE TABLE IF NOT EXISTS " + t + " (" + k + " " + keyType + " PRIMARY KEY, " + f
+					+ " BIGINT NOT NULL)";
+			if (!fenceTable) {
+				String update = "UPDATE " + t + " SET " + f + " = ? WHERE " + k + " = ? AND (" + f + " IS NULL OR " + f
+						+ " <= ?)";
+				return new Statements(dialect, update, null, null, select, createTable);
+			}
+			String update = "UPDATE " + t + " SET " + f + " = ? WHERE " + k + " = ? AND " + f + " <= ?";
+			String insertInto = "INSERT INTO " + t + " (" + k + ", " + f + ")";
+			return switch (dialect) {
+				case POSTGRESQL -> new Statements(dialect, update,
+						insertInto + " VALUES (?, ?) ON CONFLICT (" + k + ") DO NOTHING", null, select, createTable);
+				case MARIADB -> new Statements(dialect, update, null,
+						insertInto + " VALUES (?, ?) ON DUPLICATE KEY UPDATE " + f + " = GREATEST(" + f + ", ?)", select,
+						createTable);
+				default -> new Statements(dialect, update,
+						insertInto + " SELECT CAST(? AS VARCHAR(" + MAX_KEY_LENGTH + ")), CAST(? AS BIGINT) WHERE NOT EXISTS "
+								+ "(SELECT 1 FROM " + t + " WHERE " + k + " = ?)",
+						null, select, createTable);
+			};
+		}
+
 	}
 
 	@Override

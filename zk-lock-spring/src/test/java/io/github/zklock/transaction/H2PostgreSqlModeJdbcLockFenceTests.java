@@ -2,10 +2,11 @@ package io.github.zklock.transaction;
 
 /**
  * {@link JdbcLockFence} on H2 in PostgreSQL compatibility mode, with unquoted names folded to lower
- * case as PostgreSQL does: every case of {@link AbstractJdbcLockFenceTests}. A real PostgreSQL is
- * not used: the build runs as root, where an embedded PostgreSQL cannot run {@code initdb}.
+ * case as PostgreSQL does: every case of {@link AbstractJdbcLockFenceTests}. The fence takes H2's
+ * statements here (it tells H2 by its product name in any mode); a real PostgreSQL runs them all
+ * in {@link PostgreSqlJdbcLockFenceTests}.
  */
-class H2PostgreSqlModeJdbcLockFenceTests extends AbstractJdbcLockFenceTests {
+class H2PostgreSqlModeJdbcLockFenceTests extends AbstractH2JdbcLockFenceTests {
 
 	@Override
 	String urlSettings() {

@@ -19,8 +19,11 @@ import static org.assertj.core.api.Assertions.assertThatNullPointerException;
  */
 class JdbcLockFenceDefinitionTests {
 
-	/** Never connected to: a fence touches its DataSource only when it advances. */
-	private final DataSource dataSource = new DriverManagerDataSource("jdbc:h2:mem:never-opened");
+	/**
+	 * Connected to only by {@code createTableSql()}, which learns the database (H2 here): a fence
+	 * touches its DataSource only for that and when it advances.
+	 */
+	private final DataSource dataSource = new DriverManagerDataSource("jdbc:h2:mem:fence-definition");
 
 	@ParameterizedTest
 	@ValueSource(strings = { "", " ", "zk lock fence", "fence; DROP TABLE orders", "fence--", "\"fence\"", "`fence`",
