@@ -14,14 +14,19 @@
 # The instances run with a 2 s session timeout and 10 ms of work between grant and first write; the
 # store's fence (JdbcLockFence) must refuse the zombies' writes. A CHAOS line counts the pauses, the
 # grants the instances reported lost (zk.lock.lost) and the writes the fence refused; the RESULT
-# line must still say oversold=0 lost_updates=0. --zookeeper runs any mode on an existing ensemble.
+# line must still say oversold=0 lost_updates=0. The scheduled jobs stay on: app-2 may run a tick
+# another instance runs too after taking its lock or leadership over (a zombie leader), and each
+# SCHEDULED line counts those duplicates and the duplicate writes that committed, which must be 0
+# (the jobs write through the fence with their lock's or leadership term's token).
+# --zookeeper runs any mode on an existing ensemble.
 #
 # Usage: ./demo.sh [--instances N] [--requests N] [--concurrency N] [--stock N] [--think-time MS]
 #                  [--skip-no-handoff] [--chaos [--pause MS]] [--zookeeper HOST:PORT]
 #
 # Exit status: 0 when neither locked run oversold nor lost an update, no request failed (other
 # than sold out or lock busy; under --chaos also lock lost or lock service unavailable) and no
-# scheduled tick ran twice (under --chaos: and app-2 was frozen at least once); non-zero otherwise.
+# scheduled tick ran twice (under --chaos: app-2 was frozen at least once and no duplicate tick
+# committed its write); non-zero otherwise.
 # The HANDOFF goal is reported, not enforced. Every process it starts is stopped on exit, also on failure and on
 # Ctrl-C. It writes only to target/ directories: the build's, and zk-lock-sample-app/target/demo for
 # the database, the ZooKeeper data and the logs.
@@ -283,7 +288,7 @@ stop_instances() {
 
 chaos_args=()
 if ((chaos)); then
-	chaos_args=(--zk.lock.session-timeout=2s --sample.purchase-prepare-time=10ms --sample.report.enabled=false)
+	chaos_args=(--zk.lock.session-timeout=2s --sample.purchase-prepare-time=10ms)
 fi
 echo "Starting $instances app instances (app-1 first: it creates the database)"
 start_instances "" "${chaos_args[@]}"
@@ -380,9 +385,31 @@ lost_grants() {
 	echo "$total"
 }
 
+# Under --chaos, app-2 should also lead the scheduled report's group when it is first frozen, so that
+# it resumes as a zombie leader: whichever other instance leads gives the leadership up (and queues
+# again at the back) until app-2 leads. Bounded; the run goes on without it if it fails.
+lead_with_app2() {
+	local deadline=$((SECONDS + 15)) i
+	while ((SECONDS < deadline)); do
+		for i in "${!urls[@]}"; do
+			((i != 1)) || continue
+			if curl -s --max-time 2 "${urls[$i]}/api/leadership/stock-report" 2>/dev/null | grep -q '"leader":true'; then
+				curl -s --max-time 2 -X POST "${urls[$i]}/api/leadership/stock-report/yield" >/dev/null 2>&1 || true
+			fi
+		done
+		if curl -s --max-time 2 "${urls[1]}/api/leadership/stock-report" 2>/dev/null | grep -q '"leader":true'; then
+			echo "Chaos: app-2 leads the group stock-report"
+			return 0
+		fi
+		sleep 0.5
+	done
+	echo "Chaos: app-2 did not come to lead the group stock-report within 15 s; going on"
+}
+
 if ((chaos)); then
 	chaos_status=0
 	echo
+	lead_with_app2
 	echo "Chaos: app-2 will be frozen for ${pause_ms} ms again and again while the locked run goes on"
 	freeze_again_and_again "${app_pids[1]}" app-2 "${urls[1]}" &
 	chaos_pid=$!
@@ -395,12 +422,19 @@ if ((chaos)); then
 	echo
 	echo "CHAOS pauses=$pauses lost_grants=$(lost_grants) stale_writes_rejected=$(result_field "$fence" stale_writes_rejected)"
 	[[ -z $chaos_result ]] || echo "$chaos_result"
+	# The scheduled jobs ran on every instance's schedule meanwhile, app-2 a zombie after each freeze:
+	# a tick may run twice (duplicates), but the fence must refuse the zombie's write.
+	scheduled_status=0
+	"$java" "${jvm_opts[@]}" -cp "$jar" -Dloader.main=io.github.zklock.sample.demo.ScheduledAudit "$launcher" \
+		"$db_url" --zombies >"$work/scheduled.log" 2>&1 || scheduled_status=$?
+	cat "$work/scheduled.log"
 	echo
 	echo "Demo took $((SECONDS - started_at))s after the build; logs in ${work#"$root"/}"
 	[[ -n $chaos_result ]] || fail "the chaos run printed no RESULT (exit $chaos_status)"
 	[[ $chaos_result == *" oversold=0 lost_updates=0 "* ]] || fail "the chaos run oversold or lost an update"
 	((chaos_status == 0)) || fail "the chaos run failed (exit $chaos_status)"
 	((pauses > 0)) || fail "the chaos run ended before app-2 was frozen once: give it more --requests"
+	((scheduled_status == 0)) || fail "a scheduled job's duplicate run committed its write, or no job ran (exit $scheduled_status)"
 	exit 0
 fi
 

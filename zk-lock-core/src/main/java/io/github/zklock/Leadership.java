@@ -42,6 +42,27 @@ public interface Leadership {
 	boolean isLeader(String group);
 
 	/**
+	 * Return this instance's current term of leadership of the group, for a store fence: a
+	 * {@link LockHandle} whose {@link LockHandle#path() path} is the same for every term of the
+	 * group and whose {@link LockHandle#fencingToken() fencing token} is higher for every later
+	 * leader, so that a store that rejects lower tokens (such as zk-lock-spring's
+	 * {@code JdbcLockFence}) rejects the writes of a leader that was paused past its session and
+	 * resumed after another took over. The handle is {@link LockState#HELD} while this term leads
+	 * and {@link LockState#LOST} for good afterwards; releasing it does nothing (leadership ends
+	 * with {@link #yieldLeadership(String)}). Joins the group if it has not joined yet. Local
+	 * state: no ZooKeeper request (the token may need one when first asked for).
+	 *
+	 * <p>The default returns empty: an implementation without fencing tokens.
+	 * @param group the group name
+	 * @return the term, empty when this instance does not lead the group (or the leadership was
+	 * closed)
+	 * @throws IllegalArgumentException if the group name is not valid (see {@link #isLeader(String)})
+	 */
+	default Optional<LockHandle> term(String group) {
+		return Optional.empty();
+	}
+
+	/**
 	 * Wait until this instance leads the group, at most for the timeout. Joins the group if it has
 	 * not joined yet.
 	 * @param group the group name

@@ -173,10 +173,13 @@ class AsyncLockModesTests {
 		first.release();
 		second.releaseAsync().get(10, TimeUnit.SECONDS);
 		assertBusy(this.template.async().acquire(write));
-		// Released by another application's session: wait for its delete before asking with no wait.
 		third.releaseAsync().get(10, TimeUnit.SECONDS);
 
-		AsyncLockHandle writer = this.template.async().acquire(write).get(10, TimeUnit.SECONDS);
+		// The busy attempts above delete their znodes in the background, each on its own session:
+		// the writer waits for those deletes (bounded), not for a reader.
+		AsyncLockHandle writer = this.template.async()
+			.acquire(write.withWaitTime(Duration.ofSeconds(10)))
+			.get(20, TimeUnit.SECONDS);
 		assertBusy(this.otherApplication.async().acquire(read));
 		assertBusy(this.template.async().acquire(read));
 		assertBusy(this.otherApplication.async().acquire(write));

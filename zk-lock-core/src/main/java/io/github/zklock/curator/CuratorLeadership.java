@@ -27,6 +27,7 @@ import org.jspecify.annotations.Nullable;
 
 import io.github.zklock.Leadership;
 import io.github.zklock.LeadershipListener;
+import io.github.zklock.LockHandle;
 import io.github.zklock.LockException;
 
 /**
@@ -148,6 +149,21 @@ public class CuratorLeadership implements Leadership, Closeable {
 			return false;
 		}
 		return joined(group).isLeading();
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>The term's fencing token is the czxid of this instance's {@code LeaderLatch} znode (one
+	 * {@code exists} on the first call, then cached), its path the group's latch path
+	 * ({@code basePath + "/" + group}); see {@link LeadershipTerm}.
+	 */
+	@Override
+	public Optional<LockHandle> term(String group) {
+		latchPath(group);
+		if (this.closed) {
+			return Optional.empty();
+		}
+		return Optional.ofNullable(joined(group).term());
 	}
 
 	@Override

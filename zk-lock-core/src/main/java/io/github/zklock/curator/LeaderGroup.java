@@ -91,6 +91,40 @@ final class LeaderGroup {
 		return this.leading && this.client.getZookeeperClient().isConnected();
 	}
 
+	/** The group's name. */
+	String name() {
+		return this.group;
+	}
+
+	/**
+	 * The current term, if this instance leads: the latch that leads and its znode, in the
+	 * session it was granted in.
+	 */
+	@Nullable LeadershipTerm term() {
+		LeaderLatch current;
+		long session;
+		synchronized (this) {
+			current = this.latch;
+			session = this.grantSession;
+		}
+		if (current == null || !isCurrent(current, session)) {
+			return null;
+		}
+		String ourPath = current.getOurPath();
+		return (ourPath != null) ? new LeadershipTerm(this, this.client, current, this.latchPath, ourPath, session)
+				: null;
+	}
+
+	/** Whether this instance leads now with the given latch, granted in the given session. */
+	boolean isCurrent(LeaderLatch latch, long session) {
+		synchronized (this) {
+			if (this.latch != latch || this.grantSession != session) {
+				return false;
+			}
+		}
+		return isLeading() && CuratorLockRegistry.sessionInstance(this.client) == session;
+	}
+
 	/** Wait until leading, closed, or the time is over. */
 	boolean await(long timeoutNanos) throws InterruptedException {
 		long deadline = System.nanoTime() + timeoutNanos;

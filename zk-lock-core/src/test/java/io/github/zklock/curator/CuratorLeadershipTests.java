@@ -26,6 +26,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 import io.github.zklock.LeadershipGrantedEvent;
 import io.github.zklock.LeadershipListener;
 import io.github.zklock.LockException;
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockLostException;
+import io.github.zklock.LockState;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static io.github.zklock.curator.RecordingLeadershipListener.GRANTED;
@@ -44,8 +47,9 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
  * tells it; granted and revoked events alternate with no duplicates; a throwing listener does not
  * stop the others; groups are joined lazily; waits are bounded; group names are checked; a closed
  * leadership refuses to work; {@code getLeader} fails rather than answers "nobody" when ZooKeeper is
- * unreachable; and the leader whose session expires on the server is told and replaced within the
- * session timeout + 1 s, then queues again in its new session.
+ * unreachable; the leader whose session expires on the server is told and replaced within the
+ * session timeout + 1 s, then queues again in its new session; and each term of leadership has a
+ * fencing token higher than every earlier term's, its handle lost for good once the term ends.
  */
 class CuratorLeadershipTests {
 
@@ -367,6 +371,50 @@ class CuratorLeadershipTests {
 	 * Curator queues it again with a new znode (the latch checks its znode on RECONNECTED and finds
 	 * it gone), without leading.
 	 */
+	@Test
+	void termTokensIncreaseFromLeaderToLeaderAndAnEndedTermIsLostForGood() throws Exception {
+		CuratorFramework firstClient = zooKeeper.newClient((builder) -> builder
+			.sessionTimeoutMs((int) SHORT_SESSION.toMillis())
+			.connectionTimeoutMs((int) SHORT_SESSION.toMillis()));
+		Participant first = participant("p1", firstClient);
+		Participant second = participant("p2");
+		assertThat(first.leadership().awaitLeadership(this.group, LONG)).isTrue();
+		second.leadership().join(this.group);
+		awaitZnodes(2);
+		assertThat(second.leadership().term(this.group)).as("a participant that does not lead").isEmpty();
+
+		LockHandle firstTerm = first.leadership().term(this.group).orElseThrow();
+		assertThat(firstTerm.path()).isEqualTo(BASE_PATH + "/" + this.group);
+		assertThat(firstTerm.state()).isEqualTo(LockState.HELD);
+		long firstToken = firstTerm.fencingToken();
+
+		// Yielded: the term ends for good, the next leader's token is higher.
+		first.leadership().yieldLeadership(this.group);
+		assertThat(second.leadership().awaitLeadership(this.group, LONG)).isTrue();
+		assertThat(firstTerm.state()).isEqualTo(LockState.LOST);
+		assertThatExceptionOfType(LockLostException.class).isThrownBy(firstTerm::fencingToken);
+		LockHandle secondTerm = second.leadership().term(this.group).orElseThrow();
+		long secondToken = secondTerm.fencingToken();
+		assertThat(secondToken).isGreaterThan(firstToken);
+		assertThat(secondTerm.path()).isEqualTo(firstTerm.path());
+
+		// The first participant leads again after the second yields: a new term, a higher token.
+		second.leadership().yieldLeadership(this.group);
+		assertThat(first.leadership().awaitLeadership(this.group, LONG)).isTrue();
+		LockHandle thirdTerm = first.leadership().term(this.group).orElseThrow();
+		long thirdToken = thirdTerm.fencingToken();
+		assertThat(thirdToken).isGreaterThan(secondToken);
+		assertThat(secondTerm.isHeld()).isFalse();
+
+		// Its session expires: the term is lost, and the next leader's token is higher again.
+		zooKeeper.expireSession(firstClient);
+		assertThat(second.leadership().awaitLeadership(this.group, LONG)).isTrue();
+		await().atMost(LONG).until(() -> thirdTerm.state() == LockState.LOST);
+		assertThat(second.leadership().term(this.group).orElseThrow().fencingToken()).isGreaterThan(thirdToken);
+		// Back in a new session, the first participant queues behind: no term.
+		assertThat(first.leadership().term(this.group)).isEmpty();
+	}
+
 	@Test
 	void leaderWhoseSessionExpiresIsToldAndReplacedWithinTheSessionTimeout() throws Exception {
 		CuratorFramework leaderClient = zooKeeper.newClient((builder) -> builder

@@ -209,7 +209,13 @@ class MultiInstanceTests {
 				&& scheduledJobs().stream().allMatch((job) -> job.ticks() >= 3));
 		List<ScheduledAudit.JobRuns> jobs = scheduledJobs();
 		assertThat(jobs).extracting(ScheduledAudit.JobRuns::job).containsExactly("leader-report", "stock-report");
-		assertThat(jobs).allSatisfy((job) -> assertThat(job.duplicates()).as(job.toLine()).isZero());
+		assertThat(jobs).allSatisfy((job) -> {
+			assertThat(job.duplicates()).as(job.toLine()).isZero();
+			assertThat(job.duplicateWritesCommitted()).as(job.toLine()).isZero();
+			// Written through the fence: nobody's token was refused, each run committed.
+			assertThat(job.rejected()).as(job.toLine()).isZero();
+			assertThat(job.runs()).as(job.toLine()).isEqualTo(job.attempts());
+		});
 		assertThat(jobs.get(0).runsByInstance()).as("one leader ran every leader-only tick").hasSize(1);
 	}
 
