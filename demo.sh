@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Flash-sale demo of zk-lock: several instances of the sample app, each its own JVM, share one
-# ZooKeeper server and one H2 database. The same load is sent three times: to the locked purchase;
-# to the locked purchase again after the instances were restarted with local hand-off off
-# (zk.lock.local-handoff.enabled=false, all else the same); and to the unlocked one. The database is
-# audited after each run; one RESULT line each, and a HANDOFF line comparing the two locked runs.
+# ZooKeeper server and one database: by default an H2 file database that app-1 serves to the
+# others, with --database postgres a PostgreSQL server that the demo starts (see below). The same
+# load is sent three times: to the locked purchase; to the locked purchase again after the
+# instances were restarted with local hand-off off (zk.lock.local-handoff.enabled=false, all else
+# the same); and to the unlocked one. The database is audited after each run; one RESULT line
+# each, and a HANDOFF line comparing the two locked runs.
 # Meanwhile every instance fires a scheduled stock report every 2 s; one SCHEDULED line per job says
 # how many ticks ran and how many ran on more than one instance.
 #
 # With --chaos, only the locked run is made, and while it goes on app-2 (never app-1, which serves
-# the database) is frozen with SIGSTOP for longer than its session timeout, then resumed with
+# the H2 database) is frozen with SIGSTOP for longer than its session timeout, then resumed with
 # SIGCONT, again and again: its grants expire while it sleeps, another instance takes the lock, and
 # the resumed instance is a zombie holder. Each freeze waits (bounded) until app-2 holds a lock.
 # The instances run with a 2 s session timeout and 10 ms of work between grant and first write; the
@@ -20,16 +22,25 @@
 # (the jobs write through the fence with their lock's or leadership term's token).
 # --zookeeper runs any mode on an existing ensemble.
 #
+# --database postgres runs any mode on PostgreSQL: scripts/database-server.sh starts a server under
+# zk-lock-sample-app/target/demo/postgres on a free port (Debian's postgresql, installed when
+# missing: that needs root and apt-get), the demo creates the database zklock_demo in it, and the
+# instances, the load generator and the audits all use it; no instance serves the database then.
+# Where PostgreSQL cannot be installed or run, the demo fails saying so.
+#
 # Usage: ./demo.sh [--instances N] [--requests N] [--concurrency N] [--stock N] [--think-time MS]
-#                  [--skip-no-handoff] [--chaos [--pause MS]] [--zookeeper HOST:PORT]
+#                  [--skip-no-handoff] [--chaos [--pause MS]] [--database h2|postgres]
+#                  [--zookeeper HOST:PORT]
 #
 # Exit status: 0 when neither locked run oversold nor lost an update, no request failed (other
 # than sold out or lock busy; under --chaos also lock lost or lock service unavailable) and no
 # scheduled tick ran twice (under --chaos: app-2 was frozen at least once and no duplicate tick
 # committed its write); non-zero otherwise.
-# The HANDOFF goal is reported, not enforced. Every process it starts is stopped on exit, also on failure and on
-# Ctrl-C. It writes only to target/ directories: the build's, and zk-lock-sample-app/target/demo for
-# the database, the ZooKeeper data and the logs.
+# The HANDOFF goal is reported, not enforced. Every process it starts (the PostgreSQL server
+# included) is stopped on exit, also on failure and on Ctrl-C. It writes only to target/
+# directories: the build's, and zk-lock-sample-app/target/demo for the database, the ZooKeeper data
+# and the logs (--database postgres may also install Debian's postgresql package and create its
+# system user, zklock-pg).
 set -euo pipefail
 
 instances=3
@@ -41,9 +52,10 @@ no_handoff_run=1
 chaos=0
 pause_ms=3500
 zookeeper=
+database=h2
 
 usage() {
-	sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'
 	cat <<'EOF'
 
 Options:
@@ -60,6 +72,9 @@ Options:
   --pause MS        with --chaos, how long each freeze lasts, default 3500: it must exceed the
                     session timeout the ensemble grants (2 s with the demo's own server; an
                     ensemble grants at least 2 x its tickTime)
+  --database h2|postgres
+                    the database the instances share, default h2 (a file database, served by
+                    app-1); postgres starts a PostgreSQL server (see above)
   --zookeeper HOST:PORT
                     use this ZooKeeper ensemble (a connect string) instead of starting a server
 EOF
@@ -71,7 +86,7 @@ positive() {
 
 while (($#)); do
 	case $1 in
-		--instances | --requests | --concurrency | --stock | --think-time | --pause | --zookeeper)
+		--instances | --requests | --concurrency | --stock | --think-time | --pause | --database | --zookeeper)
 			(($# >= 2)) || { echo "demo.sh: $1 needs a value" >&2; exit 2; }
 			case $1 in
 				--instances) positive "$1" "$2" 1; instances=$2 ;;
@@ -80,6 +95,9 @@ while (($#)); do
 				--stock) positive "$1" "$2" 0; stock=$2; stock_given=1 ;;
 				--think-time) positive "$1" "$2" 0; think_time_ms=$2 ;;
 				--pause) positive "$1" "$2" 100; pause_ms=$2 ;;
+				--database)
+					[[ $2 == h2 || $2 == postgres ]] || { echo "demo.sh: --database must be h2 or postgres, was '$2'" >&2; exit 2; }
+					database=$2 ;;
 				--zookeeper)
 					[[ $2 =~ ^[^[:space:]/]+$ ]] || { echo "demo.sh: --zookeeper needs HOST:PORT[,HOST:PORT...], was '$2'" >&2; exit 2; }
 					zookeeper=$2 ;;
@@ -93,7 +111,7 @@ while (($#)); do
 done
 
 if ((chaos)); then
-	((instances >= 2)) || { echo "demo.sh: --chaos needs at least 2 instances (app-1 serves the database and is never frozen)" >&2; exit 2; }
+	((instances >= 2)) || { echo "demo.sh: --chaos needs at least 2 instances (it freezes app-2, never app-1)" >&2; exit 2; }
 	[[ -n ${requests_given:-} ]] || requests=2000
 	[[ -n ${stock_given:-} ]] || stock=2000
 	no_handoff_run=0
@@ -116,6 +134,10 @@ zk_pid=
 app_pids=()
 load_pid=
 chaos_pid=
+# With --database postgres: the server's directory once its start began, and the start script's pid
+# while it runs.
+pg_dir=
+pg_start_pid=
 # Stop processes with SIGTERM, wait a bounded time for them to exit, then SIGKILL what is left.
 stop() {
 	(($#)) || return 0
@@ -132,12 +154,12 @@ stop() {
 	kill -9 "$@" 2>/dev/null || true
 	wait "$@" 2>/dev/null || true
 }
-# Dependencies last: the load generator, the instances that use app-1's database server, app-1,
-# then ZooKeeper.
+# Dependencies last: the load generator, the instances that use app-1's database server (with H2),
+# app-1, then ZooKeeper and the PostgreSQL server.
 cleanup() {
 	local status=$?
 	trap - EXIT INT TERM
-	if [[ -n $load_pid$zk_pid ]] || ((${#app_pids[@]})); then
+	if [[ -n $load_pid$zk_pid$pg_dir ]] || ((${#app_pids[@]})); then
 		echo "Stopping the demo processes"
 	fi
 	[[ -z $chaos_pid ]] || stop "$chaos_pid"
@@ -147,6 +169,8 @@ cleanup() {
 	((${#app_pids[@]} < 2)) || stop "${app_pids[@]:1}"
 	((${#app_pids[@]} < 1)) || stop "${app_pids[0]}"
 	[[ -z $zk_pid ]] || stop "$zk_pid"
+	[[ -z $pg_start_pid ]] || stop "$pg_start_pid"
+	[[ -z $pg_dir ]] || stop_postgres
 	exit "$status"
 }
 trap cleanup EXIT
@@ -156,6 +180,56 @@ trap 'exit 143' TERM
 fail() {
 	echo "demo.sh: $*" >&2
 	exit 1
+}
+
+# Stop the PostgreSQL server in $pg_dir: a fast shutdown, immediate if that takes longer than 20 s.
+stop_postgres() {
+	STOP_TIMEOUT=20 "$root/scripts/database-server.sh" stop postgres "$pg_dir" >>"$work/postgres-server.log" 2>&1 ||
+		echo "demo.sh: the PostgreSQL server in ${pg_dir#"$root"/} did not stop (log: ${work#"$root"/}/postgres-server.log)" >&2
+}
+
+# The newest psql of Debian's PostgreSQL packages, empty if there is none.
+find_psql() {
+	local psql
+	for psql in $(ls -d /usr/lib/postgresql/*/bin/psql 2>/dev/null | sort -V -r); do
+		[[ -x $psql ]] && { echo "$psql"; return; }
+	done
+}
+
+# Run psql as the user zklock against the demo's PostgreSQL server, database $1, further arguments
+# after it; bounded.
+demo_psql() {
+	local dbname=$1
+	shift
+	PGPASSWORD=zklock PGCONNECT_TIMEOUT=10 timeout 60 "$psql" --no-psqlrc --quiet -v ON_ERROR_STOP=1 \
+		--host=127.0.0.1 --port="$pg_port" --username=zklock --dbname="$dbname" "$@"
+}
+
+# Start a PostgreSQL server under $work/postgres on a free port and create the database zklock_demo
+# in it. The start script installs Debian's package when missing; it exits 3 where that cannot be
+# done or the server cannot run here. In the background, so that a signal is handled at once.
+start_postgres() {
+	local log=$work/postgres-server.log status=0
+	next_free_port
+	pg_port=$free_port
+	echo "Starting PostgreSQL on 127.0.0.1:$pg_port (scripts/database-server.sh; installs Debian's postgresql when missing)"
+	pg_dir=$work/postgres
+	"$root/scripts/database-server.sh" start postgres "$pg_dir" "$pg_port" >>"$log" 2>&1 &
+	pg_start_pid=$!
+	wait "$pg_start_pid" || status=$?
+	pg_start_pid=
+	if ((status == 3)); then
+		pg_dir= # nothing was started
+		fail "PostgreSQL cannot be installed or run here: $(tail -n 1 "$log") (the default, --database h2, needs nothing installed)"
+	fi
+	((status == 0)) || { tail -n 5 "$log" >&2; fail "PostgreSQL did not start (exit $status, log: ${log#"$root"/})"; }
+	psql=$(find_psql)
+	[[ -n $psql ]] || fail "PostgreSQL runs, but there is no /usr/lib/postgresql/*/bin/psql to create the demo's database with"
+	demo_psql postgres --command="CREATE DATABASE zklock_demo" >>"$log" 2>&1 ||
+		fail "cannot create the database zklock_demo (log: ${log#"$root"/})"
+	pg_version=$(demo_psql zklock_demo --tuples-only --no-align --command="SHOW server_version" 2>>"$log") ||
+		fail "cannot connect to the database zklock_demo (log: ${log#"$root"/})"
+	pg_version=${pg_version%% *}
 }
 
 # Sets free_port to a port nobody listens on, on loopback, not handed out before; below Linux's
@@ -216,6 +290,12 @@ if [[ ! -f $jar ]] || [[ -n $(find pom.xml zk-lock-*/pom.xml zk-lock-*/src/main 
 	./mvnw -B -q -DskipTests -pl "$module" -am package
 fi
 
+# A PostgreSQL server left running by an earlier demo that was killed outright (no trap ran) would
+# outlive its deleted data directory: stop it first.
+if [[ -f $work/postgres/data/postmaster.pid ]]; then
+	"$root/scripts/database-server.sh" stop postgres "$work/postgres" >/dev/null 2>&1 ||
+		echo "demo.sh: could not stop the PostgreSQL server of an earlier demo in ${work#"$root"/}/postgres" >&2
+fi
 rm -rf "$work"
 mkdir -p "$work/tmp"
 started_at=$SECONDS
@@ -236,9 +316,28 @@ else
 	zk_pid=$!
 fi
 
-# The first instance to open the file database serves it to the others (AUTO_SERVER). A row lock is
-# waited for up to 30 s (H2's default is 1 s): under --chaos a frozen instance may hold one.
-db_url="jdbc:h2:file:$work/db/stock;AUTO_SERVER=TRUE;LOCK_TIMEOUT=30000"
+# A row lock is waited for up to 30 s: under --chaos a frozen instance may hold one.
+if [[ $database == postgres ]]; then
+	start_postgres
+	# PostgreSQL waits for a lock without limit by default: lock_timeout bounds it, for every
+	# connection of the URL (the driver's options parameter, "-c lock_timeout=30s").
+	db_url="jdbc:postgresql://127.0.0.1:$pg_port/zklock_demo?options=-c%20lock_timeout%3D30s"
+	db_user=zklock
+	db_password=zklock
+	db_name=PostgreSQL
+	db_label="PostgreSQL $pg_version on 127.0.0.1:$pg_port (database zklock_demo)"
+	first_creates="it creates the tables"
+else
+	# The first instance to open the file database serves it to the others (AUTO_SERVER). H2
+	# waits 1 s for a row lock by default.
+	db_url="jdbc:h2:file:$work/db/stock;AUTO_SERVER=TRUE;LOCK_TIMEOUT=30000"
+	db_user=sa
+	db_password=
+	db_name=H2
+	db_label="H2 file database (served by app-1)"
+	first_creates="it creates the database"
+fi
+
 ports=()
 urls=()
 # Start instance $1, logging to app-$1$2.log, with the further application arguments after $2.
@@ -252,15 +351,16 @@ start_instance() {
 	"$java" "${jvm_opts[@]}" -jar "$jar" \
 		--server.address=127.0.0.1 --server.port="$port" \
 		--zk.lock.embedded.enabled=false --zk.lock.connect-string="$zk_connect" \
-		--spring.datasource.url="$db_url" \
+		--spring.datasource.url="$db_url" --spring.datasource.username="$db_user" \
+		--spring.datasource.password="$db_password" \
 		--sample.instance-id="app-$n" --sample.purchase-think-time="${think_time_ms}ms" \
 		"$@" >"$log" 2>&1 &
 	app_pids+=($!)
 }
 
-# Start every instance and wait until each answers: app-1 first, since it creates the database (or,
-# on a restart, serves it again), then the others together. $1 is the log suffix, the further
-# arguments go to every instance.
+# Start every instance and wait until each answers: app-1 first, since it creates the tables (and,
+# with H2, the database; on a restart it serves that again), then the others together. $1 is the
+# log suffix, the further arguments go to every instance.
 start_instances() {
 	local suffix=$1 n i
 	shift
@@ -275,7 +375,7 @@ start_instances() {
 	url_list=$(IFS=,; echo "${urls[*]}")
 }
 
-# Stop every instance, in the order of cleanup: app-1, which serves the database, last.
+# Stop every instance, in the order of cleanup: app-1, which serves the H2 database, last.
 stop_instances() {
 	((${#app_pids[@]} < 2)) || stop "${app_pids[@]:1}"
 	((${#app_pids[@]} < 1)) || stop "${app_pids[0]}"
@@ -290,9 +390,9 @@ chaos_args=()
 if ((chaos)); then
 	chaos_args=(--zk.lock.session-timeout=2s --sample.purchase-prepare-time=10ms)
 fi
-echo "Starting $instances app instances (app-1 first: it creates the database)"
+echo "Starting $instances app instances (app-1 first: $first_creates)"
 start_instances "" "${chaos_args[@]}"
-echo "Ready after $((SECONDS - started_at))s: ZooKeeper $zk_connect, instances ${urls[*]}"
+echo "Ready after $((SECONDS - started_at))s: ZooKeeper $zk_connect, $db_label, instances ${urls[*]}"
 
 # A bound on each run, generous for 10 requests per second.
 run_timeout=$((60 + requests / 10))
@@ -300,9 +400,10 @@ run_timeout=$((60 + requests / 10))
 run_load() {
 	local mode=$1 status=0
 	echo
-	echo "== $mode: stock $stock, $requests purchases, $concurrency at a time, over $instances instances${2:-}"
+	echo "== $mode: stock $stock, $requests purchases, $concurrency at a time, over $instances instances on $db_name${2:-}"
 	"$java" "${jvm_opts[@]}" -cp "$jar" -Dloader.main=io.github.zklock.sample.demo.LoadGenerator "$launcher" \
-		--mode "$mode" --urls "$url_list" --jdbc-url "$db_url" --sku "flash-sale-$mode" \
+		--mode "$mode" --urls "$url_list" --jdbc-url "$db_url" --jdbc-user "$db_user" --jdbc-password "$db_password" \
+		--sku "flash-sale-$mode" \
 		--stock "$stock" --requests "$requests" --concurrency "$concurrency" --timeout-seconds "$run_timeout" \
 		>"$work/load-$mode.log" 2>&1 &
 	load_pid=$!
@@ -426,7 +527,7 @@ if ((chaos)); then
 	# a tick may run twice (duplicates), but the fence must refuse the zombie's write.
 	scheduled_status=0
 	"$java" "${jvm_opts[@]}" -cp "$jar" -Dloader.main=io.github.zklock.sample.demo.ScheduledAudit "$launcher" \
-		"$db_url" --zombies >"$work/scheduled.log" 2>&1 || scheduled_status=$?
+		"$db_url" "$db_user" "$db_password" --zombies >"$work/scheduled.log" 2>&1 || scheduled_status=$?
 	cat "$work/scheduled.log"
 	echo
 	echo "Demo took $((SECONDS - started_at))s after the build; logs in ${work#"$root"/}"
@@ -465,7 +566,7 @@ if ((no_handoff_run)); then
 fi
 scheduled_status=0
 "$java" "${jvm_opts[@]}" -cp "$jar" -Dloader.main=io.github.zklock.sample.demo.ScheduledAudit "$launcher" \
-	"$db_url" >"$work/scheduled.log" 2>&1 || scheduled_status=$?
+	"$db_url" "$db_user" "$db_password" >"$work/scheduled.log" 2>&1 || scheduled_status=$?
 cat "$work/scheduled.log"
 
 locked_result=$(grep '^RESULT ' "$work/load-locked.log" || true)

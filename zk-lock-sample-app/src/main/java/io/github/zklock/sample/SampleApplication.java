@@ -15,7 +15,7 @@ import io.github.zklock.transaction.JdbcLockFence;
  * serialized per SKU by a ZooKeeper lock, across every instance that shares its ZooKeeper and its
  * database. By default it runs on an embedded ZooKeeper and an in-memory H2 database (see
  * {@code application.yml}); {@code ./demo.sh} runs several instances on one ZooKeeper server and
- * one H2 file database.
+ * one H2 file database, or one PostgreSQL server with {@code --database postgres}.
  */
 @SpringBootApplication
 @EnableScheduling
