@@ -53,9 +53,10 @@ chaos=0
 pause_ms=3500
 zookeeper=
 database=h2
+aot=0
 
 usage() {
-	sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,/^set -euo/p' "$0" | sed -n 's/^# \{0,1\}//p'
 	cat <<'EOF'
 
 Options:
@@ -75,6 +76,9 @@ Options:
   --database h2|postgres
                     the database the instances share, default h2 (a file database, served by
                     app-1); postgres starts a PostgreSQL server (see above)
+  --aot             start the instances from the application context the build processed ahead
+                    of time (Spring AOT: -Dspring.aot.enabled=true; the jar holds it, processed
+                    for a shared ZooKeeper)
   --zookeeper HOST:PORT
                     use this ZooKeeper ensemble (a connect string) instead of starting a server
 EOF
@@ -105,6 +109,7 @@ while (($#)); do
 			shift 2 ;;
 		--skip-no-handoff) no_handoff_run=0; shift ;;
 		--chaos) chaos=1; shift ;;
+		--aot) aot=1; shift ;;
 		-h | --help) usage; exit 0 ;;
 		*) echo "demo.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
@@ -128,6 +133,9 @@ java=${JAVA_HOME:+$JAVA_HOME/bin/}java
 # H2's AUTO_SERVER listens on h2.bindAddress only.
 jvm_opts=(-Xms64m -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData
 	"-Djava.io.tmpdir=$work/tmp" -Dh2.bindAddress=127.0.0.1)
+# The instances only (the load generator and the audits are not Spring applications).
+aot_opts=()
+((aot == 0)) || aot_opts=(-Dspring.aot.enabled=true)
 launcher=org.springframework.boot.loader.launch.PropertiesLauncher
 
 zk_pid=
@@ -348,7 +356,7 @@ start_instance() {
 	port=$free_port
 	ports+=("$port")
 	urls+=("http://127.0.0.1:$port")
-	"$java" "${jvm_opts[@]}" -jar "$jar" \
+	"$java" "${jvm_opts[@]}" "${aot_opts[@]}" -jar "$jar" \
 		--server.address=127.0.0.1 --server.port="$port" \
 		--zk.lock.embedded.enabled=false --zk.lock.connect-string="$zk_connect" \
 		--spring.datasource.url="$db_url" --spring.datasource.username="$db_user" \
@@ -390,7 +398,7 @@ chaos_args=()
 if ((chaos)); then
 	chaos_args=(--zk.lock.session-timeout=2s --sample.purchase-prepare-time=10ms)
 fi
-echo "Starting $instances app instances (app-1 first: $first_creates)"
+echo "Starting $instances app instances (app-1 first: $first_creates)$( ((aot)) && echo ", from the context processed ahead of time (Spring AOT)")"
 start_instances "" "${chaos_args[@]}"
 echo "Ready after $((SECONDS - started_at))s: ZooKeeper $zk_connect, $db_label, instances ${urls[*]}"
 
