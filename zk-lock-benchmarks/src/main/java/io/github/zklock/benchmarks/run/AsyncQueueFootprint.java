@@ -83,7 +83,7 @@ public final class AsyncQueueFootprint {
 			}
 			if (kind.equals("permit")) {
 				// Each permit request queues a znode of its own on the semaphore's internal mutex:
-				// measure once they are all created, not while the creates are on their way.
+				// measure once they are all created.
 				String locks = "/async-queue" + key + "/locks";
 				while (childCount(otherClient, locks) < grants) {
 					if (System.nanoTime() > deadline) {
@@ -92,6 +92,9 @@ public final class AsyncQueueFootprint {
 					}
 					Thread.sleep(50);
 				}
+				// And their listings (each returns every znode of the queue) answered: measured
+				// settled, not while thousands of responses are on their way.
+				Thread.sleep(3_000);
 			}
 			int threadsQueued = ManagementFactory.getThreadMXBean().getThreadCount();
 			long heapQueued = RecipeCacheFootprint.usedHeapAfterGc();
