@@ -271,16 +271,19 @@ class AsyncLeaseWithoutThreadTests {
 		rawB.release();
 		AtomicInteger inside = new AtomicInteger();
 		AtomicInteger mostInside = new AtomicInteger();
+		List<CompletableFuture<List<String>>> grantedPaths = new ArrayList<>();
 		for (CompletableFuture<AsyncLockHandle> request : waiting) {
-			request.thenAccept((handle) -> {
-				assertThat(handle.parts()).extracting(LockHandle::path).containsExactly("/locks" + a, "/locks" + b);
+			grantedPaths.add(request.thenApply((handle) -> {
 				mostInside.accumulateAndGet(inside.incrementAndGet(), Math::max);
+				List<String> paths = handle.parts().stream().map(LockHandle::path).toList();
 				inside.decrementAndGet();
 				handle.releaseAsync();
-			});
+				return paths;
+			}));
 		}
 		cancelled.cancel(false);
-		CompletableFuture.allOf(waiting.toArray(CompletableFuture[]::new)).get(BOUND.toSeconds(), TimeUnit.SECONDS);
+		CompletableFuture.allOf(grantedPaths.toArray(CompletableFuture[]::new)).get(BOUND.toSeconds(), TimeUnit.SECONDS);
+		assertThat(grantedPaths).allSatisfy((paths) -> assertThat(paths.join()).containsExactly("/locks" + a, "/locks" + b));
 		assertThat(mostInside).hasValue(1);
 		await().atMost(BOUND).until(() -> childCount("/locks" + a) == 0 && childCount("/locks" + b) == 0);
 		assertThat(admin().heldLockCount()).isZero();

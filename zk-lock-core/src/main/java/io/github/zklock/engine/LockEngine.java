@@ -131,23 +131,22 @@ public final class LockEngine {
 		LockObservations observations = this.observations;
 		// Read on the calling thread: the grant thread has no current observation.
 		LockObservations.Parent parent = (observations != null) ? observations.currentObservation() : null;
-		Supplier<Attempt> acquisition;
+		TreeMap<String, String> byLockPath = request.isMultiLock() ? byLockPath(request) : null;
 		List<String> keys;
-		if (request.isMultiLock()) {
-			TreeMap<String, String> byLockPath = byLockPath(request);
-			acquisition = () -> acquireKeys(request, byLockPath, waitTime, parent);
+		if (byLockPath != null) {
 			keys = List.copyOf(byLockPath.values());
 		}
 		else {
-			String key = request.keys().get(0);
-			this.registry.lockPath(key);
-			acquisition = () -> acquireOne(request, key, waitTime, parent);
-			keys = List.of(key);
+			keys = request.keys();
+			this.registry.lockPath(keys.get(0));
 		}
 		CompletableFuture<Attempt> direct = submitToRegistry(request, keys, waitTime, parent, whenDone);
 		if (direct != null) {
 			return direct;
 		}
+		Supplier<Attempt> acquisition = (byLockPath != null)
+				? () -> acquireKeys(request, byLockPath, waitTime, parent)
+				: () -> acquireOne(request, keys.get(0), waitTime, parent);
 		return start(acquisition, request.reentrant(), whenDone);
 	}
 
