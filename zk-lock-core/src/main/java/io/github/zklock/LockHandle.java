@@ -1,7 +1,9 @@
 package io.github.zklock;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 
 import io.github.zklock.engine.KeptLockHandle;
 
@@ -136,6 +138,37 @@ public interface LockHandle extends AutoCloseable {
 	 */
 	default LockHandle keepAtLeast(Duration lockAtLeastFor) {
 		return KeptLockHandle.keep(this, lockAtLeastFor);
+	}
+
+	/**
+	 * Move this grant's ceiling ({@link LockRequest#withLockAtMostFor(Duration) lockAtMostFor}) to
+	 * {@code lockAtMostFor} from now, or set one on a grant that had none: for long work that
+	 * reports progress, as ShedLock's {@code SimpleLock.extend} and {@code KeepAliveLockProvider}
+	 * do. The twin of {@link #keepAtLeast(Duration)}, which moves the floor. A multi-lock moves the
+	 * ceiling of every part. Any thread may call it, also for a grant bound to its thread. Sends no
+	 * request.
+	 * @param lockAtMostFor how long from now the grant may still be held, positive
+	 * @return this handle
+	 * @throws IllegalArgumentException if {@code lockAtMostFor} is not positive
+	 * @throws LockLostException if the grant is no longer held: lost (with its session, revoked, or
+	 * ended by its ceiling, which an extension cannot undo) or in doubt while the connection is
+	 * suspended
+	 * @throws IllegalStateException if the grant was already released
+	 * @throws UnsupportedOperationException if the grant comes from a {@link LockRegistry} that
+	 * enforces no ceiling (the default of this method)
+	 */
+	default LockHandle extend(Duration lockAtMostFor) {
+		throw new UnsupportedOperationException(getClass().getName() + " enforces no lockAtMostFor");
+	}
+
+	/**
+	 * Return when this grant's ceiling ends it ({@link LockRequest#withLockAtMostFor(Duration)},
+	 * {@link #extend(Duration)}), by the local clock. For a multi-lock, the earliest of its parts'.
+	 * Local state.
+	 * @return the deadline, empty when the grant has no ceiling
+	 */
+	default Optional<Instant> deadline() {
+		return Optional.empty();
 	}
 
 	/**

@@ -43,6 +43,10 @@ import org.jspecify.annotations.Nullable;
  * negative duration is rejected. For a multi-lock it is one budget for all keys.</li>
  * <li><b>lockAtLeastFor</b>: zero, or a positive duration on a request whose grant is not bound to
  * a thread (released later by another thread).</li>
+ * <li><b>lockAtMostFor</b>: {@code null} (not given) uses the template's default
+ * ({@code zk.lock.default-lock-at-most-for}); {@link #NO_CEILING} (zero) sets no ceiling; a positive
+ * duration ends the grant once it was held that long. It must not be shorter than a positive
+ * {@code lockAtLeastFor}. Any negative duration is rejected.</li>
  * </ul>
  *
  * @param keys the keys to lock, at least one, each below the root path and starting with
@@ -61,13 +65,18 @@ import org.jspecify.annotations.Nullable;
  * empty); also the outcome a busy wait is observed with
  * @param lockAtLeastFor how long after the grant the lock is kept at least, even when released
  * earlier ({@link Duration#ZERO}: released when asked; see {@link #withLockAtLeastFor(Duration)})
+ * @param lockAtMostFor how long a grant may be held before this application ends it as lost and
+ * deletes its znode (see {@link #withLockAtMostFor(Duration)}): {@code null} for the template's
+ * default ({@code zk.lock.default-lock-at-most-for}, none unless set), {@link #NO_CEILING} (zero)
+ * for none, or a positive duration
  * @param name the low-cardinality name of the lock in metrics and observations (the {@code name}
  * tag), such as the {@code @DistributedLock} key template {@code /stock/#{#sku}}, never a resolved
  * value; defaults to the keys (joined with {@code ,}), so a caller that builds keys from data
  * should set one
  */
 public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, int permits,
-		@Nullable Duration waitTime, OnBusy onBusy, Duration lockAtLeastFor, String name) {
+		@Nullable Duration waitTime, OnBusy onBusy, Duration lockAtLeastFor, @Nullable Duration lockAtMostFor,
+		String name) {
 
 	/**
 	 * The wait time that waits until the lock is granted, without limit: {@code -1 ms}, the same
@@ -77,12 +86,39 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 	public static final Duration WAIT_FOREVER = Duration.ofMillis(-1);
 
 	/**
+	 * The {@code lockAtMostFor} that sets no ceiling on a grant, whatever the template's default:
+	 * {@link Duration#ZERO}, also spelled {@code "0"} in {@code @DistributedLock(lockAtMostFor)}.
+	 * A grant then lasts until it is released, revoked or lost with its session.
+	 */
+	public static final Duration NO_CEILING = Duration.ZERO;
+
+	/**
+	 * Create a request without a {@code lockAtMostFor} of its own (the template's default
+	 * applies), checking every rule (see the type's description).
+	 * @param keys the keys to lock
+	 * @param mode the lock mode
+	 * @param reentrant whether the lock is reentrant
+	 * @param permits {@code 0} for a lock, else the number of permits
+	 * @param waitTime the wait time, {@code null} for the default
+	 * @param onBusy what {@code execute} does when busy
+	 * @param lockAtLeastFor the least time to keep a grant
+	 * @param name the name in metrics, {@code null} for the keys
+	 * @throws InvalidLockPathException if a key is {@code null} or empty
+	 * @throws IllegalArgumentException if the components break a rule
+	 */
+	public LockRequest(List<String> keys, LockMode mode, boolean reentrant, int permits, @Nullable Duration waitTime,
+			OnBusy onBusy, Duration lockAtLeastFor, @Nullable String name) {
+		this(keys, mode, reentrant, permits, waitTime, onBusy, lockAtLeastFor, null, name);
+	}
+
+	/**
 	 * Create a request, checking every rule (see the type's description).
 	 * @throws InvalidLockPathException if a key is {@code null} or empty
 	 * @throws IllegalArgumentException if no key is given; if the wait time is negative but not
 	 * {@link #WAIT_FOREVER}; if a READ or WRITE request is not reentrant; if {@code permits} is
 	 * negative, or positive on a request that is not a non-reentrant EXCLUSIVE request of one key;
-	 * if {@code lockAtLeastFor} is negative, or positive on a reentrant request
+	 * if {@code lockAtLeastFor} is negative, or positive on a reentrant request; if
+	 * {@code lockAtMostFor} is negative, or positive and shorter than a positive {@code lockAtLeastFor}
 	 * @throws NullPointerException if the keys, the mode, the on-busy policy or
 	 * {@code lockAtLeastFor} is {@code null}
 	 */
@@ -119,6 +155,13 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 					+ "acquiring thread; a grant released later by another thread must be a non-reentrant "
 					+ "EXCLUSIVE lock (withReentrant(false)) or a permit");
 		}
+		if (lockAtMostFor != null) {
+			checkLockAtMostFor(lockAtMostFor, "lockAtMostFor " + of);
+			if (!lockAtMostFor.isZero() && !lockAtLeastFor.isZero() && lockAtMostFor.compareTo(lockAtLeastFor) < 0) {
+				throw new IllegalArgumentException(subject + " keeps its grant for at least " + lockAtLeastFor
+						+ " but at most " + lockAtMostFor + ": lockAtMostFor must not be shorter than lockAtLeastFor");
+			}
+		}
 		if (name == null) {
 			name = String.join(",", keys);
 		}
@@ -133,7 +176,7 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 	 */
 	public static LockRequest of(String key) {
 		return new LockRequest(List.of(requireKey(key)), LockMode.EXCLUSIVE, true, 0, null, OnBusy.FAIL,
-				Duration.ZERO, null);
+				Duration.ZERO, null, null);
 	}
 
 	/**
@@ -149,7 +192,7 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 		Objects.requireNonNull(keys, "keys must not be null");
 		// Copied by the constructor once each key is checked (List.copyOf refuses a null key).
 		return new LockRequest(new ArrayList<>(keys), LockMode.EXCLUSIVE, true, 0, null, OnBusy.FAIL, Duration.ZERO,
-				null);
+				null, null);
 	}
 
 	/**
@@ -171,7 +214,7 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 					+ key + "'");
 		}
 		return new LockRequest(List.of(requireKey(key)), LockMode.EXCLUSIVE, false, permits, null, OnBusy.FAIL,
-				Duration.ZERO, null);
+				Duration.ZERO, null, null);
 	}
 
 	/**
@@ -184,7 +227,7 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 	 */
 	public LockRequest withKeys(List<String> keys) {
 		return new LockRequest(keys, this.mode, this.reentrant, this.permits, this.waitTime, this.onBusy,
-				this.lockAtLeastFor, this.name);
+				this.lockAtLeastFor, this.lockAtMostFor, this.name);
 	}
 
 	/**
@@ -196,7 +239,7 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 	 */
 	public LockRequest withMode(LockMode mode) {
 		return new LockRequest(this.keys, mode, this.reentrant, this.permits, this.waitTime, this.onBusy,
-				this.lockAtLeastFor, this.name);
+				this.lockAtLeastFor, this.lockAtMostFor, this.name);
 	}
 
 	/**
@@ -209,7 +252,7 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 	 */
 	public LockRequest withReentrant(boolean reentrant) {
 		return new LockRequest(this.keys, this.mode, reentrant, this.permits, this.waitTime, this.onBusy,
-				this.lockAtLeastFor, this.name);
+				this.lockAtLeastFor, this.lockAtMostFor, this.name);
 	}
 
 	/**
@@ -220,7 +263,7 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 	 */
 	public LockRequest withWaitTime(@Nullable Duration waitTime) {
 		return new LockRequest(this.keys, this.mode, this.reentrant, this.permits, waitTime, this.onBusy,
-				this.lockAtLeastFor, this.name);
+				this.lockAtLeastFor, this.lockAtMostFor, this.name);
 	}
 
 	/**
@@ -230,7 +273,7 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 	 */
 	public LockRequest withOnBusy(OnBusy onBusy) {
 		return new LockRequest(this.keys, this.mode, this.reentrant, this.permits, this.waitTime, onBusy,
-				this.lockAtLeastFor, this.name);
+				this.lockAtLeastFor, this.lockAtMostFor, this.name);
 	}
 
 	/**
@@ -249,7 +292,50 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 	 */
 	public LockRequest withLockAtLeastFor(Duration lockAtLeastFor) {
 		return new LockRequest(this.keys, this.mode, this.reentrant, this.permits, this.waitTime, this.onBusy,
-				lockAtLeastFor, this.name);
+				lockAtLeastFor, this.lockAtMostFor, this.name);
+	}
+
+	/**
+	 * Return a copy whose grant is held at most the given time: once it has been held that long
+	 * (counted from its grant, or from the last {@link LockHandle#extend(Duration)}), the holder's
+	 * own application ends it as a revocation does, even when the holder is stuck (a hung call, a
+	 * deadlocked thread): the grant becomes {@link LockState#LOST} with the reason "held longer
+	 * than lockAtMostFor", lock-state listeners and events are told, the commit guards roll back a
+	 * transaction that commits after it, {@code interrupt-on-lost} interrupts a thread-bound holder,
+	 * the work of an asynchronous grant is told through {@link AsyncLockHandle#whenLost()}, and its
+	 * znode is deleted so that the next waiter is granted, with a higher fencing token that a store
+	 * fence uses to reject the stuck holder's late writes. Works for every kind (reentrant or not,
+	 * READ, WRITE, permits, asynchronous grants); a multi-lock applies it to each key's grant. No
+	 * request is sent until the ceiling is reached; then one delete.
+	 * <p>A holder whose whole process is frozen (a long GC pause, a stopped VM) cannot run its
+	 * ceiling: its session timeout frees the key instead, as without one.
+	 * @param lockAtMostFor the longest hold, {@link #NO_CEILING} for none, {@code null} for the
+	 * template's default
+	 * @return the new request
+	 * @throws IllegalArgumentException if the duration is negative, or positive and shorter than a
+	 * positive {@code lockAtLeastFor}
+	 */
+	public LockRequest withLockAtMostFor(@Nullable Duration lockAtMostFor) {
+		return new LockRequest(this.keys, this.mode, this.reentrant, this.permits, this.waitTime, this.onBusy,
+				this.lockAtLeastFor, lockAtMostFor, this.name);
+	}
+
+	/**
+	 * Check a {@code lockAtMostFor} given by a user, such as a default: zero (no ceiling) or
+	 * positive.
+	 * @param lockAtMostFor the duration
+	 * @param what what it is, for the message (a property, a parameter, a method)
+	 * @return the duration
+	 * @throws IllegalArgumentException if the duration is negative
+	 * @throws NullPointerException if the duration is {@code null}
+	 */
+	public static Duration checkLockAtMostFor(Duration lockAtMostFor, String what) {
+		Objects.requireNonNull(lockAtMostFor, () -> what + " must not be null");
+		if (lockAtMostFor.isNegative()) {
+			throw new IllegalArgumentException(what + " is " + lockAtMostFor + ": use zero for no ceiling, or a "
+					+ "positive duration");
+		}
+		return lockAtMostFor;
 	}
 
 	/**
@@ -259,7 +345,7 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 	 */
 	public LockRequest withName(String name) {
 		return new LockRequest(this.keys, this.mode, this.reentrant, this.permits, this.waitTime, this.onBusy,
-				this.lockAtLeastFor, Objects.requireNonNull(name, "name must not be null"));
+				this.lockAtLeastFor, this.lockAtMostFor, Objects.requireNonNull(name, "name must not be null"));
 	}
 
 	/**

@@ -7,7 +7,9 @@ import java.util.Objects;
  * One key of a {@link LockRequest}, resolved for the backend: what {@link LockTemplate} asks a
  * {@link LockRegistry} for, once per key (a multi-lock is taken key by key, in canonical order,
  * each with what is left of the wait budget). It carries no metric name, no on-busy policy and no
- * {@code lockAtLeastFor}: those are the template's business.
+ * {@code lockAtLeastFor}: those are the template's business. It carries the resolved
+ * {@code lockAtMostFor}, which only the registry can enforce (it ends the grant as lost and frees
+ * the key).
  *
  * @param key the key below the registry's root path, starting with {@code /}
  * @param mode the lock mode
@@ -17,14 +19,32 @@ import java.util.Objects;
  * @param permits {@code 0} for a lock, else the number of permits of the key's semaphore
  * @param waitTime how long to wait, always given: zero for one attempt,
  * {@link LockRequest#WAIT_FOREVER} to wait without limit, or a positive duration
+ * @param lockAtMostFor how long the grant may be held before the registry ends it (see
+ * {@link LockRequest#withLockAtMostFor(Duration)}), always given: {@link LockRequest#NO_CEILING}
+ * for no ceiling
  */
-public record LockTarget(String key, LockMode mode, boolean reentrant, int permits, Duration waitTime) {
+public record LockTarget(String key, LockMode mode, boolean reentrant, int permits, Duration waitTime,
+		Duration lockAtMostFor) {
+
+	/**
+	 * Create a target without a ceiling.
+	 * @param key the key
+	 * @param mode the lock mode
+	 * @param reentrant whether the grant is bound to its thread
+	 * @param permits {@code 0} for a lock, else the number of permits
+	 * @param waitTime how long to wait
+	 * @throws InvalidLockPathException if the key is {@code null} or empty
+	 * @throws IllegalArgumentException if the components break a rule of {@link LockRequest}
+	 */
+	public LockTarget(String key, LockMode mode, boolean reentrant, int permits, Duration waitTime) {
+		this(key, mode, reentrant, permits, waitTime, LockRequest.NO_CEILING);
+	}
 
 	/**
 	 * Create a target, checking the rules of {@link LockRequest} that apply to one key.
 	 * @throws InvalidLockPathException if the key is {@code null} or empty
 	 * @throws IllegalArgumentException if the components break a rule of {@link LockRequest}
-	 * @throws NullPointerException if the mode or the wait time is {@code null}
+	 * @throws NullPointerException if the mode, the wait time or {@code lockAtMostFor} is {@code null}
 	 */
 	public LockTarget {
 		if (key == null || key.isEmpty()) {
@@ -33,6 +53,15 @@ public record LockTarget(String key, LockMode mode, boolean reentrant, int permi
 		LockRequest.checkKind("The lock target '" + key + "'", mode, reentrant, permits);
 		LockRequest.checkWaitTime(Objects.requireNonNull(waitTime, "waitTime must not be null"),
 				"The wait time of the lock target '" + key + "'");
+		LockRequest.checkLockAtMostFor(lockAtMostFor, "The lockAtMostFor of the lock target '" + key + "'");
+	}
+
+	/**
+	 * Return whether the grant has a ceiling.
+	 * @return whether {@link #lockAtMostFor()} is positive
+	 */
+	public boolean hasCeiling() {
+		return !this.lockAtMostFor.isZero();
 	}
 
 	/**

@@ -20,6 +20,8 @@ public final class LockTemplateBuilder {
 
 	private Duration defaultWaitTime = LockRequest.WAIT_FOREVER;
 
+	private Duration defaultLockAtMostFor = LockRequest.NO_CEILING;
+
 	private @Nullable LockObservations observations;
 
 	private @Nullable Executor asyncExecutor;
@@ -38,6 +40,19 @@ public final class LockTemplateBuilder {
 	 */
 	public LockTemplateBuilder defaultWaitTime(Duration defaultWaitTime) {
 		this.defaultWaitTime = LockRequest.checkWaitTime(defaultWaitTime, "The default wait time");
+		return this;
+	}
+
+	/**
+	 * Set the ceiling of requests that give none ({@link LockRequest#withLockAtMostFor(Duration)}):
+	 * {@link LockRequest#NO_CEILING} unless set, so that a grant lasts until it is released.
+	 * @param defaultLockAtMostFor zero for none, or a positive duration
+	 * @return this builder
+	 * @throws IllegalArgumentException if it is negative
+	 */
+	public LockTemplateBuilder defaultLockAtMostFor(Duration defaultLockAtMostFor) {
+		this.defaultLockAtMostFor = LockRequest.checkLockAtMostFor(defaultLockAtMostFor,
+				"The default lockAtMostFor");
 		return this;
 	}
 
@@ -89,8 +104,8 @@ public final class LockTemplateBuilder {
 	}
 
 	LockEngine engine() {
-		return new LockEngine(this.registry, this.defaultWaitTime, this.observations, this.asyncExecutor,
-				this.virtualGrantThreads);
+		return new LockEngine(this.registry, this.defaultWaitTime, this.defaultLockAtMostFor, this.observations,
+				this.asyncExecutor, this.virtualGrantThreads);
 	}
 
 }

@@ -1,5 +1,6 @@
 package io.github.zklock.curator;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -74,11 +75,12 @@ final class AsyncChain implements AsyncRelease {
 	/**
 	 * Queue for a grant.
 	 * @param waitMs milliseconds to wait; zero for one attempt; negative without limit
+	 * @param lockAtMostFor the grant's ceiling, zero for none
 	 * @return the grant, or empty when not granted within the wait; exceptionally with a
 	 * {@link io.github.zklock.LockException} when ZooKeeper failed; cancelling it gives the wait up
 	 */
-	CompletableFuture<Optional<LockHandle>> acquire(long waitMs) {
-		Waiter waiter = new Waiter(waitMs == 0);
+	CompletableFuture<Optional<LockHandle>> acquire(long waitMs, Duration lockAtMostFor) {
+		Waiter waiter = new Waiter(waitMs == 0, lockAtMostFor);
 		List<Runnable> after;
 		synchronized (this) {
 			if (waiter.oneAttempt && (this.holder != null || !this.waiters.isEmpty())) {
@@ -241,7 +243,7 @@ final class AsyncChain implements AsyncRelease {
 		CuratorLockHandle handle = this.registry.asyncGrant(this, current.grant(), this.lockPath, this.mode,
 				current.sessionInstance, current.grants > 1);
 		this.holder = handle;
-		after.add(() -> this.registry.handOut(handle, waiter));
+		after.add(() -> this.registry.handOut(handle, waiter, waiter.lockAtMostFor));
 	}
 
 	/**
@@ -280,13 +282,16 @@ final class AsyncChain implements AsyncRelease {
 
 		final boolean oneAttempt;
 
+		final Duration lockAtMostFor;
+
 		/** Since when it waits, in epoch milliseconds. */
 		final long since = System.currentTimeMillis();
 
 		volatile @Nullable ScheduledFuture<?> deadline;
 
-		Waiter(boolean oneAttempt) {
+		Waiter(boolean oneAttempt, Duration lockAtMostFor) {
 			this.oneAttempt = oneAttempt;
+			this.lockAtMostFor = lockAtMostFor;
 		}
 
 		@Override

@@ -1,9 +1,13 @@
 package io.github.zklock.curator;
 
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 import io.github.zklock.AsyncLockHandle;
+import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockState;
 
@@ -53,6 +57,17 @@ final class AsyncGrantHandle implements AsyncLockHandle {
 	@Override
 	public boolean isLocalHandoff() {
 		return this.grant.isLocalHandoff();
+	}
+
+	@Override
+	public LockHandle extend(Duration lockAtMostFor) {
+		this.grant.extend(lockAtMostFor);
+		return this;
+	}
+
+	@Override
+	public Optional<Instant> deadline() {
+		return this.grant.deadline();
 	}
 
 	@Override

@@ -1,5 +1,6 @@
 package io.github.zklock.curator;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
@@ -36,12 +37,15 @@ final class AsyncSingle extends CompletableFuture<Optional<LockHandle>> implemen
 
 	private final long sessionBefore;
 
+	private final Duration lockAtMostFor;
+
 	private volatile @Nullable CompletableFuture<@Nullable LockZnode> acquisition;
 
 	private volatile @Nullable LockZnode znode;
 
-	private AsyncSingle(CuratorLockRegistry registry, String lockPath, LockMode mode) {
+	private AsyncSingle(CuratorLockRegistry registry, String lockPath, LockMode mode, Duration lockAtMostFor) {
 		this.registry = registry;
+		this.lockAtMostFor = lockAtMostFor;
 		this.lockPath = lockPath;
 		this.mode = mode;
 		this.sessionBefore = CuratorLockRegistry.sessionInstance(registry.client());
@@ -54,10 +58,12 @@ final class AsyncSingle extends CompletableFuture<Optional<LockHandle>> implemen
 	 * EXCLUSIVE lock (one lease, nothing stored)
 	 * @param waitMs milliseconds to wait, the permits check included; zero for one attempt;
 	 * negative without limit
+	 * @param lockAtMostFor the grant's ceiling, zero for none
 	 * @return the request, completing as {@link CuratorLockRegistry#submit} says
 	 */
-	static AsyncSingle start(CuratorLockRegistry registry, String lockPath, LockMode mode, int permits, long waitMs) {
-		AsyncSingle request = new AsyncSingle(registry, lockPath, mode);
+	static AsyncSingle start(CuratorLockRegistry registry, String lockPath, LockMode mode, int permits, long waitMs,
+			Duration lockAtMostFor) {
+		AsyncSingle request = new AsyncSingle(registry, lockPath, mode, lockAtMostFor);
 		registry.waiting(request, true);
 		ZnodeQueue queue = registry.znodeQueue();
 		if (mode == LockMode.READ) {
@@ -112,7 +118,7 @@ final class AsyncSingle extends CompletableFuture<Optional<LockHandle>> implemen
 		long session = CuratorLockRegistry.sessionInstance(this.registry.client());
 		CuratorLockHandle handle = this.registry.asyncGrant(this, grant(granted), this.lockPath, this.mode,
 				(session == this.sessionBefore) ? session : this.sessionBefore, false);
-		this.registry.handOut(handle, this);
+		this.registry.handOut(handle, this, this.lockAtMostFor);
 	}
 
 	/** Cancelling gives the wait up: the acquisition deletes its znode. */

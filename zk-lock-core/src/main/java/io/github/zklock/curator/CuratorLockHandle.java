@@ -3,9 +3,11 @@ package io.github.zklock.curator;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.zookeeper.data.Stat;
@@ -59,6 +61,21 @@ final class CuratorLockHandle implements LockHandle {
 	private final long grantedAt = System.currentTimeMillis();
 
 	private final long grantedNanos = System.nanoTime();
+
+	/** The ceiling (lockAtMostFor): when it ends the grant, by the local clock; {@code null} without one. Guarded by this. */
+	private volatile @Nullable Instant deadline;
+
+	/** When the ceiling ends the grant, in {@link System#nanoTime()}. Guarded by this. */
+	private long deadlineNanos;
+
+	/** The last lockAtMostFor set (by the request or an extension). Guarded by this. */
+	private @Nullable Duration lockAtMostFor;
+
+	/** The scheduled end of the grant by its ceiling. Guarded by this. */
+	private @Nullable ScheduledFuture<?> ceilingTask;
+
+	/** Whether the ceiling ended the grant (then no extension revives it). Guarded by this. */
+	private boolean endedByCeiling;
 
 	CuratorLockHandle(CuratorLockRegistry registry, RecipeCache.Slot slot, LockRecipe.Grant grant, String path,
 			LockMode mode, long sessionInstance) {
@@ -141,7 +158,8 @@ final class CuratorLockHandle implements LockHandle {
 		return new HeldLock(this.path, this.mode, this.state.get(), owner(),
 				Instant.ofEpochMilli(this.grantedAt), this.grant.nodePath(), (token != 0) ? token : null,
 				(this.grant instanceof LocalChain.ChainGrant chained) ? chained.position()
-						: (this.grant instanceof AsyncChain.LinkGrant linked) ? linked.position() : 1);
+						: (this.grant instanceof AsyncChain.LinkGrant linked) ? linked.position() : 1,
+				this.deadline);
 	}
 
 	/** The fencing token if it was read before, without asking ZooKeeper. */
@@ -215,6 +233,7 @@ final class CuratorLockHandle implements LockHandle {
 					+ Thread.currentThread().getName() + "'");
 		}
 		if (this.state.getAndSet(LockState.RELEASED) != LockState.RELEASED) {
+			cancelCeiling();
 			AsyncRelease asyncRelease = this.asyncRelease;
 			if (asyncRelease != null) {
 				this.registry.released(this, asyncRelease);
@@ -238,6 +257,99 @@ final class CuratorLockHandle implements LockHandle {
 					+ "asynchronous grant");
 		}
 		return LockHandle.super.keepAtLeast(lockAtLeastFor);
+	}
+
+	/**
+	 * Start the grant's ceiling, counted from its grant: once it passes, the registry ends the
+	 * grant as revoked (see {@link CuratorLockRegistry#endByCeiling}). Called once, as the grant is
+	 * handed out.
+	 * @param lockAtMostFor the ceiling, zero for none
+	 */
+	void startCeiling(Duration lockAtMostFor) {
+		if (lockAtMostFor.isZero()) {
+			return;
+		}
+		synchronized (this) {
+			scheduleCeiling(lockAtMostFor, this.grantedNanos);
+		}
+	}
+
+	/**
+	 * Move the ceiling to {@code lockAtMostFor} from now (see {@link LockHandle#extend(Duration)}).
+	 * A thread-bound grant may be extended from any thread: the ceiling is this application's, not
+	 * Curator's.
+	 */
+	@Override
+	public LockHandle extend(Duration lockAtMostFor) {
+		Objects.requireNonNull(lockAtMostFor, "lockAtMostFor must not be null");
+		if (lockAtMostFor.isNegative() || lockAtMostFor.isZero()) {
+			throw new IllegalArgumentException("An extension of " + this.mode + " lock '" + this.path
+					+ "' needs a positive lockAtMostFor, was " + lockAtMostFor);
+		}
+		synchronized (this) {
+			if (this.endedByCeiling) {
+				throw new LockLostException(this.path, this.mode, ceilingReason(this.lockAtMostFor)
+						+ "; an ended grant cannot be extended");
+			}
+			checkHeld();
+			scheduleCeiling(lockAtMostFor, System.nanoTime());
+		}
+		return this;
+	}
+
+	@Override
+	public Optional<Instant> deadline() {
+		return Optional.ofNullable(this.deadline);
+	}
+
+	/** Schedule the end of the grant at {@code lockAtMostFor} after {@code fromNanos}, replacing an earlier one. */
+	private void scheduleCeiling(Duration lockAtMostFor, long fromNanos) {
+		ScheduledFuture<?> previous = this.ceilingTask;
+		if (previous != null) {
+			previous.cancel(false);
+		}
+		long nanos = lockAtMostFor.toNanos();
+		this.lockAtMostFor = lockAtMostFor;
+		this.deadlineNanos = fromNanos + nanos;
+		long delay = this.deadlineNanos - System.nanoTime();
+		this.deadline = Instant.now().plusNanos(delay);
+		this.ceilingTask = this.registry.scheduleCeiling(this::ceilingReached, Math.max(0, delay));
+	}
+
+	private void cancelCeiling() {
+		ScheduledFuture<?> task;
+		synchronized (this) {
+			task = this.ceilingTask;
+			this.ceilingTask = null;
+		}
+		if (task != null) {
+			task.cancel(false);
+		}
+	}
+
+	/** The ceiling's time came: end the grant unless it was released, lost or extended meanwhile. */
+	private void ceilingReached() {
+		Duration ceiling;
+		synchronized (this) {
+			LockState current = this.state.get();
+			if (current == LockState.RELEASED || current == LockState.LOST || this.endedByCeiling
+					|| System.nanoTime() - this.deadlineNanos < 0) {
+				return;
+			}
+			this.endedByCeiling = true;
+			this.ceilingTask = null;
+			ceiling = this.lockAtMostFor;
+		}
+		this.registry.endByCeiling(this, ceilingReason(ceiling));
+	}
+
+	private static String ceilingReason(@Nullable Duration lockAtMostFor) {
+		return "held longer than lockAtMostFor (" + lockAtMostFor + ")";
+	}
+
+	/** Whether the ceiling (lockAtMostFor) ended this grant. */
+	synchronized boolean endedByCeiling() {
+		return this.endedByCeiling;
 	}
 
 	/**

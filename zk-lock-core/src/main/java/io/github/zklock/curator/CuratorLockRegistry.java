@@ -11,6 +11,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
@@ -140,13 +141,13 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 		long waitMs = LockRequest.waitsForever(waitTime) ? -1 : waitTime.toMillis();
 		if (target.mode() == LockMode.READ || kind == LockRecipe.Kind.SINGLE_LEASE
 				|| kind == LockRecipe.Kind.SEMAPHORE) {
-			return AsyncSingle.start(this, lockPath, target.mode(), target.permits(), waitMs);
+			return AsyncSingle.start(this, lockPath, target.mode(), target.permits(), waitMs, target.lockAtMostFor());
 		}
 		ZnodeQueue.Protocol protocol = (kind == LockRecipe.Kind.MUTEX) ? ZnodeQueue.Protocol.MUTEX
 				: ZnodeQueue.Protocol.WRITE;
 		return this.asyncChains
 			.computeIfAbsent(new ChainKey(lockPath, protocol), (key) -> new AsyncChain(this, lockPath, protocol))
-			.acquire(waitMs);
+			.acquire(waitMs, target.lockAtMostFor());
 	}
 
 	/** The key of an asynchronous chain: a lock path and the side of it. */
@@ -233,6 +234,7 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 			if (outer == null) {
 				slot.outermost(handle);
 			}
+			handle.startCeiling(target.lockAtMostFor());
 			return Optional.of(handle);
 		}
 		catch (LockException ex) {
@@ -436,17 +438,39 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 	 * revocation, the operators' view), then given to the request; released instead when it was
 	 * lost while it was granted, or the request was cancelled meanwhile.
 	 */
-	void handOut(CuratorLockHandle handle, CompletableFuture<Optional<LockHandle>> request) {
+	void handOut(CuratorLockHandle handle, CompletableFuture<Optional<LockHandle>> request, Duration lockAtMostFor) {
 		this.heldLocks.add(handle, this.client);
 		if (handle.state() == LockState.LOST) {
 			String reason = handle.lostMessage();
 			handle.release();
 			request.completeExceptionally(new LockLostException(handle.path(), handle.mode(),
 					"lost while it was granted (" + reason + ")"));
+			return;
 		}
-		else if (!request.complete(Optional.of(new AsyncGrantHandle(handle)))) {
+		handle.startCeiling(lockAtMostFor);
+		if (!request.complete(Optional.of(new AsyncGrantHandle(handle)))) {
 			handle.release();
 		}
+	}
+
+	/**
+	 * Schedule the end of a grant by its ceiling, on the revocation thread (which also runs the
+	 * listeners a revocation tells).
+	 * @return the scheduled task, {@code null} once the registry is closed (the grant keeps no
+	 * ceiling then: its application is shutting down)
+	 */
+	@Nullable ScheduledFuture<?> scheduleCeiling(Runnable task, long delayNanos) {
+		return this.revocations.schedule(task, delayNanos);
+	}
+
+	/**
+	 * End a grant whose ceiling (lockAtMostFor) passed, as a revocation does: every grant on its
+	 * znode becomes LOST with the reason, the work of grants owned by no thread is told
+	 * ({@code whenLost()}), a local chain hands no more grants on the znode, and the znode is
+	 * deleted (guaranteed, in the background) so that the next waiter is granted.
+	 */
+	void endByCeiling(CuratorLockHandle handle, String reason) {
+		this.revocations.end(handle.nodePath(), reason, true);
 	}
 
 	/** A grant made without a thread was released: its chain hands the key on, or its own znode is deleted. */

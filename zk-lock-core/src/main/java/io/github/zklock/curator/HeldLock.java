@@ -20,7 +20,26 @@ import io.github.zklock.LockState;
  * @param chainLength how many grants its znode has served so far, this one included: 1 for a
  * grant made through ZooKeeper, more when the znode was handed over locally from grant to grant
  * (see {@link LocalHandoff})
+ * @param deadline when its ceiling ({@code lockAtMostFor}) ends it, by this application's clock;
+ * {@code null} without one
  */
 public record HeldLock(String path, LockMode mode, LockState state, String holder, Instant since, String node,
-		@Nullable Long fencingToken, int chainLength) {
+		@Nullable Long fencingToken, int chainLength, @Nullable Instant deadline) {
+
+	/**
+	 * A grant without a ceiling.
+	 * @param path the full znode path of the lock
+	 * @param mode the mode it was granted in
+	 * @param state where it stands
+	 * @param holder the name of the thread that acquired it
+	 * @param since when it was granted
+	 * @param node the grant's lock znode
+	 * @param fencingToken its fencing token if known, else {@code null}
+	 * @param chainLength how many grants its znode has served so far
+	 */
+	public HeldLock(String path, LockMode mode, LockState state, String holder, Instant since, String node,
+			@Nullable Long fencingToken, int chainLength) {
+		this(path, mode, state, holder, since, node, fencingToken, chainLength, null);
+	}
+
 }

@@ -111,12 +111,17 @@ final class HeldLocks implements ConnectionStateListener {
 	 * Lose, for a reason other than the session, every grant held or in doubt that matches, and
 	 * tell the listeners: a revoked grant, or one whose znode was deleted (see {@link Revocations},
 	 * which ends the local hand-off chain on that znode first).
+	 * @param signalWork whether to tell the work of a grant owned by no thread
+	 * ({@code whenLost()}) even without interrupt-on-lost: a grant ended by its ceiling
 	 * @return how many grants were lost
 	 */
-	int loseAll(Predicate<CuratorLockHandle> which, String reason) {
+	int loseAll(Predicate<CuratorLockHandle> which, String reason, boolean signalWork) {
 		int lost = 0;
 		for (CuratorLockHandle handle : this.handles) {
 			if (which.test(handle) && lose(handle, reason)) {
+				if (signalWork && !handle.isThreadBound()) {
+					handle.signalLost();
+				}
 				notifyListener(handle, LockState.LOST);
 				lost++;
 			}

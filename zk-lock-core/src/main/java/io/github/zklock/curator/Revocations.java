@@ -4,9 +4,9 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiPredicate;
@@ -68,7 +68,7 @@ final class Revocations {
 
 	private final Watcher watcher = this::znodeChanged;
 
-	private final ScheduledExecutorService sweeper;
+	private final ScheduledThreadPoolExecutor sweeper;
 
 	private @Nullable ScheduledFuture<?> sweeps;
 
@@ -82,11 +82,13 @@ final class Revocations {
 		this.client = client;
 		this.heldLocks = heldLocks;
 		this.chains = chains;
-		this.sweeper = Executors.newSingleThreadScheduledExecutor((task) -> {
+		this.sweeper = new ScheduledThreadPoolExecutor(1, (task) -> {
 			Thread thread = new Thread(task, "zk-lock-revocation-" + threads.incrementAndGet());
 			thread.setDaemon(true);
 			return thread;
 		});
+		// Ceilings of grants released in time are cancelled: keep no task for them.
+		this.sweeper.setRemoveOnCancelPolicy(true);
 		setInterval(interval);
 	}
 
@@ -191,8 +193,18 @@ final class Revocations {
 	}
 
 	private void revoked(String node) {
+		end(node, "it was revoked through its znode " + node + " (Curator's revocation protocol)", false);
+	}
+
+	/**
+	 * End this application's grants on a znode and delete it: a revocation, or a grant's ceiling
+	 * (lockAtMostFor) that passed.
+	 * @param signalWork whether to tell the work of grants owned by no thread ({@code whenLost()})
+	 * even without interrupt-on-lost
+	 */
+	void end(String node, String reason, boolean signalWork) {
 		this.watched.remove(node);
-		if (!lose(node, "it was revoked through its znode " + node + " (Curator's revocation protocol)")) {
+		if (!lose(node, reason, signalWork)) {
 			// Released meanwhile: the release deletes the znode, or did already.
 			return;
 		}
@@ -211,10 +223,27 @@ final class Revocations {
 	 * @return whether this application still held the znode: a grant was lost, or a chain kept it
 	 */
 	private boolean lose(String node, String reason) {
+		return lose(node, reason, false);
+	}
+
+	private boolean lose(String node, String reason, boolean signalWork) {
 		// The chain first: a grant it hands over meanwhile is tracked before it checks the chain
 		// (see HeldLocks#add), so that either that check or the search below finds it.
 		boolean kept = this.chains.test(node, reason);
-		return this.heldLocks.loseAll((handle) -> handle.nodePath().equals(node), reason) > 0 || kept;
+		return this.heldLocks.loseAll((handle) -> handle.nodePath().equals(node), reason, signalWork) > 0 || kept;
+	}
+
+	/**
+	 * Run a task on the revocation thread after a delay.
+	 * @return the scheduled task, {@code null} once closed
+	 */
+	@Nullable ScheduledFuture<?> schedule(Runnable task, long delayNanos) {
+		try {
+			return this.sweeper.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+		}
+		catch (RejectedExecutionException ex) {
+			return null;
+		}
 	}
 
 }

@@ -35,6 +35,8 @@ final class AsyncKeys extends CompletableFuture<Optional<LockHandle>> {
 
 	private final Duration waitTime;
 
+	private final Duration lockAtMostFor;
+
 	private final long deadline;
 
 	/** The grants so far; touched by one step at a time. */
@@ -46,7 +48,8 @@ final class AsyncKeys extends CompletableFuture<Optional<LockHandle>> {
 	private volatile @Nullable String busyKey;
 
 	private AsyncKeys(Function<LockTarget, @Nullable CompletableFuture<Optional<LockHandle>>> submit,
-			LockRequest request, List<String> keys, Duration waitTime) {
+			LockRequest request, List<String> keys, Duration waitTime, Duration lockAtMostFor) {
+		this.lockAtMostFor = lockAtMostFor;
 		this.submit = submit;
 		this.request = request;
 		this.keys = List.copyOf(keys);
@@ -59,11 +62,12 @@ final class AsyncKeys extends CompletableFuture<Optional<LockHandle>> {
 	 * @param submit the registry's asynchronous acquisition of one key (observed, or not)
 	 * @param keys the keys in canonical order, at least two
 	 * @param waitTime the wait budget of all of them
+	 * @param lockAtMostFor the ceiling of each key's grant, zero for none
 	 * @return the acquisition, or {@code null} when the registry cannot acquire the first key so
 	 */
 	static @Nullable AsyncKeys start(Function<LockTarget, @Nullable CompletableFuture<Optional<LockHandle>>> submit,
-			LockRequest request, List<String> keys, Duration waitTime) {
-		AsyncKeys acquisition = new AsyncKeys(submit, request, keys, waitTime);
+			LockRequest request, List<String> keys, Duration waitTime, Duration lockAtMostFor) {
+		AsyncKeys acquisition = new AsyncKeys(submit, request, keys, waitTime, lockAtMostFor);
 		CompletableFuture<Optional<LockHandle>> first = submit.apply(acquisition.target(0));
 		if (first == null) {
 			return null;
@@ -90,7 +94,8 @@ final class AsyncKeys extends CompletableFuture<Optional<LockHandle>> {
 	private LockTarget target(int index) {
 		Duration remaining = timed() ? Duration.ofNanos(Math.max(0, this.deadline - System.nanoTime()))
 				: this.waitTime;
-		return new LockTarget(this.keys.get(index), this.request.mode(), this.request.reentrant(), 0, remaining);
+		return new LockTarget(this.keys.get(index), this.request.mode(), this.request.reentrant(), 0, remaining,
+				this.lockAtMostFor);
 	}
 
 	private void await(CompletableFuture<Optional<LockHandle>> pending, int index) {

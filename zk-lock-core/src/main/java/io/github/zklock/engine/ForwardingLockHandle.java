@@ -1,7 +1,9 @@
 package io.github.zklock.engine;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
@@ -78,6 +80,18 @@ abstract class ForwardingLockHandle implements LockHandle {
 	public LockHandle keepAtLeast(Duration lockAtLeastFor) {
 		this.delegate.keepAtLeast(Duration.ZERO);
 		return KeptLockHandle.keep(this, lockAtLeastFor);
+	}
+
+	/** Move the wrapped grant's ceiling; this wrapper stays the caller's handle. */
+	@Override
+	public LockHandle extend(Duration lockAtMostFor) {
+		this.delegate.extend(lockAtMostFor);
+		return this;
+	}
+
+	@Override
+	public Optional<Instant> deadline() {
+		return this.delegate.deadline();
 	}
 
 	@Override

@@ -77,6 +77,20 @@ public final class KeptLockHandle extends ForwardingLockHandle {
 		Scheduler.INSTANCE.schedule(this::releaseLater, delay, TimeUnit.NANOSECONDS);
 	}
 
+	/**
+	 * Move the ceiling of the grant unless this view's release was asked for: the grant then
+	 * counts as released for its user, even while it is kept.
+	 * @throws IllegalStateException if this view was released
+	 */
+	@Override
+	public LockHandle extend(Duration lockAtMostFor) {
+		if (this.releaseAsked.get()) {
+			throw new IllegalStateException(mode() + " lock '" + path() + "' was already released (kept until "
+					+ "its lockAtLeastFor has passed); a released grant cannot be extended");
+		}
+		return super.extend(lockAtMostFor);
+	}
+
 	private void releaseLater() {
 		try {
 			this.delegate.release();

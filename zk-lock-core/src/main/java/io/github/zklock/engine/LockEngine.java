@@ -47,6 +47,8 @@ public final class LockEngine {
 
 	private final Duration defaultWaitTime;
 
+	private final Duration defaultLockAtMostFor;
+
 	/** Only set with an observation registry: Micrometer is an optional dependency. */
 	private final @Nullable LockObservations observations;
 
@@ -58,16 +60,20 @@ public final class LockEngine {
 	 * Create an engine.
 	 * @param registry the backend that grants
 	 * @param defaultWaitTime the wait time of requests that give none (checked by the caller)
+	 * @param defaultLockAtMostFor the ceiling of requests that give none, zero for none (checked
+	 * by the caller)
 	 * @param observations what observes acquisitions and holds, {@code null} for nothing
 	 * @param asyncExecutor where asynchronous grants are delivered and their work invoked,
 	 * {@code null} for a grant thread
 	 * @param virtualGrantThreads whether asynchronous grants are owned by virtual threads (falls
 	 * back to pooled platform threads before Java 21, logged)
 	 */
-	public LockEngine(LockRegistry registry, Duration defaultWaitTime, @Nullable LockObservations observations,
-			@Nullable Executor asyncExecutor, boolean virtualGrantThreads) {
+	public LockEngine(LockRegistry registry, Duration defaultWaitTime, Duration defaultLockAtMostFor,
+			@Nullable LockObservations observations, @Nullable Executor asyncExecutor, boolean virtualGrantThreads) {
 		this.registry = Objects.requireNonNull(registry, "registry must not be null");
 		this.defaultWaitTime = Objects.requireNonNull(defaultWaitTime, "defaultWaitTime must not be null");
+		this.defaultLockAtMostFor = Objects.requireNonNull(defaultLockAtMostFor,
+				"defaultLockAtMostFor must not be null");
 		this.observations = observations;
 		this.asyncExecutor = asyncExecutor;
 		Executor virtual = virtualGrantThreads ? GrantThreads.virtual() : null;
@@ -91,6 +97,20 @@ public final class LockEngine {
 	 */
 	public Duration defaultWaitTime() {
 		return this.defaultWaitTime;
+	}
+
+	/**
+	 * Return the ceiling of requests that give none.
+	 * @return the default lockAtMostFor, zero for none
+	 */
+	public Duration defaultLockAtMostFor() {
+		return this.defaultLockAtMostFor;
+	}
+
+	/** The request's ceiling, else the default. */
+	private Duration lockAtMostFor(LockRequest request) {
+		Duration lockAtMostFor = request.lockAtMostFor();
+		return (lockAtMostFor != null) ? lockAtMostFor : this.defaultLockAtMostFor;
 	}
 
 	/**
@@ -169,10 +189,10 @@ public final class LockEngine {
 		CompletableFuture<Optional<LockHandle>> pending;
 		if (keys.size() == 1) {
 			pending = submit.apply(new LockTarget(keys.get(0), request.mode(), request.reentrant(), request.permits(),
-					waitTime));
+					waitTime, lockAtMostFor(request)));
 		}
 		else {
-			multi = AsyncKeys.start(submit, request, keys, waitTime);
+			multi = AsyncKeys.start(submit, request, keys, waitTime, lockAtMostFor(request));
 			pending = multi;
 		}
 		if (pending == null) {
@@ -270,7 +290,8 @@ public final class LockEngine {
 
 	private Attempt acquireOne(LockRequest request, String key, Duration waitTime,
 			LockObservations.@Nullable Parent parent) {
-		LockTarget target = new LockTarget(key, request.mode(), request.reentrant(), request.permits(), waitTime);
+		LockTarget target = new LockTarget(key, request.mode(), request.reentrant(), request.permits(), waitTime,
+				lockAtMostFor(request));
 		Optional<LockHandle> handle = tryAcquire(target, request, parent);
 		if (handle.isEmpty()) {
 			return Attempt.busy(this.registry.lockPath(key), request.mode(), waitTime,
@@ -302,10 +323,12 @@ public final class LockEngine {
 		boolean timed = !waitTime.isNegative() && !waitTime.isZero();
 		long deadline = System.nanoTime() + (timed ? waitTime.toNanos() : 0);
 		List<LockHandle> acquired = new ArrayList<>(byLockPath.size());
+		Duration lockAtMostFor = lockAtMostFor(request);
 		try {
 			for (Map.Entry<String, String> entry : byLockPath.entrySet()) {
 				Duration remaining = timed ? Duration.ofNanos(Math.max(0, deadline - System.nanoTime())) : waitTime;
-				LockTarget target = new LockTarget(entry.getValue(), request.mode(), request.reentrant(), 0, remaining);
+				LockTarget target = new LockTarget(entry.getValue(), request.mode(), request.reentrant(), 0, remaining,
+						lockAtMostFor);
 				Optional<LockHandle> handle = tryAcquire(target, request, parent);
 				if (handle.isEmpty()) {
 					releaseAll(acquired);

@@ -25,7 +25,10 @@ import io.github.zklock.OnBusy;
  * policy is {@link OnBusy#SKIP}, or {@code error}) and {@code handoff} ({@code local} for a grant
  * handed over by another thread of the application without a ZooKeeper request, see
  * {@link LockHandle#isLocalHandoff()}; {@code none} otherwise);</li>
- * <li>{@value #HELD}: the time the grant is held; keys {@code name} and {@code mode}.</li>
+ * <li>{@value #HELD}: the time the grant is held; keys {@code name}, {@code mode} and, once it is
+ * released, {@code outcome}: {@code released} for a grant held until its release, {@code expired}
+ * for one its ceiling ended ({@link LockRequest#withLockAtMostFor lockAtMostFor}), {@code lost}
+ * for one lost otherwise (its session, a revocation).</li>
  * </ul>
  * With Spring Boot's default meter handler they become the timers {@code zk.lock.acquire} and
  * {@code zk.lock.held} (plus {@code zk.lock.held.active}). Each also has a high-cardinality key
@@ -43,6 +46,14 @@ public final class LockObservations {
 	static final String HELD = "zk.lock.held";
 
 	static final String HANDOFF = "handoff";
+
+	static final String OUTCOME = "outcome";
+
+	static final String HOLD_RELEASED = "released";
+
+	static final String HOLD_EXPIRED = "expired";
+
+	static final String HOLD_LOST = "lost";
 
 	static final String HANDOFF_LOCAL = "local";
 

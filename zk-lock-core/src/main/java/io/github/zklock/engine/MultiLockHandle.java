@@ -1,7 +1,9 @@
 package io.github.zklock.engine;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
@@ -118,6 +120,29 @@ final class MultiLockHandle implements LockHandle {
 			part.keepAtLeast(Duration.ZERO);
 		}
 		return KeptLockHandle.keep(this, lockAtLeastFor);
+	}
+
+	/** Every part's ceiling moves; the first part that cannot be extended fails the call. */
+	@Override
+	public LockHandle extend(Duration lockAtMostFor) {
+		checkHeld();
+		for (LockHandle part : this.parts) {
+			part.extend(lockAtMostFor);
+		}
+		return this;
+	}
+
+	/** The earliest of the parts' deadlines. */
+	@Override
+	public Optional<Instant> deadline() {
+		Instant earliest = null;
+		for (LockHandle part : this.parts) {
+			Instant deadline = part.deadline().orElse(null);
+			if (deadline != null && (earliest == null || deadline.isBefore(earliest))) {
+				earliest = deadline;
+			}
+		}
+		return Optional.ofNullable(earliest);
 	}
 
 	@Override

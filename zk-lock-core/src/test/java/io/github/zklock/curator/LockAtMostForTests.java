@@ -1,0 +1,279 @@
+package io.github.zklock.curator;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import io.github.zklock.AsyncLockHandle;
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockLostException;
+import io.github.zklock.LockMode;
+import io.github.zklock.LockRequest;
+import io.github.zklock.LockState;
+import io.github.zklock.LockStateEvent;
+import io.github.zklock.LockTemplate;
+import io.github.zklock.test.ZooKeeperExtension;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.assertj.core.api.Assertions.assertThatNoException;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The ceiling of a grant ({@link LockRequest#withLockAtMostFor(Duration)}) on a real ZooKeeper,
+ * with two applications (two clients, two registries): application A takes a grant with a ceiling
+ * and never releases it (a stuck holder), application B waits for the key. For every kind, made on
+ * a thread (Curator's recipes) or without one (the asynchronous grants), with local hand-off on
+ * and off: A's grant becomes LOST with the reason "held longer than lockAtMostFor", its listener is
+ * told, B is granted within the ceiling plus one second with a higher fencing token, A's later
+ * release is harmless and no znode is left. Also: {@link LockHandle#extend(Duration)} moves the
+ * ceiling, and fails on a grant the ceiling ended or that was released; the template's default
+ * ceiling and its opt-out; a multi-lock's parts; {@code whenLost()} of an asynchronous grant; the
+ * interrupt of a stuck thread-bound holder with interrupt-on-lost.
+ */
+class LockAtMostForTests {
+
+	@RegisterExtension
+	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
+
+	private static final Duration CEILING = Duration.ofMillis(700);
+
+	private static final Duration BOUND = Duration.ofSeconds(10);
+
+	private final List<LockStateEvent> holderEvents = new CopyOnWriteArrayList<>();
+
+	private CuratorFramework holderClient;
+
+	private CuratorLockRegistry holder;
+
+	private LockTemplate holderLocks;
+
+	private CuratorLockRegistry other;
+
+	private LockTemplate otherLocks;
+
+	private String key;
+
+	@BeforeEach
+	void start(TestInfo testInfo) throws Exception {
+		this.holderClient = zooKeeper.newClient();
+		this.holder = new CuratorLockRegistry(this.holderClient, "/locks", 100);
+		this.holder.addLockStateListener(this.holderEvents::add);
+		this.holderLocks = new LockTemplate(this.holder, BOUND);
+		this.other = new CuratorLockRegistry(zooKeeper.newClient(), "/locks", 100);
+		this.otherLocks = new LockTemplate(this.other, BOUND);
+		this.key = "/ceiling/" + testInfo.getTestMethod().orElseThrow().getName()
+				+ testInfo.getDisplayName().replaceAll("[^A-Za-z0-9]", "");
+	}
+
+	@AfterEach
+	void stop() {
+		this.holder.close();
+		this.other.close();
+	}
+
+	@ParameterizedTest(name = "{0}, async={1}, handoff={2}")
+	@CsvSource({ "EXCLUSIVE, false, true", "EXCLUSIVE, false, false", "EXCLUSIVE, true, true",
+			"EXCLUSIVE, true, false", "NON_REENTRANT, false, true", "NON_REENTRANT, true, true", "READ, false, true",
+			"READ, true, true", "WRITE, false, true", "WRITE, false, false", "WRITE, true, true", "WRITE, true, false",
+			"PERMIT, false, true", "PERMIT, true, true" })
+	void stuckHolderLosesItsGrantAtItsCeilingAndTheOtherApplicationIsGranted(String kind, boolean async,
+			boolean handoff) throws Exception {
+		this.holder.setLocalHandoff(handoff ? LocalHandoff.DEFAULT : LocalHandoff.DISABLED);
+		LockRequest request = request(kind).withLockAtMostFor(CEILING);
+		LockHandle held = async ? this.holderLocks.async().acquire(request).get(BOUND.toSeconds(), TimeUnit.SECONDS)
+				: this.holderLocks.acquire(request);
+		long grantedAt = System.nanoTime();
+		long token = held.fencingToken();
+		assertThat(held.deadline()).hasValueSatisfying(
+				(deadline) -> assertThat(deadline).isBetween(Instant.now(), Instant.now().plus(CEILING)));
+		assertThat(admin(this.holder).describeHeldLocks()).singleElement()
+			.satisfies((lock) -> assertThat(lock.deadline()).isEqualTo(held.deadline().orElseThrow()));
+
+		CompletableFuture<AsyncLockHandle> waiting = this.otherLocks.async()
+			.acquire(request(kind).withMode(excluding(kind)).withWaitTime(BOUND));
+		AsyncLockHandle granted = waiting.get(BOUND.toSeconds(), TimeUnit.SECONDS);
+		long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - grantedAt);
+
+		assertThat(waitedMs).as("granted after the ceiling, within a second of it")
+			.isBetween(CEILING.toMillis() - 50, CEILING.toMillis() + 1000);
+		assertThat(granted.fencingToken()).isGreaterThan(token);
+		assertThat(held.state()).isEqualTo(LockState.LOST);
+		assertThatExceptionOfType(LockLostException.class).isThrownBy(held::checkHeld)
+			.withMessageContaining("held longer than lockAtMostFor (PT0.7S)");
+		await().atMost(BOUND)
+			.untilAsserted(() -> assertThat(this.holderEvents).extracting(LockStateEvent::state)
+				.containsExactly(LockState.LOST));
+		if (held instanceof AsyncLockHandle asyncHeld) {
+			// The ceiling tells the work of a grant no thread owns, whatever interrupt-on-lost says.
+			assertThat(asyncHeld.whenLost().toCompletableFuture()).succeedsWithin(BOUND);
+		}
+		assertThatNoException().isThrownBy(held::release);
+		granted.release();
+		await().atMost(BOUND)
+			.untilAsserted(() -> assertThat(ZooKeeperExtension.ephemeralZnodes(this.holderClient, "/locks")).isEmpty());
+	}
+
+	@ParameterizedTest
+	@ValueSource(booleans = { false, true })
+	void extendMovesTheCeilingFromNowAndFailsOnceTheCeilingEndedTheGrant(boolean async) throws Exception {
+		LockRequest request = LockRequest.of(this.key).withReentrant(false).withLockAtMostFor(CEILING);
+		LockHandle held = async ? this.holderLocks.async().acquire(request).get(BOUND.toSeconds(), TimeUnit.SECONDS)
+				: this.holderLocks.acquire(request);
+		Instant firstDeadline = held.deadline().orElseThrow();
+		CompletableFuture<AsyncLockHandle> waiting = this.otherLocks.async()
+			.acquire(LockRequest.of(this.key).withReentrant(false));
+
+		// Extended twice, each before the ceiling: the key stays taken past the first ceiling.
+		Thread.sleep(CEILING.toMillis() / 2);
+		assertThat(held.extend(CEILING)).isSameAs(held);
+		Thread.sleep(CEILING.toMillis() / 2);
+		held.extend(Duration.ofSeconds(2));
+		assertThat(held.deadline()).hasValueSatisfying((deadline) -> assertThat(deadline).isAfter(firstDeadline));
+		Thread.sleep(CEILING.toMillis());
+		assertThat(waiting).isNotDone();
+		assertThat(held.isHeld()).isTrue();
+
+		AsyncLockHandle granted = waiting.get(BOUND.toSeconds(), TimeUnit.SECONDS);
+		assertThat(held.state()).isEqualTo(LockState.LOST);
+		assertThatExceptionOfType(LockLostException.class).isThrownBy(() -> held.extend(CEILING))
+			.withMessageContaining("held longer than lockAtMostFor (PT2S)");
+		held.release();
+		granted.release();
+	}
+
+	@Test
+	void aReleasedGrantCannotBeExtendedAndItsCeilingNoLongerRuns() throws Exception {
+		LockHandle held = this.holderLocks.acquire(LockRequest.of(this.key).withLockAtMostFor(CEILING));
+		held.release();
+		assertThatIllegalStateException().isThrownBy(() -> held.extend(CEILING)).withMessageContaining("released");
+		LockHandle next = this.holderLocks.acquire(LockRequest.of(this.key));
+		Thread.sleep(CEILING.toMillis() + 200);
+		assertThat(next.isHeld()).isTrue();
+		assertThat(this.holderEvents).isEmpty();
+		next.release();
+	}
+
+	@Test
+	void aGrantWithoutCeilingCanBeGivenOneByExtend() throws Exception {
+		LockHandle held = this.holderLocks.acquire(LockRequest.of(this.key));
+		assertThat(held.deadline()).isEmpty();
+		held.extend(CEILING);
+		assertThat(held.deadline()).isPresent();
+		await().atMost(BOUND).until(() -> held.state() == LockState.LOST);
+		held.release();
+	}
+
+	@Test
+	void extendRefusesAZeroOrNegativeCeiling() throws Exception {
+		try (LockHandle held = this.holderLocks.acquire(LockRequest.of(this.key))) {
+			assertThatExceptionOfType(IllegalArgumentException.class).isThrownBy(() -> held.extend(Duration.ZERO));
+			assertThatExceptionOfType(IllegalArgumentException.class)
+				.isThrownBy(() -> held.extend(Duration.ofSeconds(-1)));
+			assertThat(held.deadline()).isEmpty();
+		}
+	}
+
+	@Test
+	void theTemplateDefaultCeilingAppliesUnlessTheRequestSetsNone() throws Exception {
+		LockTemplate withDefault = LockTemplate.builder(this.holder)
+			.defaultWaitTime(BOUND)
+			.defaultLockAtMostFor(CEILING)
+			.build();
+		LockHandle defaulted = withDefault.acquire(LockRequest.of(this.key));
+		LockHandle none = withDefault.acquire(LockRequest.of(this.key + "-none").withLockAtMostFor(LockRequest.NO_CEILING));
+		assertThat(defaulted.deadline()).isPresent();
+		assertThat(none.deadline()).isEmpty();
+		await().atMost(BOUND).until(() -> defaulted.state() == LockState.LOST);
+		Thread.sleep(200);
+		assertThat(none.isHeld()).isTrue();
+		defaulted.release();
+		none.release();
+	}
+
+	@Test
+	void aMultiLockEndsEveryPartAndExtendsEveryPart() throws Exception {
+		LockRequest request = LockRequest.of(List.of(this.key + "/b", this.key + "/a")).withLockAtMostFor(CEILING);
+		LockHandle held = this.holderLocks.acquire(request);
+		held.extend(Duration.ofSeconds(1));
+		assertThat(held.parts()).allSatisfy((part) -> assertThat(part.deadline()).isPresent());
+		assertThat(held.deadline()).isEqualTo(held.parts().stream().map((part) -> part.deadline().orElseThrow())
+			.min(Instant::compareTo));
+		AsyncLockHandle other = this.otherLocks.async()
+			.acquire(LockRequest.of(List.of(this.key + "/a", this.key + "/b")).withWaitTime(BOUND))
+			.get(BOUND.toSeconds(), TimeUnit.SECONDS);
+		assertThat(held.state()).isEqualTo(LockState.LOST);
+		assertThat(held.parts()).allSatisfy((part) -> assertThat(part.state()).isEqualTo(LockState.LOST));
+		held.release();
+		other.release();
+	}
+
+	@Test
+	void interruptOnLostInterruptsAStuckThreadBoundHolder() throws Exception {
+		this.holder.setInterruptOnLost(true);
+		CompletableFuture<Boolean> interrupted = new CompletableFuture<>();
+		Thread stuck = new Thread(() -> {
+			LockHandle held = this.holderLocks.acquire(LockRequest.of(this.key).withLockAtMostFor(CEILING));
+			try {
+				Thread.sleep(BOUND.toMillis());
+				interrupted.complete(false);
+			}
+			catch (InterruptedException ex) {
+				interrupted.complete(held.state() == LockState.LOST);
+			}
+			finally {
+				held.release();
+			}
+		}, "stuck-holder");
+		stuck.start();
+		assertThat(interrupted).succeedsWithin(BOUND).isEqualTo(true);
+		stuck.join(BOUND.toMillis());
+	}
+
+	@Test
+	void aCeilingShorterThanLockAtLeastForIsRefused() {
+		LockRequest request = LockRequest.of(this.key).withReentrant(false).withLockAtLeastFor(Duration.ofSeconds(2));
+		assertThatExceptionOfType(IllegalArgumentException.class)
+			.isThrownBy(() -> request.withLockAtMostFor(Duration.ofSeconds(1)))
+			.withMessageContaining("lockAtMostFor must not be shorter than lockAtLeastFor");
+		assertThatExceptionOfType(IllegalArgumentException.class)
+			.isThrownBy(() -> request.withLockAtMostFor(Duration.ofSeconds(-1)))
+			.withMessageContaining("use zero for no ceiling");
+		assertThat(request.withLockAtMostFor(Duration.ofSeconds(2)).lockAtMostFor()).isEqualTo(Duration.ofSeconds(2));
+	}
+
+	private static CuratorLockAdmin admin(CuratorLockRegistry registry) {
+		return Admins.admin(registry);
+	}
+
+	private LockRequest request(String kind) {
+		return switch (kind) {
+			case "NON_REENTRANT" -> LockRequest.of(this.key).withReentrant(false);
+			case "PERMIT" -> LockRequest.permit(this.key, 1);
+			default -> LockRequest.of(this.key).withMode(LockMode.valueOf(kind));
+		};
+	}
+
+	/** The mode a waiter asks for so that it waits for the holder: WRITE against a READ holder. */
+	private static LockMode excluding(String kind) {
+		return switch (kind) {
+			case "READ", "WRITE" -> LockMode.WRITE;
+			default -> LockMode.EXCLUSIVE;
+		};
+	}
+
+}
