@@ -301,7 +301,7 @@ class LockTemplateTests {
 			.hasBeenStopped()
 			.hasLowCardinalityKeyValue("name", "/stock/{sku}")
 			.hasLowCardinalityKeyValue("mode", "WRITE")
-			.doesNotHaveLowCardinalityKeyValueWithKey("outcome")
+			.hasLowCardinalityKeyValue("outcome", "released")
 			.hasHighCardinalityKeyValue("path", "/locks" + this.key);
 		assertThat(observations.getCurrentObservation()).isNull();
 	}

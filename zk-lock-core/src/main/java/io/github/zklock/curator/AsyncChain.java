@@ -114,15 +114,31 @@ final class AsyncChain implements AsyncRelease {
 	}
 
 	/**
-	 * Hand no further grant on the znode if it is the link's (see {@link Revocations}).
+	 * Hand no further grant on the znode if it is the link's (see {@link Revocations}): it was
+	 * revoked, deleted by another client, or its holder's ceiling (lockAtMostFor) passed. The grant
+	 * riding it no longer counts as the chain's holder, so that the next waiter queues a znode of
+	 * its own at once instead of waiting for a holder that may never release (a stuck one); that
+	 * grant's later release changes nothing here.
 	 * @return whether the link was on that znode
 	 */
-	synchronized boolean endLink(String node, String reason) {
-		Link current = this.link;
-		if (current == null || !current.znode.nodePath().equals(node)) {
-			return false;
+	boolean endLink(String node, String reason) {
+		List<Runnable> after;
+		synchronized (this) {
+			Link current = this.link;
+			if (current == null || !current.znode.nodePath().equals(node)) {
+				return false;
+			}
+			current.revokedReason = reason;
+			if (this.holder == null) {
+				return true;
+			}
+			// The link's znode is deleted by whoever ended it: drop it without a release of our own.
+			this.holder = null;
+			this.link = null;
+			after = pump();
 		}
-		current.revokedReason = reason;
+		run(after);
+		this.registry.dropIfIdle(this);
 		return true;
 	}
 

@@ -1,7 +1,8 @@
 package io.github.zklock.curator;
 
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 import org.apache.commons.logging.Log;
@@ -20,8 +21,8 @@ import io.github.zklock.LockUpgradeException;
  * Local hand-off of one key's exclusive lock (EXCLUSIVE reentrant, or the WRITE side of a
  * read/write lock) between the threads of this application: see {@link LocalHandoff}.
  *
- * <p>The threads of the application take <em>turns</em> on the key through a fair (FIFO)
- * {@link ReentrantLock}. The thread whose turn it is owns, for the application, the key's lock
+ * <p>The threads of the application take <em>turns</em> on the key through a fair (FIFO), reentrant
+ * {@link Turn}. The thread whose turn it is owns, for the application, the key's lock
  * znode (a {@link Link}): the first turn acquires one through the Curator recipe (create of an
  * ephemeral sequential znode with a protected name, getChildren, a watch on the predecessor while
  * waiting: the lock recipe of the ZooKeeper recipes page); when the turn ends while another local
@@ -49,14 +50,23 @@ import io.github.zklock.LockUpgradeException;
  * the same guaranteed delete that the recipe sends, and the recipe instance, which still records
  * the znode as its acquirer's, is dropped.
  *
- * <p>Thread-safe. {@link #link} and {@link #spare} are written only by the thread whose turn it
- * is.
+ * <p>A turn whose znode is revoked, deleted by another client, or whose grant's ceiling
+ * (lockAtMostFor) passed is taken away from its thread ({@link #endLink}), which may be stuck and
+ * never release: the next local thread then queues a znode of its own at once, and the stuck
+ * thread's later release changes nothing here.
+ *
+ * <p>Thread-safe. {@link #link}, {@link #writeHolds} and the turn's ownership change under
+ * {@link #guard} (never held across a ZooKeeper request); {@link #spare} is written only by the
+ * thread whose turn it is.
  */
 final class LocalChain {
 
 	private static final Log logger = LogFactory.getLog(LocalChain.class);
 
-	private final ReentrantLock turn = new ReentrantLock(true);
+	private final Turn turn = new Turn();
+
+	/** Guards the link and the turn's ownership against {@link #endLink} from another thread. */
+	private final Object guard = new Object();
 
 	private final CuratorFramework client;
 
@@ -92,19 +102,28 @@ final class LocalChain {
 	}
 
 	/**
-	 * Hand no further grant on the kept znode if it is {@code node}: it was revoked, or deleted by
-	 * another client (see {@link Revocations}). The next turn queues in ZooKeeper again.
+	 * Hand no further grant on the kept znode if it is {@code node}: it was revoked, deleted by
+	 * another client, or its grant's ceiling passed (see {@link Revocations}). The next turn queues
+	 * in ZooKeeper again; a turn riding the znode now is taken away from its thread, which may be
+	 * stuck, so that the next local thread need not wait for its release (whoever ended the znode
+	 * deletes it).
 	 * @param node the znode's full path
 	 * @param reason why, for the grants that already ride it
 	 * @return whether this chain keeps that znode
 	 */
 	boolean endLink(String node, String reason) {
-		Link current = this.link;
-		if (current == null || !current.grant.nodePath().equals(node)) {
-			return false;
+		synchronized (this.guard) {
+			Link current = this.link;
+			if (current == null || !current.grant.nodePath().equals(node)) {
+				return false;
+			}
+			current.revokedReason = reason;
+			if (this.turn.takeAway()) {
+				this.link = null;
+				this.writeHolds = 0;
+			}
+			return true;
 		}
-		current.revokedReason = reason;
-		return true;
 	}
 
 	/**
@@ -127,13 +146,15 @@ final class LocalChain {
 				// read-to-write upgrade.
 				throw new LockUpgradeException(this.lockPath);
 			}
-			this.turn.lock();
-			return new ChainGrant(current, Kind.NESTED, mode);
+			synchronized (this.guard) {
+				this.turn.hold();
+				return new ChainGrant(current, Kind.NESTED, mode);
+			}
 		}
 		long start = System.nanoTime();
 		boolean turnTaken;
 		try {
-			turnTaken = (waitMs < 0) ? lockInterruptibly() : this.turn.tryLock(waitMs, TimeUnit.MILLISECONDS);
+			turnTaken = this.turn.take(waitMs);
 		}
 		catch (InterruptedException ex) {
 			// As for a wait that ended: the previous turn may have kept the link for this thread.
@@ -149,10 +170,12 @@ final class LocalChain {
 		try {
 			Link current = this.link;
 			if (current != null) {
-				if (current.usable(this.client)) {
-					current.grants++;
-					granted = true;
-					return new ChainGrant(current, Kind.HANDED_OVER, mode);
+				synchronized (this.guard) {
+					if (current.usable(this.client) && this.link == current) {
+						current.grants++;
+						granted = true;
+						return new ChainGrant(current, Kind.HANDED_OVER, mode);
+					}
 				}
 				// The session is not connected, or was replaced: the znode may be gone. Let it go
 				// (a guaranteed delete, finished by Curator after reconnection) and queue again.
@@ -181,55 +204,70 @@ final class LocalChain {
 			}
 			Link fresh = new Link(recipe, grant, settings, requested,
 					this.client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs());
-			this.link = fresh;
-			granted = true;
-			return new ChainGrant(fresh, Kind.ACQUIRED, mode);
+			synchronized (this.guard) {
+				this.link = fresh;
+				granted = true;
+				return new ChainGrant(fresh, Kind.ACQUIRED, mode);
+			}
 		}
 		finally {
 			if (!granted) {
-				this.turn.unlock();
+				synchronized (this.guard) {
+					this.turn.release();
+				}
 				settle();
 			}
 		}
 	}
 
-	private boolean lockInterruptibly() throws InterruptedException {
-		this.turn.lockInterruptibly();
-		return true;
-	}
-
 	/**
 	 * End one hold of the current thread's turn. At the end of the turn, keep the link for the
-	 * next local thread, or release its znode.
+	 * next local thread, or release its znode. Nothing when the turn was taken away
+	 * ({@link #endLink}).
 	 */
 	private void leave(LockMode mode) throws Exception {
-		if (mode == LockMode.WRITE) {
-			this.writeHolds--;
-		}
-		Link current = this.link;
-		if (this.turn.getHoldCount() > 1 || current == null) {
-			this.turn.unlock();
-			return;
-		}
+		Link ended;
 		boolean handOver = false;
-		try {
+		synchronized (this.guard) {
+			if (!this.turn.isHeldByCurrentThread()) {
+				// Taken away: its znode was ended by whoever took it.
+				return;
+			}
+			if (mode == LockMode.WRITE) {
+				this.writeHolds--;
+			}
+			Link current = this.link;
+			if (this.turn.getHoldCount() > 1 || current == null) {
+				this.turn.release();
+				return;
+			}
 			handOver = this.turn.hasQueuedThreads() && current.usable(this.client) && !current.bounded();
 			if (handOver) {
 				if (!current.watching) {
 					current.watching = true;
+					// In the background: no request is waited for under the guard.
 					listChildren(current);
 				}
+				this.turn.release();
+				ended = null;
 			}
 			else {
 				this.link = null;
-				end(current);
+				ended = current;
 			}
 		}
-		finally {
-			this.turn.unlock();
+		if (ended != null) {
+			try {
+				end(ended);
+			}
+			finally {
+				synchronized (this.guard) {
+					this.turn.release();
+				}
+			}
 		}
 		if (handOver && !this.turn.hasQueuedThreads()) {
-			// The waiter left (its wait ended) between the check and the unlock.
+			// The waiter left (its wait ended) between the check and the release.
 			settle();
 		}
 	}
@@ -240,13 +278,21 @@ final class LocalChain {
 	 * link for a waiter that left since; one of them sees the other's change.
 	 */
 	private void settle() {
-		if (this.link == null || !this.turn.tryLock()) {
+		if (this.link == null || !this.turn.tryTake()) {
 			return;
 		}
 		try {
-			Link current = this.link;
-			if (current != null && !this.turn.hasQueuedThreads()) {
-				this.link = null;
+			Link current;
+			synchronized (this.guard) {
+				current = this.link;
+				if (current != null && !this.turn.hasQueuedThreads()) {
+					this.link = null;
+				}
+				else {
+					current = null;
+				}
+			}
+			if (current != null) {
 				end(current);
 			}
 		}
@@ -259,7 +305,9 @@ final class LocalChain {
 					ex);
 		}
 		finally {
-			this.turn.unlock();
+			synchronized (this.guard) {
+				this.turn.release();
+			}
 		}
 	}
 
@@ -302,6 +350,109 @@ final class LocalChain {
 				&& !current.othersWaiting) {
 			listChildren(current);
 		}
+	}
+
+	/**
+	 * The turn of the key's threads: fair (FIFO) and reentrant like a fair {@code ReentrantLock},
+	 * but it can be taken away from its thread ({@link #takeAway()}), for a holder that may never
+	 * release. A fair {@link Semaphore} of one permit queues the threads; the owner and its hold
+	 * count are one object, replaced when the turn changes hands, so that exactly one of the owner's
+	 * last release and a take-away returns the permit.
+	 */
+	static final class Turn {
+
+		private final Semaphore permit = new Semaphore(1, true);
+
+		private final AtomicReference<@Nullable Owner> owner = new AtomicReference<>();
+
+		/**
+		 * Wait for the turn.
+		 * @param waitMs milliseconds to wait; zero for one attempt; negative without limit
+		 * @return whether the turn was taken
+		 */
+		boolean take(long waitMs) throws InterruptedException {
+			if (waitMs < 0) {
+				this.permit.acquire();
+			}
+			else if (!this.permit.tryAcquire(waitMs, TimeUnit.MILLISECONDS)) {
+				return false;
+			}
+			this.owner.set(new Owner(Thread.currentThread()));
+			return true;
+		}
+
+		/** Take the turn if it is free now, before any queued thread (as {@code ReentrantLock.tryLock()}). */
+		boolean tryTake() {
+			if (!this.permit.tryAcquire()) {
+				return false;
+			}
+			this.owner.set(new Owner(Thread.currentThread()));
+			return true;
+		}
+
+		/** One more hold of the current thread's turn. */
+		void hold() {
+			Owner current = this.owner.get();
+			if (current != null && current.thread == Thread.currentThread()) {
+				current.holds++;
+			}
+		}
+
+		/** End one hold of the current thread's turn; the last one frees it. Nothing if it was taken away. */
+		void release() {
+			Owner current = this.owner.get();
+			if (current == null || current.thread != Thread.currentThread()) {
+				return;
+			}
+			if (--current.holds == 0 && this.owner.compareAndSet(current, null)) {
+				this.permit.release();
+			}
+		}
+
+		/**
+		 * Take the turn away from its thread, if a thread has it.
+		 * @return whether it was taken away
+		 */
+		boolean takeAway() {
+			Owner current = this.owner.get();
+			if (current == null || !this.owner.compareAndSet(current, null)) {
+				return false;
+			}
+			this.permit.release();
+			return true;
+		}
+
+		boolean isHeldByCurrentThread() {
+			Owner current = this.owner.get();
+			return current != null && current.thread == Thread.currentThread();
+		}
+
+		int getHoldCount() {
+			Owner current = this.owner.get();
+			return (current != null && current.thread == Thread.currentThread()) ? current.holds : 0;
+		}
+
+		boolean isLocked() {
+			return this.permit.availablePermits() == 0;
+		}
+
+		boolean hasQueuedThreads() {
+			return this.permit.hasQueuedThreads();
+		}
+
+		/** The thread whose turn it is, and its holds (written by that thread only). */
+		private static final class Owner {
+
+			final Thread thread;
+
+			int holds = 1;
+
+			Owner(Thread thread) {
+				this.thread = thread;
+			}
+
+		}
+
 	}
 
 	/** How a grant came to the thread. */

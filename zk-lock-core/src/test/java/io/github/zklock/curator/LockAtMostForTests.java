@@ -7,6 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
+import io.micrometer.observation.tck.TestObservationRegistry;
 import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -27,6 +28,7 @@ import io.github.zklock.LockStateEvent;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.test.ZooKeeperExtension;
 
+import static io.micrometer.observation.tck.TestObservationRegistryAssert.assertThat;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
@@ -108,6 +110,9 @@ class LockAtMostForTests {
 			.acquire(request(kind).withMode(excluding(kind)).withWaitTime(BOUND));
 		AsyncLockHandle granted = waiting.get(BOUND.toSeconds(), TimeUnit.SECONDS);
 		long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - grantedAt);
+		// Quoted by the guide (lost-locks.adoc, "A ceiling on the hold").
+		System.out.println("CEILING kind=" + kind + " async=" + async + " handoff=" + handoff + " lock_at_most_for_ms="
+				+ CEILING.toMillis() + " other_application_granted_after_ms=" + waitedMs);
 
 		assertThat(waitedMs).as("granted after the ceiling, within a second of it")
 			.isBetween(CEILING.toMillis() - 50, CEILING.toMillis() + 1000);
@@ -124,6 +129,65 @@ class LockAtMostForTests {
 		}
 		assertThatNoException().isThrownBy(held::release);
 		granted.release();
+		await().atMost(BOUND)
+			.untilAsserted(() -> assertThat(ZooKeeperExtension.ephemeralZnodes(this.holderClient, "/locks")).isEmpty());
+	}
+
+	@ParameterizedTest(name = "{0}, async holder={1}, async waiter={2}, handoff={3}")
+	@CsvSource({ "EXCLUSIVE, false, false, true", "EXCLUSIVE, false, true, true", "EXCLUSIVE, true, false, true",
+			"EXCLUSIVE, true, true, true", "EXCLUSIVE, false, false, false", "EXCLUSIVE, true, true, false",
+			"WRITE, false, false, true", "WRITE, true, true, true", "NON_REENTRANT, false, false, true",
+			"NON_REENTRANT, true, true, true", "PERMIT, false, false, true", "PERMIT, true, true, true",
+			"READ, true, true, true", "READ, false, false, true" })
+	void stuckHolderLosesItsGrantAtItsCeilingAndAWaiterOfItsOwnApplicationIsGranted(String kind, boolean asyncHolder,
+			boolean asyncWaiter, boolean handoff) throws Exception {
+		this.holder.setLocalHandoff(handoff ? LocalHandoff.DEFAULT : LocalHandoff.DISABLED);
+		LockRequest request = request(kind).withLockAtMostFor(CEILING);
+		CompletableFuture<LockHandle> heldFuture = new CompletableFuture<>();
+		CompletableFuture<Void> releaseHolder = new CompletableFuture<>();
+		Thread stuck = new Thread(() -> {
+			try {
+				LockHandle held = asyncHolder
+						? this.holderLocks.async().acquire(request).get(BOUND.toSeconds(), TimeUnit.SECONDS)
+						: this.holderLocks.acquire(request);
+				heldFuture.complete(held);
+				releaseHolder.get(BOUND.toSeconds() * 3, TimeUnit.SECONDS);
+				held.release();
+			}
+			catch (Exception ex) {
+				heldFuture.completeExceptionally(ex);
+			}
+		}, "stuck-holder");
+		stuck.start();
+		LockHandle held = heldFuture.get(BOUND.toSeconds(), TimeUnit.SECONDS);
+		long grantedAt = System.nanoTime();
+		long token = held.fencingToken();
+		LockRequest waiterRequest = request(kind).withMode(excluding(kind)).withWaitTime(BOUND);
+		try (LockThread waiterThread = new LockThread("waiter")) {
+			LockHandle granted = asyncWaiter
+					? this.holderLocks.async().acquire(waiterRequest).get(BOUND.toSeconds(), TimeUnit.SECONDS)
+					: waiterThread.call(() -> this.holderLocks.acquire(waiterRequest));
+			long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - grantedAt);
+			System.out.println("CEILING kind=" + kind + " async_holder=" + asyncHolder + " async_waiter=" + asyncWaiter
+					+ " handoff=" + handoff + " lock_at_most_for_ms=" + CEILING.toMillis()
+					+ " same_application_granted_after_ms=" + waitedMs);
+			assertThat(waitedMs).as("granted after the ceiling, within a second of it")
+				.isBetween(CEILING.toMillis() - 50, CEILING.toMillis() + 1000);
+			assertThat(held.state()).isEqualTo(LockState.LOST);
+			assertThat(granted.isHeld()).isTrue();
+			long grantedToken = asyncWaiter ? granted.fencingToken() : waiterThread.call(granted::fencingToken);
+			assertThat(grantedToken).isGreaterThan(token);
+			if (asyncWaiter) {
+				granted.release();
+			}
+			else {
+				waiterThread.release(granted);
+			}
+		}
+		finally {
+			releaseHolder.complete(null);
+			stuck.join(BOUND.toMillis());
+		}
 		await().atMost(BOUND)
 			.untilAsserted(() -> assertThat(ZooKeeperExtension.ephemeralZnodes(this.holderClient, "/locks")).isEmpty());
 	}
@@ -242,6 +306,30 @@ class LockAtMostForTests {
 		stuck.start();
 		assertThat(interrupted).succeedsWithin(BOUND).isEqualTo(true);
 		stuck.join(BOUND.toMillis());
+	}
+
+	@Test
+	void theHoldObservationOfAGrantTheCeilingEndedHasOutcomeExpired() throws Exception {
+		TestObservationRegistry observations = TestObservationRegistry.create();
+		LockTemplate observed = LockTemplate.builder(this.holder)
+			.defaultWaitTime(BOUND)
+			.observationRegistry(observations)
+			.build();
+		LockHandle held = observed.acquire(LockRequest.of(this.key).withLockAtMostFor(CEILING));
+		await().atMost(BOUND).until(() -> held.state() == LockState.LOST);
+		held.release();
+		LockHandle lost = observed.acquire(LockRequest.of(this.key + "-lost").withLockAtMostFor(BOUND));
+		admin(this.other).revoke(this.key + "-lost", RevocationMode.FORCE, Duration.ZERO);
+		await().atMost(BOUND).until(() -> lost.state() == LockState.LOST);
+		lost.release();
+
+		assertThat(observations).hasNumberOfObservationsWithNameEqualTo("zk.lock.held", 2);
+		assertThat(observations).hasAnObservation((observation) -> observation.hasNameEqualTo("zk.lock.held")
+			.hasLowCardinalityKeyValue("outcome", "expired")
+			.hasHighCardinalityKeyValue("path", "/locks" + this.key));
+		assertThat(observations).hasAnObservation((observation) -> observation.hasNameEqualTo("zk.lock.held")
+			.hasLowCardinalityKeyValue("outcome", "lost")
+			.hasHighCardinalityKeyValue("path", "/locks" + this.key + "-lost"));
 	}
 
 	@Test

@@ -146,7 +146,9 @@ class RevocationCheckTests {
 		finally {
 			revoker.close();
 		}
-		assertThat(section.overlaps()).isZero();
+		// The revoked holder is not waited for (it may be stuck): the next grant may start while it
+		// still finishes its section, once per lost grant; no other overlap.
+		assertThat(section.overlaps()).isLessThanOrEqualTo(this.events.size());
 		assertThat(ZooKeeperExtension.ephemeralZnodes(this.client, "/locks")).isEmpty();
 	}
 
