@@ -84,13 +84,14 @@ import io.github.zklock.OnBusy;
  * Other asynchronous return types ({@code Future}, subclasses of {@code CompletableFuture},
  * {@code Flow.Publisher} and other Reactive Streams publishers) are rejected at start-up.
  *
- * <p>Durations ({@link #waitTime()}, {@link #lockAtLeastFor()}, {@link #lockAtMostFor()}) are strings, as
- * {@code @Scheduled(fixedDelayString)} takes them: ISO-8601 ({@code "PT2S"}), the simple style
- * ({@code "2s"}, {@code "500ms"}, {@code "1m"}), a plain number of milliseconds ({@code "500"}),
- * or a {@code ${...}} placeholder resolved at start-up ({@code "${stock.lock-wait}"}). A value
- * that is malformed, or negative other than {@link #WAIT_FOREVER} for the wait time, fails the
- * start naming the method. The rules between the attributes are those of {@link io.github.zklock.LockRequest},
- * which the annotation is turned into once per method.
+ * <p>Durations ({@link #waitTime()}, {@link #lockAtLeastFor()}, {@link #lockAtMostFor()}) are
+ * strings, as {@code @Scheduled(fixedDelayString)} takes them: ISO-8601 ({@code "PT2S"}), the
+ * simple style ({@code "2s"}, {@code "500ms"}, {@code "1m"}), a plain number of milliseconds
+ * ({@code "500"}), or a {@code ${...}} placeholder resolved at start-up
+ * ({@code "${stock.lock-wait}"}). A value that is malformed, or negative other than
+ * {@link #WAIT_FOREVER} for the wait time, fails the start naming the method. The rules between
+ * the attributes are those of {@link io.github.zklock.LockRequest}, which the annotation is turned
+ * into once per method.
  *
  * <p>Example: {@code @DistributedLock(path = "/stock/#{#sku}", waitTime = "2s")}.
  *
@@ -194,8 +195,8 @@ public @interface DistributedLock {
 	/**
 	 * How long the lock may be held at most, counted from its grant: a ceiling for a holder that
 	 * is stuck while its application runs (a hung remote call, a deadlocked thread, a loop that
-	 * never ends). Once the lock has been held that long, this application ends the grant as a
-	 * revocation does, whether the method has returned or not:
+	 * never ends). Once the lock has been held that long while the method still runs, this
+	 * application ends the grant as a revocation does:
 	 * <ul>
 	 * <li>the grant becomes {@link io.github.zklock.LockState#LOST} with the reason "held longer
 	 * than lockAtMostFor"; {@link io.github.zklock.LockStateListener}s and the
