@@ -27,8 +27,10 @@ import io.github.zklock.curator.WaitingLock;
  * <ul>
  * <li>{@code GET /actuator/zklocks}: this application's process id and host, the locks it holds
  * (path, mode, state, holder thread, held since, znode, fencing token if it was read, chain
- * length) and the threads waiting for one, local state; with a {@link Leadership}, the leader of
- * each group the application takes part in (reads ZooKeeper, one group after the other);</li>
+ * length, and the {@code deadline} at which its ceiling, {@code lockAtMostFor}, ends it, left out
+ * for a grant without one) and the threads waiting for one, local state; with a
+ * {@link Leadership}, the leader of each group the application takes part in (reads ZooKeeper,
+ * one group after the other);</li>
  * <li>{@code GET /actuator/zklocks/{key}}: the participants of one key's lock across the
  * ensemble, any client and any kind, in queue order (reads ZooKeeper), for example
  * {@code /actuator/zklocks/stock/apple} for the key {@code /stock/apple}: per znode whether it

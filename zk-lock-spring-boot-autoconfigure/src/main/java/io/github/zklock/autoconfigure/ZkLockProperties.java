@@ -55,6 +55,15 @@ public class ZkLockProperties implements Validator {
 	private Duration defaultWaitTime = Duration.ofMillis(-1);
 
 	/**
+	 * Longest hold of locks that do not set one (lockAtMostFor of @DistributedLock and
+	 * @DistributedSemaphore, LockRequest.withLockAtMostFor): once a grant has been held that long,
+	 * this application ends it as lost and deletes its znode, so that a stuck holder cannot keep
+	 * the key from the others. Covers a running application only; a frozen or dead one frees its
+	 * locks with its session. Zero sets no ceiling; negative values are rejected.
+	 */
+	private Duration defaultLockAtMostFor = Duration.ZERO;
+
+	/**
 	 * Order of the @DistributedLock advisor. It must be lower (outer) than the transaction
 	 * advisor's order so that the lock is held until the transaction has completed.
 	 */
@@ -181,6 +190,14 @@ public class ZkLockProperties implements Validator {
 
 	public void setDefaultWaitTime(Duration defaultWaitTime) {
 		this.defaultWaitTime = defaultWaitTime;
+	}
+
+	public Duration getDefaultLockAtMostFor() {
+		return this.defaultLockAtMostFor;
+	}
+
+	public void setDefaultLockAtMostFor(Duration defaultLockAtMostFor) {
+		this.defaultLockAtMostFor = defaultLockAtMostFor;
 	}
 
 	public int getAspectOrder() {

@@ -47,6 +47,11 @@ final class ZkLockPropertiesValidator {
 			errors.rejectValue("defaultWaitTime", INVALID, "zk.lock.default-wait-time must be 0 for one attempt, a "
 					+ "positive duration, or -1ms to wait without limit, was " + defaultWaitTime);
 		}
+		Duration defaultLockAtMostFor = properties.getDefaultLockAtMostFor();
+		if (defaultLockAtMostFor == null || defaultLockAtMostFor.isNegative()) {
+			errors.rejectValue("defaultLockAtMostFor", INVALID, "zk.lock.default-lock-at-most-for must be 0 for no "
+					+ "ceiling or a positive duration, was " + defaultLockAtMostFor);
+		}
 		if (properties.getCacheCapacity() < 1) {
 			errors.rejectValue("cacheCapacity", INVALID,
 					"zk.lock.cache-capacity must be positive, was " + properties.getCacheCapacity());

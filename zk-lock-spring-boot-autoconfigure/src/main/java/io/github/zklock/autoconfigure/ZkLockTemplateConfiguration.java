@@ -63,7 +63,9 @@ class ZkLockTemplateConfiguration {
 	}
 
 	/**
-	 * The template. Its asynchronous work (and {@code @DistributedLock} methods returning
+	 * The template, with the defaults of requests that do not give their own wait time
+	 * ({@code zk.lock.default-wait-time}) or ceiling ({@code zk.lock.default-lock-at-most-for}). Its
+	 * asynchronous work (and {@code @DistributedLock} methods returning
 	 * {@code CompletableFuture}, {@code Mono} or {@code Flux}) is invoked on Boot's
 	 * {@code applicationTaskExecutor} when there is one; the waits for ZooKeeper never occupy it
 	 * (see {@link LockTemplateBuilder#asyncExecutor}). With
@@ -78,6 +80,7 @@ class ZkLockTemplateConfiguration {
 			Environment environment) {
 		LockTemplateBuilder template = LockTemplate.builder(lockRegistry)
 			.defaultWaitTime(properties.getDefaultWaitTime())
+			.defaultLockAtMostFor(properties.getDefaultLockAtMostFor())
 			.asyncExecutor(applicationTaskExecutor.getIfAvailable())
 			.virtualGrantThreads(Threading.VIRTUAL.isActive(environment));
 		observationRegistry.ifAvailable(template::observationRegistry);

@@ -1,12 +1,15 @@
 package io.github.zklock.actuate;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
+import com.jayway.jsonpath.JsonPath;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Timer;
@@ -14,6 +17,8 @@ import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.boot.actuate.autoconfigure.endpoint.jackson.JacksonEndpointAutoConfiguration;
+import org.springframework.boot.actuate.endpoint.jackson.EndpointJsonMapper;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.health.contributor.Health;
@@ -31,6 +36,7 @@ import org.springframework.context.annotation.Configuration;
 import io.github.zklock.LockAcquisitionException;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
+import io.github.zklock.LockRequest;
 import io.github.zklock.LockTarget;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.annotation.DistributedLock;
@@ -45,12 +51,14 @@ import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Health, the {@code zklocks} endpoint (with the chain length of a grant handed over locally) and
- * the meters (one tag set for every outcome, {@code handoff} included), wired by their
- * auto-configurations, on a real ZooKeeper: a server per test, since one of them stops it.
+ * Health, the {@code zklocks} endpoint (with the chain length of a grant handed over locally, and
+ * the deadline of a grant with a ceiling, also in the endpoint's JSON) and the meters (one tag set
+ * for every outcome, {@code handoff} included), wired by their auto-configurations, on a real
+ * ZooKeeper: a server per test, since one of them stops it.
  */
 class ZkLockActuatorTests {
 
@@ -197,6 +205,34 @@ class ZkLockActuatorTests {
 			assertThat(meters.get("zk.lock.acquire").tags("handoff", "none").timer().count()).isOne();
 			assertThat(meters.get("zk.lock.acquire").tags("handoff", "local").timer().count()).isOne();
 		});
+	}
+
+	@Test
+	void endpointShowsTheDeadlineOfAGrantWithACeilingInItsJsonAndNoneWithout() {
+		this.contextRunner.withConfiguration(AutoConfigurations.of(JacksonEndpointAutoConfiguration.class))
+			.run((context) -> {
+				ZkLocksEndpoint endpoint = context.getBean(ZkLocksEndpoint.class);
+				LockTemplate template = context.getBean(LockTemplate.class);
+				try (LockHandle capped = template
+					.acquire(LockRequest.of("/orders/capped").withLockAtMostFor(Duration.ofMinutes(5)));
+						LockHandle uncapped = template.acquire(LockRequest.of("/orders/uncapped"))) {
+					Instant deadline = capped.deadline().orElseThrow();
+					assertThat(endpoint.locks().held()).extracting(HeldLock::path, HeldLock::deadline)
+						.containsExactlyInAnyOrder(tuple("/locks/orders/capped", deadline),
+								tuple("/locks/orders/uncapped", null));
+
+					// As the web endpoint answers: Boot's endpoint mapper, which leaves nulls out.
+					String json = context.getBean(EndpointJsonMapper.class).get().writeValueAsString(endpoint.locks());
+					List<Object> cappedDeadline = JsonPath.read(json,
+							"$.held[?(@.path == '/locks/orders/capped')].deadline");
+					assertThat(cappedDeadline).singleElement()
+						.isInstanceOfSatisfying(String.class, (value) -> assertThat(Instant.parse(value)).isEqualTo(deadline));
+					List<Map<String, Object>> uncappedLock = JsonPath.read(json,
+							"$.held[?(@.path == '/locks/orders/uncapped')]");
+					assertThat(uncappedLock).singleElement()
+						.satisfies((lock) -> assertThat(lock).containsEntry("mode", "EXCLUSIVE").doesNotContainKey("deadline"));
+				}
+			});
 	}
 
 	@Test

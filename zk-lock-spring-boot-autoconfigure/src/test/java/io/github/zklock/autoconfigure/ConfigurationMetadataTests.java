@@ -38,7 +38,8 @@ class ConfigurationMetadataTests {
 		}
 		assertThat(properties).extracting((property) -> property.get("name"))
 			.contains("zk.lock.enabled", "zk.lock.connect-string", "zk.lock.root-path", "zk.lock.session-timeout",
-					"zk.lock.connection-timeout", "zk.lock.default-wait-time", "zk.lock.aspect-order",
+					"zk.lock.connection-timeout", "zk.lock.default-wait-time", "zk.lock.default-lock-at-most-for",
+					"zk.lock.aspect-order",
 					"zk.lock.cache-capacity", "zk.lock.interrupt-on-lost", "zk.lock.fail-fast",
 					"zk.lock.retry.base-sleep", "zk.lock.retry.max-retries", "zk.lock.retry.max-sleep",
 					"zk.lock.embedded.enabled", "zk.lock.embedded.port", "zk.lock.auth.scheme",
@@ -88,13 +89,16 @@ class ConfigurationMetadataTests {
 			hinted.addAll(JsonPath.read(metadata, "$.hints[*].name"));
 		}
 		assertThat(hinted).contains("zk.lock.auth.scheme", "zk.lock.default-wait-time", "zk.lock.embedded.port",
-				"zk.lock.connect-string");
+				"zk.lock.connect-string", "zk.lock.default-lock-at-most-for");
 		String own = ownMetadata();
 		List<String> schemes = JsonPath.read(own, "$.hints[?(@.name == 'zk.lock.auth.scheme')].values[*].value");
 		assertThat(schemes).containsExactly("digest");
 		List<String> waitTimes = JsonPath.read(own,
 				"$.hints[?(@.name == 'zk.lock.default-wait-time')].values[*].value");
 		assertThat(waitTimes).containsExactly("-1ms", "0ms", "5s");
+		List<String> ceilings = JsonPath.read(own,
+				"$.hints[?(@.name == 'zk.lock.default-lock-at-most-for')].values[*].value");
+		assertThat(ceilings).containsExactly("0ms", "5m");
 	}
 
 	@Test

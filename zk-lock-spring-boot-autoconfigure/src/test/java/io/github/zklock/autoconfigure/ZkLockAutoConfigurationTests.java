@@ -2,6 +2,7 @@ package io.github.zklock.autoconfigure;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -221,6 +222,27 @@ class ZkLockAutoConfigurationTests {
 	}
 
 	@Test
+	void givesTheTemplateTheDefaultLockAtMostFor() {
+		this.contextRunner.withPropertyValues("zk.lock.default-lock-at-most-for=30s").run((context) -> {
+			LockTemplate template = context.getBean(LockTemplate.class);
+			Instant before = Instant.now();
+			try (LockHandle defaulted = template.acquire(LockRequest.of("/ceiling/defaulted"))) {
+				assertThat(defaulted.deadline()).hasValueSatisfying((deadline) -> assertThat(deadline)
+					.isBetween(before.plusSeconds(30).minusMillis(50), Instant.now().plusSeconds(30).plusMillis(50)));
+			}
+			try (LockHandle none = template
+				.acquire(LockRequest.of("/ceiling/opted-out").withLockAtMostFor(LockRequest.NO_CEILING))) {
+				assertThat(none.deadline()).isEmpty();
+			}
+		});
+		this.contextRunner.run((context) -> {
+			try (LockHandle unset = context.getBean(LockTemplate.class).acquire(LockRequest.of("/ceiling/unset"))) {
+				assertThat(unset.deadline()).as("no ceiling unless the property sets one").isEmpty();
+			}
+		});
+	}
+
+	@Test
 	void backsOffWhenUserDefinesCuratorFramework() {
 		this.contextRunner.withUserConfiguration(UserClientConfiguration.class).run((context) -> {
 			assertThat(context).hasSingleBean(CuratorFramework.class).doesNotHaveBean("zkLockCuratorFramework");
@@ -409,7 +431,8 @@ class ZkLockAutoConfigurationTests {
 			"zk.lock.session-timeout, 30d", "zk.lock.cache-capacity, 0", "zk.lock.cache-capacity, -3",
 			"zk.lock.retry.max-retries, 30", "zk.lock.retry.max-retries, -1", "zk.lock.root-path, /locks/",
 			"zk.lock.root-path, /a/../b", "zk.lock.connection-timeout, 500us", "zk.lock.connect-string, ' '",
-			"zk.lock.default-wait-time, -5s", "zk.lock.default-wait-time, -2ms", "zk.lock.local-handoff.max-grants, 0",
+			"zk.lock.default-wait-time, -5s", "zk.lock.default-wait-time, -2ms",
+			"zk.lock.default-lock-at-most-for, -1s", "zk.lock.local-handoff.max-grants, 0",
 			"zk.lock.local-handoff.max-time, 0ms", "zk.lock.local-handoff.max-time, -1s" })
 	void failsOnBadValueNamingTheProperty(String property, String value) {
 		this.contextRunner.withPropertyValues(property + "=" + value).run((context) -> {

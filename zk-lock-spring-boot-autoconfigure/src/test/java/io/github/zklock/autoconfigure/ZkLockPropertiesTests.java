@@ -43,6 +43,7 @@ class ZkLockPropertiesTests {
 			assertThat(context).hasNotFailed();
 			ZkLockProperties properties = context.getBean(ZkLockProperties.class);
 			assertThat(properties.isFailFast()).isFalse();
+			assertThat(properties.getDefaultLockAtMostFor()).as("no ceiling").isZero();
 			assertThat(properties.getAuth().getScheme()).isEqualTo("digest");
 			assertThat(properties.getAuth().getCredentials()).isNull();
 			assertThat(properties.getAuth().hasCredentials()).isFalse();
@@ -158,11 +159,11 @@ class ZkLockPropertiesTests {
 			.withPropertyValues("zk.lock.session-timeout=0s", "zk.lock.connection-timeout=-1s",
 					"zk.lock.retry.base-sleep=0ms", "zk.lock.retry.max-sleep=-2s", "zk.lock.retry.max-retries=30",
 					"zk.lock.cache-capacity=0", "zk.lock.root-path=locks/", "zk.lock.default-wait-time=-3s",
-					"zk.lock.connect-string=host:port")
+					"zk.lock.default-lock-at-most-for=-1s", "zk.lock.connect-string=host:port")
 			.run((context) -> {
 				assertThat(context).hasFailed();
 				// The connect string is checked when the client is built (see below), not here.
-				assertThat(errorMessages(context.getStartupFailure())).hasSize(8)
+				assertThat(errorMessages(context.getStartupFailure())).hasSize(9)
 					.anySatisfy((message) -> assertThat(message).startsWith("zk.lock.session-timeout must be between"))
 					.anySatisfy((message) -> assertThat(message).startsWith("zk.lock.connection-timeout must be"))
 					.anySatisfy((message) -> assertThat(message).startsWith("zk.lock.retry.base-sleep must be"))
@@ -173,6 +174,7 @@ class ZkLockPropertiesTests {
 						.isEqualTo("zk.lock.cache-capacity must be positive, was 0"))
 					.anySatisfy((message) -> assertThat(message).startsWith("zk.lock.root-path 'locks/'"))
 					.anySatisfy((message) -> assertThat(message).startsWith("zk.lock.default-wait-time must be"))
+					.anySatisfy((message) -> assertThat(message).startsWith("zk.lock.default-lock-at-most-for must be"))
 					.noneSatisfy((message) -> assertThat(message).contains("connect-string"));
 			});
 	}
@@ -208,6 +210,31 @@ class ZkLockPropertiesTests {
 		this.contextRunner.withPropertyValues("zk.lock.default-wait-time=" + value).run((context) -> {
 			assertThat(context).hasNotFailed();
 			assertThat(context.getBean(ZkLockProperties.class).getDefaultWaitTime())
+				.isEqualTo(Duration.ofMillis(millis));
+		});
+	}
+
+	@ParameterizedTest(name = "zk.lock.default-lock-at-most-for={0}")
+	@CsvSource({ "-1ms, PT-0.001S", "-5s, PT-5S" })
+	void rejectsANegativeDefaultLockAtMostFor(String value, Duration bound) {
+		this.contextRunner.withPropertyValues("zk.lock.default-lock-at-most-for=" + value).run((context) -> {
+			assertThat(context).hasFailed();
+			BindValidationException ex = cause(context.getStartupFailure(), BindValidationException.class);
+			assertThat(ex.getValidationErrors().getAllErrors()).singleElement()
+				.isInstanceOfSatisfying(FieldError.class, (error) -> {
+					assertThat(error.getField()).isEqualTo("defaultLockAtMostFor");
+					assertThat(error.getDefaultMessage()).isEqualTo("zk.lock.default-lock-at-most-for must be 0 for "
+							+ "no ceiling or a positive duration, was " + bound);
+				});
+		});
+	}
+
+	@ParameterizedTest(name = "zk.lock.default-lock-at-most-for={0}")
+	@CsvSource({ "0, 0", "0s, 0", "1500ms, 1500", "PT5M, 300000" })
+	void acceptsNoCeilingOrAPositiveDefaultLockAtMostFor(String value, long millis) {
+		this.contextRunner.withPropertyValues("zk.lock.default-lock-at-most-for=" + value).run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context.getBean(ZkLockProperties.class).getDefaultLockAtMostFor())
 				.isEqualTo(Duration.ofMillis(millis));
 		});
 	}

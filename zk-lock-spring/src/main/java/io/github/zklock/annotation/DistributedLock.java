@@ -84,13 +84,14 @@ import io.github.zklock.OnBusy;
  * Other asynchronous return types ({@code Future}, subclasses of {@code CompletableFuture},
  * {@code Flow.Publisher} and other Reactive Streams publishers) are rejected at start-up.
  *
- * <p>Durations ({@link #waitTime()}, {@link #lockAtLeastFor()}) are strings, as
- * {@code @Scheduled(fixedDelayString)} takes them: ISO-8601 ({@code "PT2S"}), the simple style
- * ({@code "2s"}, {@code "500ms"}, {@code "1m"}), a plain number of milliseconds ({@code "500"}),
- * or a {@code ${...}} placeholder resolved at start-up ({@code "${stock.lock-wait}"}). A value
- * that is malformed, or negative other than {@link #WAIT_FOREVER}, fails the start naming the
- * method. The rules between the attributes are those of {@link io.github.zklock.LockRequest},
- * which the annotation is turned into once per method.
+ * <p>Durations ({@link #waitTime()}, {@link #lockAtLeastFor()}, {@link #lockAtMostFor()}) are
+ * strings, as {@code @Scheduled(fixedDelayString)} takes them: ISO-8601 ({@code "PT2S"}), the
+ * simple style ({@code "2s"}, {@code "500ms"}, {@code "1m"}), a plain number of milliseconds
+ * ({@code "500"}), or a {@code ${...}} placeholder resolved at start-up
+ * ({@code "${stock.lock-wait}"}). A value that is malformed, or negative other than
+ * {@link #WAIT_FOREVER} for the wait time, fails the start naming the method. The rules between
+ * the attributes are those of {@link io.github.zklock.LockRequest}, which the annotation is turned
+ * into once per method.
  *
  * <p>Example: {@code @DistributedLock(path = "/stock/#{#sku}", waitTime = "2s")}.
  *
@@ -184,11 +185,51 @@ public @interface DistributedLock {
 	 * multi-lock, all keys are kept together.
 	 * <p>If the application dies while the lock is kept, the key is freed with its ZooKeeper
 	 * session (after {@code zk.lock.session-timeout}), not at the end of {@code lockAtLeastFor}:
-	 * unlike ShedLock, whose timestamp record survives a crash, nothing persists here. There is no
-	 * {@code lockAtMostFor}: a holder that dies frees the key with its session; a live holder keeps
-	 * it until its method returns.
+	 * unlike ShedLock, whose timestamp record survives a crash, nothing persists here. A holder
+	 * that dies frees the key with its session; a live holder keeps it until its method returns, or
+	 * until {@link #lockAtMostFor()} ends it, which must then not be shorter than this.
 	 * @return the least time the lock is held, empty for none
 	 */
 	String lockAtLeastFor() default "";
+
+	/**
+	 * How long the lock may be held at most, counted from its grant: a ceiling for a holder that
+	 * is stuck while its application runs (a hung remote call, a deadlocked thread, a loop that
+	 * never ends). Once the lock has been held that long while the method still runs, this
+	 * application ends the grant as a revocation does:
+	 * <ul>
+	 * <li>the grant becomes {@link io.github.zklock.LockState#LOST} with the reason "held longer
+	 * than lockAtMostFor"; {@link io.github.zklock.LockStateListener}s and the
+	 * {@link io.github.zklock.LockStateEvent} application event are told;</li>
+	 * <li>the lock's znode is deleted, so the next waiter, in this application or another, is
+	 * granted, with a higher {@linkplain io.github.zklock.LockHandle#fencingToken() fencing
+	 * token}: a store fence ({@code JdbcLockFence}) rejects the stuck holder's later writes, and the
+	 * commit guard rolls back the method's transaction if it commits after the ceiling;</li>
+	 * <li>the method itself is not stopped: a blocking method runs on without the lock (its
+	 * handle's {@link io.github.zklock.LockHandle#checkHeld() checkHeld()} and
+	 * {@link io.github.zklock.LockHandle#fencingToken() fencingToken()} throw
+	 * {@link io.github.zklock.LockLostException}), unless {@code zk.lock.interrupt-on-lost}
+	 * interrupts its thread (a lock bound to the thread: reentrant EXCLUSIVE, READ, WRITE); an
+	 * asynchronous method's work is cancelled and its result fails with
+	 * {@code LockLostException}, whatever {@code zk.lock.interrupt-on-lost} says.</li>
+	 * </ul>
+	 * The method may move the ceiling while it works, with
+	 * {@link io.github.zklock.LockHandle#extend(java.time.Duration) LockContext.require().extend(...)}.
+	 * For a multi-lock the ceiling applies to each key's grant.
+	 * <p>A duration string (see the type's description), measured by the holder's own clock. Left
+	 * out (empty), {@code zk.lock.default-lock-at-most-for} applies (no ceiling unless set);
+	 * {@code "0"} sets no ceiling whatever the default ({@code LockRequest.NO_CEILING}); a positive
+	 * duration is the ceiling. A negative or malformed value, or one shorter than a positive
+	 * {@link #lockAtLeastFor()}, is rejected at start-up, naming the method.
+	 * <p>It covers a stuck holder in a running application only, since the holder's own process
+	 * enforces it. A process frozen as a whole (a long garbage collection pause, a stopped VM) or
+	 * dead cannot end its grant: its ZooKeeper session timeout ({@code zk.lock.session-timeout})
+	 * frees the key instead, as without a ceiling, and the fencing token makes the store reject what
+	 * it writes when it wakes up. Choose a ceiling well above the method's longest normal run: a
+	 * holder still working at the ceiling loses its lock.
+	 * @return the longest time the lock is held, empty for the default, {@code "0"} for none
+	 * @see io.github.zklock.LockRequest#withLockAtMostFor(java.time.Duration)
+	 */
+	String lockAtMostFor() default "";
 
 }

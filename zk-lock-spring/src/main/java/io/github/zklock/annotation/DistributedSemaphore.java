@@ -88,4 +88,23 @@ public @interface DistributedSemaphore {
 	 */
 	OnBusy onBusy() default OnBusy.FAIL;
 
+	/**
+	 * How long the permit may be held at most, counted from its grant, with the values, rules and
+	 * effects of {@link DistributedLock#lockAtMostFor()}: once it has been held that long, this
+	 * application ends it as a revocation does (it becomes {@link io.github.zklock.LockState#LOST}
+	 * with the reason "held longer than lockAtMostFor", listeners and the
+	 * {@link io.github.zklock.LockStateEvent} application event are told, the commit guard rolls back
+	 * a transaction that commits after it) and deletes its lease znode, so that the next waiter gets
+	 * the permit. The method is not stopped; an asynchronous method's work is cancelled and its
+	 * result fails with {@link io.github.zklock.LockLostException}. A frozen or dead process frees
+	 * its permit with its session instead.
+	 * <p>A duration string (see {@link DistributedLock}): left out (empty),
+	 * {@code zk.lock.default-lock-at-most-for} applies (no ceiling unless set); {@code "0"} sets no
+	 * ceiling; a positive duration is the ceiling; a negative or malformed value is rejected at
+	 * start-up, naming the method.
+	 * @return the longest time the permit is held, empty for the default, {@code "0"} for none
+	 * @see io.github.zklock.LockRequest#withLockAtMostFor(java.time.Duration)
+	 */
+	String lockAtMostFor() default "";
+
 }

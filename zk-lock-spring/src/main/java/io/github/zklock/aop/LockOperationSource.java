@@ -44,9 +44,9 @@ import io.github.zklock.expression.LockPathTemplate;
  * {@link LockOperation} per method and target class and caching it: the key templates are parsed
  * there, once; the annotation becomes a prototype {@link LockRequest}, whose constructor checks
  * every rule between the attributes (reported here naming the method); the invoker is chosen for
- * the return type. {@code ${...}} placeholders in {@code waitTime} and {@code lockAtLeastFor} are
- * resolved with the container's embedded value resolver (set by the container; without one they
- * are taken as written).
+ * the return type. {@code ${...}} placeholders in {@code waitTime}, {@code lockAtLeastFor} and
+ * {@code lockAtMostFor} are resolved with the container's embedded value resolver (set by the
+ * container; without one they are taken as written).
  *
  * <p>Thread-safe.
  */
@@ -98,7 +98,8 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 	 * {@code CompletableFuture}, Reactor's {@code Mono} or {@code Flux}, a malformed duration, a rule
 	 * of {@link LockRequest} broken (a negative wait time other than {@code WAIT_FOREVER},
 	 * {@code reentrant = false} on READ or WRITE, fewer than one permit, a negative
-	 * {@code lockAtLeastFor} or one on READ or WRITE), {@code onBusy = SKIP} with a primitive return
+	 * {@code lockAtLeastFor} or one on READ or WRITE, a negative {@code lockAtMostFor} or one shorter
+	 * than a positive {@code lockAtLeastFor}), {@code onBusy = SKIP} with a primitive return
 	 * type other than {@code void}, or a key template already used by another method with a kind
 	 * that would not exclude this one (EXCLUSIVE vs READ/WRITE vs semaphore, reentrant vs not,
 	 * semaphores with different permits)
@@ -171,6 +172,7 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 		}
 		Duration lockAtLeastFor = duration("lockAtLeastFor", annotation.lockAtLeastFor(), LOCK, where);
 		boolean kept = lockAtLeastFor != null && !lockAtLeastFor.isZero();
+		Duration lockAtMostFor = duration("lockAtMostFor", annotation.lockAtMostFor(), LOCK, where);
 		LockRequest prototype = request(LOCK, where, () -> LockRequest.of(sources(keys))
 			.withMode(annotation.mode())
 			// An EXCLUSIVE lock kept after the call is released by another thread, so it is not
@@ -179,6 +181,8 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 			.withWaitTime(waitTime(annotation.waitTime(), LOCK, where))
 			.withOnBusy(annotation.onBusy())
 			.withLockAtLeastFor((lockAtLeastFor != null) ? lockAtLeastFor : Duration.ZERO)
+			// Not given (null): the template's default applies to each call.
+			.withLockAtMostFor(lockAtMostFor)
 			// Named after the templates: resolved values would make a metric per key.
 			.withName(String.join(",", sources(keys))));
 		return new LockOperation(method, keys, prototype, invoker(method, LOCK, where), this);
@@ -192,9 +196,11 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 		}
 		rejectSkipOfPrimitive(method, annotation.onBusy(), SEMAPHORE, where);
 		LockPathTemplate key = parse(annotation.path(), SEMAPHORE, where);
+		Duration lockAtMostFor = duration("lockAtMostFor", annotation.lockAtMostFor(), SEMAPHORE, where);
 		LockRequest prototype = request(SEMAPHORE, where, () -> LockRequest.permit(key.getSource(), annotation.permits())
 			.withWaitTime(waitTime(annotation.waitTime(), SEMAPHORE, where))
-			.withOnBusy(annotation.onBusy()));
+			.withOnBusy(annotation.onBusy())
+			.withLockAtMostFor(lockAtMostFor));
 		return new LockOperation(method, List.of(key), prototype, invoker(method, SEMAPHORE, where), this);
 	}
 

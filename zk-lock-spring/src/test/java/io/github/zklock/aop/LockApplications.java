@@ -32,8 +32,9 @@ import io.github.zklock.test.ZooKeeperExtension;
  * {@code @EnableDistributedLocks}, its own Curator client of the extension's server (so two
  * contexts are two ZooKeeper sessions, as two processes would be), a registry on {@code /locks}
  * and a template waiting 10 s by default, whose acquisitions are recorded ({@link AcquireObservations},
- * a bean) and whose asynchronous work runs on the {@code lockAsyncExecutor} bean when the test
- * registers one, plus the test's components.
+ * a bean, on the test's {@code ObservationRegistry} bean when it registers one) and whose
+ * asynchronous work runs on the {@code lockAsyncExecutor} bean when the test registers one, plus
+ * the test's components.
  */
 final class LockApplications {
 
@@ -77,8 +78,9 @@ final class LockApplications {
 
 		@Bean
 		LockTemplate lockTemplate(CuratorLockRegistry lockRegistry, AcquireObservations observations,
-				@Qualifier("lockAsyncExecutor") ObjectProvider<Executor> asyncExecutor) {
-			ObservationRegistry observationRegistry = ObservationRegistry.create();
+				@Qualifier("lockAsyncExecutor") ObjectProvider<Executor> asyncExecutor,
+				ObjectProvider<ObservationRegistry> testObservationRegistry) {
+			ObservationRegistry observationRegistry = testObservationRegistry.getIfAvailable(ObservationRegistry::create);
 			observationRegistry.observationConfig().observationHandler(observations);
 			return LockTemplate.builder(lockRegistry)
 				.defaultWaitTime(Duration.ofSeconds(10))
