@@ -1,6 +1,9 @@
 package io.github.zklock.docs.lost;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 
 import javax.sql.DataSource;
 
@@ -18,6 +21,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
+import io.github.zklock.LockContext;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockState;
 import io.github.zklock.LockTemplate;
@@ -30,8 +34,9 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The snippets of the guide's chapter on lost locks run as written, on a real ZooKeeper and an
- * in-memory H2: the listener hears of a grant lost with its session, and the fenced purchase
- * raises the stock row's token in its transaction.
+ * in-memory H2: the listener hears of a grant lost with its session, the fenced purchase
+ * raises the stock row's token in its transaction, and the ceiling's snippets hold their locks
+ * with a deadline, moved by each extension.
  */
 class LostSnippetsTests {
 
@@ -73,6 +78,26 @@ class LostSnippetsTests {
 				Long token = jdbc.sql("SELECT fencing_token FROM stock WHERE sku = 'apple'").query(Long.class).single();
 				assertThat(token).isPositive();
 			});
+	}
+
+	@Test
+	void ceilingSnippetsHoldTheirLocksWithADeadlineAndExtendIt() {
+		this.contextRunner.withBean(CeilingJobs.class).run((context) -> {
+			CeilingJobs jobs = context.getBean(CeilingJobs.class);
+			List<Instant> deadlines = new ArrayList<>();
+			jobs.rebuildDailyReport(() -> deadlines.add(LockContext.require().deadline().orElseThrow()));
+			assertThat(deadlines).singleElement()
+				.satisfies((deadline) -> assertThat(deadline).isBetween(Instant.now().plus(Duration.ofMinutes(9)),
+						Instant.now().plus(Duration.ofMinutes(10))));
+
+			deadlines.clear();
+			Integer imported = jobs.importAll(List.of("a", "b", "c"),
+					(batch) -> deadlines.add(LockContext.require().deadline().orElseThrow()));
+			assertThat(imported).isEqualTo(3);
+			// Each batch starts under the ceiling the previous one moved: never earlier.
+			assertThat(deadlines).hasSize(3).isSortedAccordingTo(Instant::compareTo);
+			assertThat(deadlines.get(2)).isAfter(Instant.now().plus(Duration.ofMinutes(4)));
+		});
 	}
 
 	@Configuration(proxyBeanMethods = false)
