@@ -20,9 +20,13 @@ import java.util.concurrent.ConcurrentHashMap;
  * <li>{@link #freeze()}: bytes are no longer forwarded (they wait in the proxy, as unacknowledged
  * segments would wait in TCP), sockets stay open, closes are not passed on, new connections are
  * accepted but not served. Neither side hears anything from the other.</li>
+ * <li>{@link #freezeReplies()}: the same in one direction: the clients' bytes still reach the
+ * server, the server's answers (and its closes) wait in the proxy. The server carries out what a
+ * client asks; the client hears nothing of it.</li>
  * <li>{@link #drop(Duration)}: every connection is closed at once and new ones are closed as soon
  * as they are accepted, for the given time.</li>
- * <li>{@link #heal()}: forwarding resumes (held bytes first) and new connections are served.</li>
+ * <li>{@link #heal()}: forwarding resumes (held bytes first) and new connections are served; after
+ * {@link #drop(Duration)} instead, the held bytes are lost with their connections.</li>
  * </ul>
  */
 final class TcpProxy implements Closeable {
@@ -38,6 +42,9 @@ final class TcpProxy implements Closeable {
 	private final Thread acceptor;
 
 	private volatile boolean frozen;
+
+	/** Whether the server's bytes to the clients are held (see {@link #freezeReplies()}). */
+	private volatile boolean repliesFrozen;
 
 	private volatile long refuseUntilNanos;
 
@@ -71,6 +78,11 @@ final class TcpProxy implements Closeable {
 		this.frozen = true;
 	}
 
+	/** Stop forwarding the server's bytes to the clients; forward theirs to the server; keep every socket open. */
+	void freezeReplies() {
+		this.repliesFrozen = true;
+	}
+
 	/**
 	 * Close every connection and close new ones on accept for a while.
 	 * @param refuseFor how long to refuse new connections (unless {@link #heal()} comes first)
@@ -86,6 +98,7 @@ final class TcpProxy implements Closeable {
 	void heal() {
 		synchronized (this.monitor) {
 			this.frozen = false;
+			this.repliesFrozen = false;
 			this.refuseUntilNanos = System.nanoTime();
 			this.monitor.notifyAll();
 		}
@@ -143,11 +156,12 @@ final class TcpProxy implements Closeable {
 
 	/**
 	 * Wait while frozen.
+	 * @param toClient whether the bytes go from the server to the client
 	 * @return whether to go on forwarding (false once the link or the proxy is closed)
 	 */
-	private boolean awaitFlowing(Link link) {
+	private boolean awaitFlowing(Link link, boolean toClient) {
 		synchronized (this.monitor) {
-			while (this.frozen && !this.closed && !link.closed) {
+			while ((this.frozen || (toClient && this.repliesFrozen)) && !this.closed && !link.closed) {
 				try {
 					this.monitor.wait(100);
 				}
@@ -185,22 +199,22 @@ final class TcpProxy implements Closeable {
 
 		void start() {
 			String name = "tcp-proxy-" + this.downstream.getPort();
-			Thread up = new Thread(() -> pump(this.downstream, this.upstream), name + "-up");
-			Thread down = new Thread(() -> pump(this.upstream, this.downstream), name + "-down");
+			Thread up = new Thread(() -> pump(this.downstream, this.upstream, false), name + "-up");
+			Thread down = new Thread(() -> pump(this.upstream, this.downstream, true), name + "-down");
 			up.setDaemon(true);
 			down.setDaemon(true);
 			up.start();
 			down.start();
 		}
 
-		private void pump(Socket from, Socket to) {
+		private void pump(Socket from, Socket to, boolean toClient) {
 			byte[] buffer = new byte[16 * 1024];
 			try (InputStream in = from.getInputStream()) {
 				OutputStream out = to.getOutputStream();
 				while (true) {
 					int read = in.read(buffer);
 					// Neither bytes nor an end of stream cross a frozen link.
-					if (!awaitFlowing(this)) {
+					if (!awaitFlowing(this, toClient)) {
 						return;
 					}
 					if (read < 0) {
@@ -217,6 +231,11 @@ final class TcpProxy implements Closeable {
 				// same: the link is over
 			}
 			finally {
+				if (!toClient) {
+					// A client's request that found the server's side closed: the client hears of the
+					// close with the server's held answers, not before.
+					awaitFlowing(this, true);
+				}
 				close();
 			}
 		}

@@ -38,25 +38,26 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A grant is released while its application's connection is lost but its session survives (the
- * class of Curator's CURATOR-678: a release whose delete fails on the lost connection must not
- * leave the lock znode behind). Application A holds a key through its own client, connected
- * through a {@link TcpProxy}, and its own {@link LockTemplate}; application B, connected directly,
- * waits for the key. A's connection is dropped (new connections refused), A's grant goes in doubt,
- * and A's template releases it while A is still disconnected. The release must return within a
- * bound set by A's connection timeout and retry policy (Curator's delete waits for a connection,
- * then retries, then leaves the delete to its background guaranteed delete and throws; the failure
- * is logged), A's znode must be gone once A reconnects in the same session, B must then be granted
- * within a bound, and no znode of A's session may be left below the lock path. Run for each lock
- * kind whose release differs: a reentrant EXCLUSIVE lock ({@code InterProcessMutex}, through the
- * local hand-off's link), READ and WRITE ({@code InterProcessReadWriteLock}), a non-reentrant
- * EXCLUSIVE lock and a permit of a semaphore (leases of {@code InterProcessSemaphoreV2}). And with
- * a second thread of A waiting locally for the key (local hand-off): a turn that ends while the
- * connection is down never hands its znode on; the second thread queues again in ZooKeeper, after
- * B, and is granted a znode of its own once B is done.
+ * <a href="https://issues.apache.org/jira/browse/CURATOR-678">CURATOR-678</a>: a grant is released
+ * while its application's connection is lost but its session survives (a release whose delete fails
+ * on the lost connection must not leave the lock znode behind). Application A holds a key through
+ * its own client, connected through a {@link TcpProxy}, and its own {@link LockTemplate};
+ * application B, connected directly, waits for the key. A's connection is dropped (new connections
+ * refused), A's grant goes in doubt, and A's template releases it while A is still disconnected.
+ * The release must return within a bound set by A's connection timeout and retry policy (Curator's
+ * delete waits for a connection, then retries, then leaves the delete to its background guaranteed
+ * delete and throws; the failure is logged), A's znode must be gone once A reconnects in the same
+ * session, B must then be granted within a bound, and no znode of A's session may be left below the
+ * lock path. Run for each lock kind whose release differs: a reentrant EXCLUSIVE lock
+ * ({@code InterProcessMutex}, through the local hand-off's link), READ and WRITE
+ * ({@code InterProcessReadWriteLock}), a non-reentrant EXCLUSIVE lock and a permit of a semaphore
+ * (leases of {@code InterProcessSemaphoreV2}). And with a second thread of A waiting locally for
+ * the key (local hand-off): a turn that ends while the connection is down never hands its znode on;
+ * the second thread queues again in ZooKeeper, after B, and is granted a znode of its own once B is
+ * done.
  */
 @Tag("chaos")
-class ReleaseDuringConnectionLossTests {
+class Curator678ReleaseDuringConnectionLossTests {
 
 	private static final String PATH = "/release-cut";
 

@@ -31,11 +31,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The leader of a group is cut off by a {@link TcpProxy} between its client and the server, while
- * two other participants, connected directly, wait. Frozen link: the old leader must be told
+ * <a href="https://issues.apache.org/jira/browse/CURATOR-696">CURATOR-696</a>: the leader of a group
+ * is cut off by a {@link TcpProxy} between its client and the server, while two other participants,
+ * connected directly, wait. Frozen link: the old leader must be told
  * (revoked, {@code isLeader} false) when its client suspends, two thirds of the session timeout
  * after the freeze, before the server expires its session and another participant is granted
- * (the safety property CURATOR-696 was about), and another participant must lead within the session
+ * (the safety property CURATOR-696 is about), and another participant must lead within the session
  * timeout + 1 s; after healing, the old leader queues again in a new session and exactly one
  * participant leads. Dropped link, back within the session: the old leader is revoked and granted
  * again, once each, and nobody else leads meanwhile. Both under Curator's default
@@ -43,7 +44,7 @@ import static org.awaitility.Awaitility.await;
  * which Curator's latch alone would keep leadership while suspended.
  */
 @Tag("chaos")
-class LeadershipPartitionTests {
+class Curator696LeadershipPartitionTests {
 
 	private static final String BASE_PATH = "/leaders";
 
