@@ -465,13 +465,16 @@ class ZkLockProviderTests {
 			.hasLowCardinalityKeyValue("outcome", "skipped"));
 		assertThat(observations).hasNumberOfObservationsWithNameEqualTo("zk.lock.acquire", 2)
 			.hasHandledContextsThatSatisfy((contexts) -> assertThat(contexts)
+				.filteredOn((context) -> "zk.lock.acquire".equals(context.getName()))
 				.extracting((context) -> context.getLowCardinalityKeyValue("outcome"))
 				.filteredOn((outcome) -> outcome != null)
 				.extracting(KeyValue::getValue)
 				.containsExactlyInAnyOrder("acquired", "skipped"));
+		// The hold ends as released, not expired: the lock was unlocked within its lockAtMostFor.
 		assertThat(observations).hasObservationWithNameEqualTo("zk.lock.held")
 			.that()
-			.hasLowCardinalityKeyValue("name", "shedlock:report/daily");
+			.hasLowCardinalityKeyValue("name", "shedlock:report/daily")
+			.hasLowCardinalityKeyValue("outcome", "released");
 	}
 
 	@Test
