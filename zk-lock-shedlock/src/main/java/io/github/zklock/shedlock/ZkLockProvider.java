@@ -101,12 +101,13 @@ import io.github.zklock.expression.PathSegmentEncoder;
  * Attempts and holds are observed as every zk-lock grant when the template has an observation
  * registry: {@code zk.lock.acquire} with outcome {@code acquired}, or {@code skipped} when the
  * lock is busy (ShedLock skips the run; the one attempt has a zero wait), as for
- * {@code @DistributedLock(onBusy = SKIP)}, or {@code error}; {@code zk.lock.held} while it
- * is held, ended with outcome {@code released}, {@code expired} (ended by its
- * {@code lockAtMostFor}) or {@code lost}. Their {@code name} tag is {@value #METRICS_NAME_PREFIX}{@code <lock name>}, with the
- * lock name unencoded: ShedLock's names are few and fixed, one per scheduled job, so the tag
- * stays low-cardinality (a caller that builds lock names from data through a
- * {@code LockingTaskExecutor} makes one tag value per name).
+ * {@code @DistributedLock(onBusy = SKIP)}, or {@code error}; {@code zk.lock.held} while it is
+ * held, ended with outcome {@code released}, {@code expired} (ended by its
+ * {@code lockAtMostFor}) or {@code lost}. Their {@code name} tag is
+ * {@value #METRICS_NAME_PREFIX}{@code <lock name>}, with the lock name unencoded: ShedLock's
+ * names are few and fixed, one per scheduled job, so the tag stays low-cardinality (a caller that
+ * builds lock names from data through a {@code LockingTaskExecutor} makes one tag value per
+ * name).
  *
  * <p>Thread-safe. The returned locks are not bound to a thread: ShedLock unlocks on the thread
  * that locked, but any thread may.

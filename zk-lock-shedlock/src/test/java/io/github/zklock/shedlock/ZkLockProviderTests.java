@@ -70,12 +70,13 @@ import static org.awaitility.Awaitility.await;
  *
  * <p>Also: an extension's {@code lockAtMostFor} counts from the extension, also when shorter; a
  * zero {@code lockAtMostFor} sets no ceiling and the configuration's wins over the template's
- * default; a job with {@code lockAtMostFor = lockAtLeastFor} ends as released, not expired; a
- * holder that dies frees the lock with its session before {@code lockAtMostFor};
- * {@code lockAtLeastFor} does not outlive the holder's session; a grant lost while the job runs
- * is reported (handle state, lock-state listener) and its unlock does not fail; lock names as one
- * encoded path segment; the key prefix; the exclusion with a zk-lock request on the same key; the
- * name in metrics. ZooKeeper down: {@link ZkLockProviderOutageTests}.
+ * default; an unlocked lock kept until {@code lockAtLeastFor} (equal to {@code lockAtMostFor},
+ * or past an extension's ceiling) ends as released then, not as expired; a holder that dies
+ * frees the lock with its session before {@code lockAtMostFor}; {@code lockAtLeastFor} does not
+ * outlive the holder's session; a grant lost while the job runs is reported (handle state,
+ * lock-state listener) and its unlock does not fail; lock names as one encoded path segment; the
+ * key prefix; the exclusion with a zk-lock request on the same key; the name in metrics.
+ * ZooKeeper down: {@link ZkLockProviderOutageTests}.
  */
 class ZkLockProviderTests {
 
@@ -290,19 +291,39 @@ class ZkLockProviderTests {
 	}
 
 	@Test
-	void aJobWhoseLockAtLeastForEqualsItsLockAtMostForEndsAsReleasedNotExpired() throws Exception {
+	void anUnlockedLockEndsAsReleasedWhenItsLockAtLeastForPassesNotAsExpired() throws Exception {
 		List<LockStateEvent> events = new CopyOnWriteArrayList<>();
 		this.first.registry().addLockStateListener(events::add);
+		CuratorLockAdmin admin = new CuratorLockAdmin(this.first.registry());
+
+		// Both times equal, as in ShedLock's own example: the ceiling comes with the kept release.
 		long grantedAt = System.nanoTime();
 		this.first.provider().lock(config(this.name, AT_LEAST, AT_LEAST)).orElseThrow().unlock();
-		LockHandle handle = new CuratorLockAdmin(this.first.registry()).heldLocks().get(0);
-
+		LockHandle equal = admin.heldLocks().get(0);
 		SimpleLock next = await().atMost(AT_LEAST.plusSeconds(5))
 			.pollInterval(Duration.ofMillis(20))
 			.until(() -> this.second.provider().lock(config(this.name)).orElse(null), (granted) -> granted != null);
 		assertThat(Duration.ofNanos(System.nanoTime() - grantedAt))
 			.isGreaterThanOrEqualTo(AT_LEAST.minus(CLOCK_GRANULARITY));
-		await().atMost(Duration.ofSeconds(5)).until(() -> handle.state() == LockState.RELEASED);
+		await().atMost(Duration.ofSeconds(5)).until(() -> equal.state() == LockState.RELEASED);
+		next.unlock();
+
+		// The ceiling before the end of lockAtLeastFor (an extension's shorter lockAtMostFor): the
+		// lock is still kept until then, and ends as released.
+		grantedAt = System.nanoTime();
+		SimpleLock kept = this.first.provider()
+			.lock(config(this.name, LOCK_AT_MOST_FOR, AT_LEAST.multipliedBy(2)))
+			.orElseThrow()
+			.extend(AT_LEAST, Duration.ZERO)
+			.orElseThrow();
+		LockHandle composed = admin.heldLocks().get(0);
+		kept.unlock();
+		next = await().atMost(AT_LEAST.multipliedBy(2).plusSeconds(5))
+			.pollInterval(Duration.ofMillis(20))
+			.until(() -> this.second.provider().lock(config(this.name)).orElse(null), (granted) -> granted != null);
+		assertThat(Duration.ofNanos(System.nanoTime() - grantedAt))
+			.isGreaterThanOrEqualTo(AT_LEAST.multipliedBy(2).minus(CLOCK_GRANULARITY));
+		await().atMost(Duration.ofSeconds(5)).until(() -> composed.state() == LockState.RELEASED);
 		assertThat(events).as("no lost grant reported for a job that finished in time").isEmpty();
 		next.unlock();
 	}
