@@ -94,6 +94,15 @@ public class LockTemplate {
 	}
 
 	/**
+	 * Return the ceiling of requests that give none
+	 * ({@link LockRequest#withLockAtMostFor(Duration)}, {@link LockTemplateBuilder#defaultLockAtMostFor}).
+	 * @return the default lockAtMostFor, {@link LockRequest#NO_CEILING} (zero) for none
+	 */
+	public Duration getDefaultLockAtMostFor() {
+		return this.engine.defaultLockAtMostFor();
+	}
+
+	/**
 	 * Run {@code action} under the requested lock, released in a {@code finally} block on the
 	 * calling thread; a failed release is logged, never thrown over the action's outcome. While the
 	 * action runs, {@link LockContext#current()} returns its grant. With

@@ -258,6 +258,8 @@ class LockAtMostForTests {
 			.defaultWaitTime(BOUND)
 			.defaultLockAtMostFor(CEILING)
 			.build();
+		assertThat(withDefault.getDefaultLockAtMostFor()).isEqualTo(CEILING);
+		assertThat(this.holderLocks.getDefaultLockAtMostFor()).isEqualTo(LockRequest.NO_CEILING);
 		LockHandle defaulted = withDefault.acquire(LockRequest.of(this.key));
 		LockHandle none = withDefault.acquire(LockRequest.of(this.key + "-none").withLockAtMostFor(LockRequest.NO_CEILING));
 		assertThat(defaulted.deadline()).isPresent();

@@ -43,14 +43,21 @@ import io.github.zklock.expression.PathSegmentEncoder;
  * lock on that key (reentrant, READ/WRITE, a semaphore) keeps other znodes and does not exclude
  * it.
  *
- * <h2>How it differs from ShedLock's own providers</h2>
+ * <h2>lockAtMostFor and lockAtLeastFor</h2>
  * <ul>
- * <li><b>{@code lockAtMostFor} is not honoured.</b> ShedLock's providers store a "locked until"
- * timestamp, so that a crashed holder blocks the job only until {@code lockAtMostFor}; they also
- * free the lock after that time while a slow holder still runs. Here the ephemeral znode frees
- * the lock when its holder dies (after the ZooKeeper session timeout), and a holder that lives
- * keeps the lock past {@code lockAtMostFor} until it unlocks. ShedLock's
- * {@code LockConfiguration} allows this to providers that detect dead processes.</li>
+ * <li><b>{@code lockAtMostFor} is a ceiling on the grant</b>
+ * ({@link LockRequest#withLockAtMostFor(Duration)}), as the "locked until" time of ShedLock's own
+ * providers: once the lock has been held that long, the holder's own application ends the grant,
+ * even while the job still runs. The grant becomes {@code LOST} with the reason "held longer
+ * than lockAtMostFor", zk-lock's lost-lock listeners
+ * ({@code CuratorLockRegistry.addLockStateListener}, the {@code LockStateEvent} application
+ * event) are told, and its znode is deleted at once, so that another application can lock the
+ * name. The job itself is not stopped (nor does ShedLock stop it), and its later unlock is
+ * quiet. A holder that dies frees the lock earlier, with its ZooKeeper session (after the session
+ * timeout); a holder whose whole process is frozen cannot run its ceiling, and its session frees
+ * the lock instead. A zero {@code lockAtMostFor}, which ShedLock's store-based providers take as
+ * a lock that expires at once, sets no ceiling here ({@link LockRequest#NO_CEILING}): the lock is
+ * then held until it is unlocked or its holder's session ends.</li>
  * <li><b>{@code lockAtLeastFor} does not survive a crash.</b> An unlock asked for before
  * {@code lockAtLeastFor} has passed since the grant is carried out later by a scheduler thread
  * ({@link LockRequest#withLockAtLeastFor(Duration)}), so that no other instance runs the same
@@ -58,14 +65,17 @@ import io.github.zklock.expression.PathSegmentEncoder;
  * longer than the session timeout), the key frees with it, where ShedLock's persistent
  * timestamp would keep it until {@code lockAtLeastFor} has passed. The time is counted from the
  * grant, not from the configuration's {@code createdAt}: at most as much later as the attempt
- * took.</li>
- * <li><b>A grant lost while the job runs does not stop the job</b> (nor does ShedLock stop a job
- * whose {@code lockAtMostFor} has passed). When the session is lost the grant's
- * {@link LockHandle#state()} becomes {@code LOST}, zk-lock's lost-lock listeners
- * ({@code CuratorLockRegistry.addLockStateListener}, the {@code LockStateEvent} application
- * event) are told. {@code zk.lock.interrupt-on-lost} does not interrupt the job's thread: the
- * grant is not bound to it and may be kept after the job (lockAtLeastFor) while the thread runs
- * other work.</li>
+ * took. Unlocking moves the ceiling of a kept grant to a second after {@code lockAtLeastFor}
+ * ends, so that a job configured with both times equal ends as released, not as expired.</li>
+ * </ul>
+ *
+ * <h2>How else it differs from ShedLock's own providers</h2>
+ * <ul>
+ * <li><b>A grant lost while the job runs does not stop the job.</b> When the session is lost
+ * the grant's {@link LockHandle#state()} becomes {@code LOST} and zk-lock's lost-lock listeners
+ * are told, as when the ceiling ends it. {@code zk.lock.interrupt-on-lost} does not interrupt the
+ * job's thread: the grant is not bound to it and may be kept after the job (lockAtLeastFor) while
+ * the thread runs other work.</li>
  * <li><b>ZooKeeper down is an exception, never "busy".</b> {@link #lock(LockConfiguration)}
  * throws {@link LockException} when ZooKeeper cannot serve the attempt; ShedLock's executors let
  * it propagate, so the run fails visibly instead of being skipped as if another instance held
@@ -77,23 +87,27 @@ import io.github.zklock.expression.PathSegmentEncoder;
  * world during the switch.
  *
  * <h2>Extension</h2>
- * The provider is an {@link ExtensibleLockProvider}: {@code LockExtender.extendActiveLock} (and
- * ShedLock's {@code KeepAliveLockProvider}, which has nothing to keep alive here) work. An
- * extension hands the same grant on to a new lock while the grant is held: its
- * {@code lockAtMostFor} changes nothing, its {@code lockAtLeastFor} is counted from the extension.
- * A grant lost with its session, or in doubt while the connection is suspended, is not extended:
- * the extension returns empty (ShedLock's extender then throws
- * {@code LockCanNotBeExtendedException} in the job) and the grant is let go.
+ * The provider is an {@link ExtensibleLockProvider}: {@code LockExtender.extendActiveLock} and
+ * ShedLock's {@code KeepAliveLockProvider} (which extends a lock every half of its
+ * {@code lockAtMostFor}) work. An extension moves the grant's ceiling to its
+ * {@code lockAtMostFor} from now ({@link LockHandle#extend(Duration)}) and hands the grant on to a
+ * new lock; its {@code lockAtLeastFor} is counted from the extension, added to what the grant
+ * already keeps. A lock whose {@code lockAtMostFor} has passed, or whose grant was lost with its
+ * session or is in doubt while the connection is suspended, is not extended: the extension
+ * returns empty (ShedLock's extender then throws {@code LockCanNotBeExtendedException} in the
+ * job) and the grant is let go.
  *
  * <h2>Metrics</h2>
  * Attempts and holds are observed as every zk-lock grant when the template has an observation
  * registry: {@code zk.lock.acquire} with outcome {@code acquired}, or {@code skipped} when the
  * lock is busy (ShedLock skips the run; the one attempt has a zero wait), as for
- * {@code @DistributedLock(onBusy = SKIP)}, or {@code error}; {@code zk.lock.held} while it
- * is held. Their {@code name} tag is {@value #METRICS_NAME_PREFIX}{@code <lock name>}, with the
- * lock name unencoded: ShedLock's names are few and fixed, one per scheduled job, so the tag
- * stays low-cardinality (a caller that builds lock names from data through a
- * {@code LockingTaskExecutor} makes one tag value per name).
+ * {@code @DistributedLock(onBusy = SKIP)}, or {@code error}; {@code zk.lock.held} while it is
+ * held, ended with outcome {@code released}, {@code expired} (ended by its
+ * {@code lockAtMostFor}) or {@code lost}. Their {@code name} tag is
+ * {@value #METRICS_NAME_PREFIX}{@code <lock name>}, with the lock name unencoded: ShedLock's
+ * names are few and fixed, one per scheduled job, so the tag stays low-cardinality (a caller that
+ * builds lock names from data through a {@code LockingTaskExecutor} makes one tag value per
+ * name).
  *
  * <p>Thread-safe. The returned locks are not bound to a thread: ShedLock unlocks on the thread
  * that locked, but any thread may.
@@ -138,11 +152,11 @@ public class ZkLockProvider implements ExtensibleLockProvider {
 	/**
 	 * Make one attempt, without waiting, at the lock of {@link LockConfiguration#getName()}: a
 	 * non-reentrant EXCLUSIVE grant of {@link #keyFor(String) keyFor(name)} kept for at least
-	 * {@link LockConfiguration#getLockAtLeastFor()} after it was granted. A name already locked by
-	 * this provider (in any thread) or by another application is busy.
-	 * {@link LockConfiguration#getLockAtMostFor()} is ignored: the lock is held until it is
-	 * unlocked or its holder's ZooKeeper session ends (see the class description). Sends the
-	 * requests of one attempt (about seven for a free lock); may be called from any thread.
+	 * {@link LockConfiguration#getLockAtLeastFor()} after it was granted, and ended by this
+	 * application once it has been held for {@link LockConfiguration#getLockAtMostFor()} (zero for
+	 * no such end), whatever the template's default {@code lockAtMostFor}. A name already locked
+	 * by this provider (in any thread) or by another application is busy. Sends the requests of
+	 * one attempt (about seven for a free lock); may be called from any thread.
 	 * @param lockConfiguration the lock's name and times
 	 * @return the lock, which the caller must {@link SimpleLock#unlock() unlock}; empty when
 	 * another owner holds it
@@ -161,8 +175,11 @@ public class ZkLockProvider implements ExtensibleLockProvider {
 			.withWaitTime(Duration.ZERO)
 			.withOnBusy(OnBusy.SKIP)
 			.withLockAtLeastFor(lockConfiguration.getLockAtLeastFor())
+			.withLockAtMostFor(lockConfiguration.getLockAtMostFor())
 			.withName(METRICS_NAME_PREFIX + name);
-		return this.template.tryAcquire(request).map((handle) -> new ZkSimpleLock(handle, name));
+		return this.template.tryAcquire(request)
+			.map((handle) -> new ZkSimpleLock(handle, name,
+					System.nanoTime() + lockConfiguration.getLockAtLeastFor().toNanos()));
 	}
 
 	/**

@@ -20,6 +20,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.github.zklock.InvalidLockPathException;
 import io.github.zklock.LockHandle;
+import io.github.zklock.LockLostException;
 import io.github.zklock.LockRequest;
 import io.github.zklock.LockState;
 import io.github.zklock.LockStateEvent;
@@ -39,45 +40,43 @@ import static org.awaitility.Awaitility.await;
  * {@link ZkLockProvider} against a real ZooKeeper, with two "applications" (two clients, each with
  * its own zk-lock registry, template and provider).
  *
- * <p>Covers the scenarios of ShedLock's {@code AbstractLockProviderIntegrationTest} (7.10.1),
- * written anew from what each checks, where "locked" means the lock's ephemeral znode exists and
- * the other application cannot lock the name, "unlocked" that no ephemeral znode is left:
+ * <p>Covers every scenario of ShedLock's {@code AbstractLockProviderIntegrationTest} and
+ * {@code AbstractExtensibleLockProviderIntegrationTest} (7.10.1; 8 and 7 scenarios), written anew
+ * from what each checks, where "locked" means the lock's ephemeral znode exists and the other
+ * application cannot lock the name, "unlocked" that no ephemeral znode is left:
  * <ul>
  * <li>{@code shouldCreateLock}: {@link #locksANameUntilItIsUnlocked};</li>
  * <li>{@code shouldNotReturnSecondLock}:
  * {@link #refusesASecondLockOfALockedNameInThisApplicationAndInAnother};</li>
  * <li>{@code shouldCreateTwoIndependentLocks}: {@link #locksOfDifferentNamesAreIndependent};</li>
  * <li>{@code shouldLockTwiceInARow}: {@link #locksANameAgainAfterItWasUnlocked};</li>
+ * <li>{@code shouldTimeout} (the lock is free once {@code lockAtMostFor} has passed, though its
+ * holder never unlocked): {@link #freesTheLockForAnotherApplicationOnceLockAtMostForHasPassed};</li>
  * <li>{@code shouldBeAbleToLockRightAfterUnlock}: {@link #locksANameRightAfterEachUnlock};</li>
+ * <li>{@code fuzzTestShouldPass}: {@link ZkLockProviderFuzzTests};</li>
  * <li>{@code shouldLockAtLeastFor}: {@link #keepsTheLockForLockAtLeastForAfterAQuickUnlock};</li>
- * <li>{@code shouldTimeout} (the lock frees itself once {@code lockAtMostFor} has passed): proves
- * the opposite, as documented, in
- * {@link #holdsTheLockPastLockAtMostForWhileTheHolderLivesAndFreesItWhenItsSessionEnds};</li>
- * <li>{@code fuzzTestShouldPass}: {@link ZkLockProviderFuzzTests}.</li>
- * </ul>
- * and of its {@code AbstractExtensibleLockProviderIntegrationTest}, as the provider is an
- * {@code ExtensibleLockProvider}:
- * <ul>
- * <li>{@code shouldBeAbleToExtendLock}, {@code shouldBeAbleToExtendMultipleTimes}:
- * {@link #extendsAHeldLockOnceOrSeveralTimesPastItsLockAtMostFor};</li>
- * <li>{@code shouldBeAbleToExtendAtLeast}:
- * {@link #extensionKeepsTheLockForItsLockAtLeastForCountedFromTheExtension};</li>
+ * <li>{@code shouldBeAbleToExtendLock}, {@code shouldBeAbleToExtendMultipleTimes} (still locked
+ * after the original {@code lockAtMostFor}): {@link #extendsALockOnceOrSeveralTimesPastItsFirstLockAtMostFor};</li>
  * <li>{@code shouldNotBeAbleToExtendUnlockedLock}, {@code lockCanNotBeExtendedTwice},
  * {@code lockCanNotBeUnlockedAfterExtending}: {@link #aLockIsUsedOnceByUnlockOrExtend};</li>
- * <li>{@code shouldNotBeAbleToExtendExpiredLock} (past {@code lockAtMostFor}): here a lock past
- * its {@code lockAtMostFor} is still held and extends
- * ({@link #extendsAHeldLockOnceOrSeveralTimesPastItsLockAtMostFor}); what cannot be extended is a
- * grant lost with its session
- * ({@link #aGrantLostWhileTheJobRunsIsReportedUnlocksQuietlyAndIsNotExtended}).</li>
+ * <li>{@code shouldNotBeAbleToExtendExpiredLock} (past {@code lockAtMostFor}, the extension is
+ * empty and the lock unlocked): {@link #cannotExtendALockWhoseLockAtMostForHasPassed};</li>
+ * <li>{@code shouldBeAbleToExtendAtLeast}:
+ * {@link #extensionKeepsTheLockForItsLockAtLeastForCountedFromTheExtension}.</li>
  * </ul>
  * Not applicable: ShedLock's {@code AbstractStorageBasedLockProviderIntegrationTest} (a lock
  * record in a store, the "locked until" column, a record left by an older version): there is no
- * record here, only the ephemeral znode.
+ * record here, only the ephemeral znode and the holder's own ceiling.
  *
- * <p>Also: {@code lockAtLeastFor} does not outlive the holder's session; a grant lost while the
- * job runs is reported (handle state, lock-state listener) and its unlock does not fail; lock
- * names as one encoded path segment; the key prefix; the exclusion with a zk-lock request on the
- * same key; the name in metrics. ZooKeeper down: {@link ZkLockProviderOutageTests}.
+ * <p>Also: an extension's {@code lockAtMostFor} counts from the extension, also when shorter; a
+ * zero {@code lockAtMostFor} sets no ceiling and the configuration's wins over the template's
+ * default; an unlocked lock kept until {@code lockAtLeastFor} (equal to {@code lockAtMostFor},
+ * or past an extension's ceiling) ends as released then, not as expired; a holder that dies
+ * frees the lock with its session before {@code lockAtMostFor}; {@code lockAtLeastFor} does not
+ * outlive the holder's session; a grant lost while the job runs is reported (handle state,
+ * lock-state listener) and its unlock does not fail; lock names as one encoded path segment; the
+ * key prefix; the exclusion with a zk-lock request on the same key; the name in metrics.
+ * ZooKeeper down: {@link ZkLockProviderOutageTests}.
  */
 class ZkLockProviderTests {
 
@@ -216,23 +215,117 @@ class ZkLockProviderTests {
 	}
 
 	@Test
-	void holdsTheLockPastLockAtMostForWhileTheHolderLivesAndFreesItWhenItsSessionEnds() throws Exception {
-		Duration atMost = Duration.ofMillis(50);
+	void freesTheLockForAnotherApplicationOnceLockAtMostForHasPassed() throws Exception {
+		List<LockStateEvent> events = new CopyOnWriteArrayList<>();
+		this.first.registry().addLockStateListener(events::add);
+		Duration atMost = Duration.ofMillis(500);
 		SimpleLock lock = this.first.provider().lock(config(this.name, atMost, Duration.ZERO)).orElseThrow();
+		long grantedAt = System.nanoTime();
+		LockHandle handle = new CuratorLockAdmin(this.first.registry()).heldLocks().get(0);
+		assertThat(this.second.provider().lock(config(this.name))).as("locked before lockAtMostFor").isEmpty();
 
-		// Six times lockAtMostFor (ShedLock's own test waits twice that and expects the lock free).
-		await().during(atMost.multipliedBy(6))
-			.atMost(Duration.ofSeconds(5))
-			.until(() -> znodes(this.name).size() == 1);
-		assertThat(this.second.provider().lock(config(this.name, atMost, Duration.ZERO))).isEmpty();
+		// The holder never unlocks (a job still running, or stuck): its own application ends the grant.
+		SimpleLock next = await().atMost(atMost.plusSeconds(1))
+			.pollInterval(Duration.ofMillis(10))
+			.until(() -> this.second.provider().lock(config(this.name)).orElse(null), (granted) -> granted != null);
+		assertThat(Duration.ofNanos(System.nanoTime() - grantedAt))
+			.isGreaterThanOrEqualTo(atMost.minus(CLOCK_GRANULARITY));
+		assertThat(handle.state()).isEqualTo(LockState.LOST);
+		assertThatExceptionOfType(LockLostException.class).isThrownBy(handle::checkHeld)
+			.withMessageContaining("held longer than lockAtMostFor (PT0.5S)");
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(events).extracting(LockStateEvent::state).containsExactly(LockState.LOST));
 
-		// The holder dies as far as ZooKeeper can tell: its session ends, and the znode with it.
+		// The job ends and ShedLock unlocks: quietly, and the other application keeps its lock.
+		lock.unlock();
+		assertLocked(this.name);
+		next.unlock();
+		assertUnlocked(this.name);
+	}
+
+	@Test
+	void freesTheLockWhenItsHoldersSessionEndsBeforeLockAtMostFor() throws Exception {
+		SimpleLock lock = this.first.provider().lock(config(this.name)).orElseThrow();
+		assertThat(this.second.provider().lock(config(this.name))).isEmpty();
+
+		// The holder dies as far as ZooKeeper can tell: its session ends, and the znode with it,
+		// long before its lockAtMostFor of five minutes.
 		zooKeeper.expireSession(this.first.client());
 		SimpleLock next = await().atMost(Duration.ofSeconds(10))
 			.until(() -> this.second.provider().lock(config(this.name)).orElse(null), (granted) -> granted != null);
 		next.unlock();
 		lock.unlock();
 		assertUnlocked(this.name);
+	}
+
+	@Test
+	void takesTheCeilingFromTheConfigurationAndNoneForAZeroLockAtMostFor() throws Exception {
+		LockTemplate withDefault = LockTemplate.builder(this.first.registry())
+			.defaultWaitTime(Duration.ZERO)
+			.defaultLockAtMostFor(Duration.ofMillis(300))
+			.build();
+		ZkLockProvider provider = new ZkLockProvider(withDefault);
+		SimpleLock configured = provider.lock(config(this.name + "-configured")).orElseThrow();
+		SimpleLock none = provider.lock(config(this.name + "-none", Duration.ZERO, Duration.ZERO)).orElseThrow();
+		CuratorLockAdmin admin = new CuratorLockAdmin(this.first.registry());
+		LockHandle configuredHandle = admin.heldLocks().stream()
+			.filter((handle) -> handle.path().endsWith("-configured"))
+			.findFirst()
+			.orElseThrow();
+		LockHandle noneHandle = admin.heldLocks().stream()
+			.filter((handle) -> handle.path().endsWith("-none"))
+			.findFirst()
+			.orElseThrow();
+
+		assertThat(configuredHandle.deadline()).hasValueSatisfying((deadline) -> assertThat(deadline)
+			.isAfter(Instant.now().plus(LOCK_AT_MOST_FOR).minusSeconds(10)));
+		assertThat(noneHandle.deadline()).isEmpty();
+		// Well past the template's default: both still held.
+		await().pollDelay(Duration.ofMillis(600)).atMost(Duration.ofSeconds(2)).until(() -> true);
+		assertLocked(this.name + "-configured");
+		assertLocked(this.name + "-none");
+		configured.unlock();
+		none.unlock();
+		assertUnlocked(this.name + "-configured");
+		assertUnlocked(this.name + "-none");
+	}
+
+	@Test
+	void anUnlockedLockEndsAsReleasedWhenItsLockAtLeastForPassesNotAsExpired() throws Exception {
+		List<LockStateEvent> events = new CopyOnWriteArrayList<>();
+		this.first.registry().addLockStateListener(events::add);
+		CuratorLockAdmin admin = new CuratorLockAdmin(this.first.registry());
+
+		// Both times equal, as in ShedLock's own example: the ceiling comes with the kept release.
+		long grantedAt = System.nanoTime();
+		this.first.provider().lock(config(this.name, AT_LEAST, AT_LEAST)).orElseThrow().unlock();
+		LockHandle equal = admin.heldLocks().get(0);
+		SimpleLock next = await().atMost(AT_LEAST.plusSeconds(5))
+			.pollInterval(Duration.ofMillis(20))
+			.until(() -> this.second.provider().lock(config(this.name)).orElse(null), (granted) -> granted != null);
+		assertThat(Duration.ofNanos(System.nanoTime() - grantedAt))
+			.isGreaterThanOrEqualTo(AT_LEAST.minus(CLOCK_GRANULARITY));
+		await().atMost(Duration.ofSeconds(5)).until(() -> equal.state() == LockState.RELEASED);
+		next.unlock();
+
+		// The ceiling before the end of lockAtLeastFor (an extension's shorter lockAtMostFor): the
+		// lock is still kept until then, and ends as released.
+		grantedAt = System.nanoTime();
+		SimpleLock kept = this.first.provider()
+			.lock(config(this.name, LOCK_AT_MOST_FOR, AT_LEAST.multipliedBy(2)))
+			.orElseThrow()
+			.extend(AT_LEAST, Duration.ZERO)
+			.orElseThrow();
+		LockHandle composed = admin.heldLocks().get(0);
+		kept.unlock();
+		next = await().atMost(AT_LEAST.multipliedBy(2).plusSeconds(5))
+			.pollInterval(Duration.ofMillis(20))
+			.until(() -> this.second.provider().lock(config(this.name)).orElse(null), (granted) -> granted != null);
+		assertThat(Duration.ofNanos(System.nanoTime() - grantedAt))
+			.isGreaterThanOrEqualTo(AT_LEAST.multipliedBy(2).minus(CLOCK_GRANULARITY));
+		await().atMost(Duration.ofSeconds(5)).until(() -> composed.state() == LockState.RELEASED);
+		assertThat(events).as("no lost grant reported for a job that finished in time").isEmpty();
+		next.unlock();
 	}
 
 	@Test
@@ -287,30 +380,76 @@ class ZkLockProviderTests {
 	}
 
 	@Test
-	void extendsAHeldLockOnceOrSeveralTimesPastItsLockAtMostFor() throws Exception {
-		Duration atMost = Duration.ofMillis(100);
+	void extendsALockOnceOrSeveralTimesPastItsFirstLockAtMostFor() throws Exception {
+		Duration atMost = Duration.ofMillis(500);
 		SimpleLock once = this.first.provider().lock(config(this.name + "-once", atMost, Duration.ZERO))
 			.orElseThrow();
 		SimpleLock thrice = this.first.provider().lock(config(this.name + "-thrice", atMost, Duration.ZERO))
 			.orElseThrow();
-		// Past lockAtMostFor: ShedLock's providers would refuse the extension; here the grant holds.
-		await().pollDelay(atMost.multipliedBy(2)).atMost(Duration.ofSeconds(1)).until(() -> true);
 
-		SimpleLock extended = once.extend(atMost, Duration.ZERO).orElseThrow();
-		SimpleLock extendedThrice = thrice.extend(atMost, Duration.ZERO)
+		SimpleLock extended = once.extend(Duration.ofSeconds(10), Duration.ZERO).orElseThrow();
+		SimpleLock extendedThrice = thrice.extend(Duration.ofSeconds(10), Duration.ZERO)
 			.orElseThrow()
-			.extend(atMost, Duration.ZERO)
+			.extend(Duration.ofSeconds(10), Duration.ZERO)
 			.orElseThrow()
-			.extend(atMost, Duration.ZERO)
+			.extend(Duration.ofSeconds(10), Duration.ZERO)
 			.orElseThrow();
-		await().pollDelay(atMost.multipliedBy(2)).atMost(Duration.ofSeconds(1)).until(() -> true);
+		// Well past the first lockAtMostFor: still locked.
+		await().pollDelay(atMost.multipliedBy(2)).atMost(Duration.ofSeconds(2)).until(() -> true);
 
 		assertLocked(this.name + "-once");
 		assertLocked(this.name + "-thrice");
+		assertThat(new CuratorLockAdmin(this.first.registry()).heldLocks()).hasSize(2)
+			.allSatisfy((handle) -> assertThat(handle.isHeld()).isTrue());
 		extended.unlock();
 		extendedThrice.unlock();
 		assertUnlocked(this.name + "-once");
 		assertUnlocked(this.name + "-thrice");
+	}
+
+	@Test
+	void anExtensionsLockAtMostForCountsFromTheExtensionAlsoWhenShorter() throws Exception {
+		Duration atMost = Duration.ofMillis(500);
+		SimpleLock lock = this.first.provider().lock(config(this.name, LOCK_AT_MOST_FOR, Duration.ZERO))
+			.orElseThrow();
+		long extendedAt = System.nanoTime();
+		SimpleLock extended = lock.extend(atMost, Duration.ZERO).orElseThrow();
+
+		SimpleLock next = await().atMost(atMost.plusSeconds(1))
+			.pollInterval(Duration.ofMillis(10))
+			.until(() -> this.second.provider().lock(config(this.name)).orElse(null), (granted) -> granted != null);
+		assertThat(Duration.ofNanos(System.nanoTime() - extendedAt))
+			.isGreaterThanOrEqualTo(atMost.minus(CLOCK_GRANULARITY));
+		// Expired: it cannot be extended again; its unlock would have been quiet.
+		assertThat(extended.extend(Duration.ofSeconds(10), Duration.ZERO)).isEmpty();
+		assertLocked(this.name);
+		next.unlock();
+	}
+
+	@Test
+	void cannotExtendALockWhoseLockAtMostForHasPassed() throws Exception {
+		// As ShedLock's scenario: 2 ms, then an extension 4 ms later, whether or not the ceiling ran yet.
+		SimpleLock shortLived = this.first.provider()
+			.lock(config(this.name + "-2ms", Duration.ofMillis(2), Duration.ZERO))
+			.orElseThrow();
+		await().pollDelay(Duration.ofMillis(4)).atMost(Duration.ofSeconds(1)).until(() -> true);
+
+		assertThat(shortLived.extend(Duration.ofSeconds(10), Duration.ZERO)).isEmpty();
+		await().atMost(Duration.ofSeconds(5)).until(() -> znodes(this.name + "-2ms").isEmpty());
+		assertThatIllegalStateException().as("used up").isThrownBy(shortLived::unlock);
+		SimpleLock other = this.second.provider().lock(config(this.name + "-2ms")).orElseThrow();
+		other.unlock();
+
+		// Once the ceiling has certainly ended the grant.
+		SimpleLock ended = this.first.provider()
+			.lock(config(this.name + "-ended", Duration.ofMillis(200), Duration.ZERO))
+			.orElseThrow();
+		LockHandle handle = new CuratorLockAdmin(this.first.registry()).heldLocks().get(0);
+		await().atMost(Duration.ofSeconds(5)).until(() -> handle.state() == LockState.LOST);
+		assertThat(ended.extend(Duration.ofSeconds(10), Duration.ZERO)).isEmpty();
+		assertThat(handle.state()).as("let go").isEqualTo(LockState.RELEASED);
+		await().atMost(Duration.ofSeconds(5)).until(() -> znodes(this.name + "-ended").isEmpty());
+		assertThat(new CuratorLockAdmin(this.first.registry()).heldLockCount()).isZero();
 	}
 
 	@Test
@@ -365,6 +504,8 @@ class ZkLockProviderTests {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> extended.extend(Duration.ofSeconds(1), Duration.ofSeconds(2)));
 		assertThatIllegalArgumentException().isThrownBy(() -> extended.extend(Duration.ofSeconds(-1), Duration.ZERO));
+		assertThatIllegalArgumentException().isThrownBy(() -> extended.extend(Duration.ZERO, Duration.ZERO))
+			.withMessageContaining("zero lockAtMostFor");
 		SimpleLock last = extended.extend(Duration.ofSeconds(10), Duration.ZERO).orElseThrow();
 		last.unlock();
 		// The first extension's lockAtLeastFor still keeps the grant, then it goes.
@@ -465,13 +606,16 @@ class ZkLockProviderTests {
 			.hasLowCardinalityKeyValue("outcome", "skipped"));
 		assertThat(observations).hasNumberOfObservationsWithNameEqualTo("zk.lock.acquire", 2)
 			.hasHandledContextsThatSatisfy((contexts) -> assertThat(contexts)
+				.filteredOn((context) -> "zk.lock.acquire".equals(context.getName()))
 				.extracting((context) -> context.getLowCardinalityKeyValue("outcome"))
 				.filteredOn((outcome) -> outcome != null)
 				.extracting(KeyValue::getValue)
 				.containsExactlyInAnyOrder("acquired", "skipped"));
+		// The hold ends as released, not expired: the lock was unlocked within its lockAtMostFor.
 		assertThat(observations).hasObservationWithNameEqualTo("zk.lock.held")
 			.that()
-			.hasLowCardinalityKeyValue("name", "shedlock:report/daily");
+			.hasLowCardinalityKeyValue("name", "shedlock:report/daily")
+			.hasLowCardinalityKeyValue("outcome", "released");
 	}
 
 	@Test

@@ -42,7 +42,8 @@ import static org.awaitility.Awaitility.await;
  * <p>The heartbeat re-lock is also how the initiator learns that its lock is gone. Curator grants
  * a re-entry locally, so a leader whose session expired would re-lock successfully for ever while
  * the other candidate, finding the znode gone, leads too; the view refuses to re-enter a lost
- * grant ({@code LockLostException}), and the initiator then unlocks and revokes.
+ * grant ({@code LockLostException}), and the initiator then unlocks and revokes. With a default
+ * time to live, each heartbeat's re-lock renews the leader's grant.
  */
 class LockRegistryLeaderInitiatorTests {
 
@@ -89,6 +90,22 @@ class LockRegistryLeaderInitiatorTests {
 					&& leader.candidate.grants.get() == 1 && follower.candidate.grants.get() == 0
 					&& leader.candidate.revocations.get() == 0 && (held == 1 || held == 2);
 		});
+	}
+
+	@Test
+	void aLeaderWithATimeToLiveStaysLeaderPastItThroughItsHeartbeats() {
+		// Each heartbeat's re-lock renews the leader's grant: three times the ttl without a revocation.
+		Duration ttl = Duration.ofMillis(500);
+		this.first.locks().setDefaultTtl(ttl);
+		this.second.locks().setDefaultTtl(ttl);
+		Campaign one = campaign(this.first, "one");
+		Campaign two = campaign(this.second, "two");
+		await().atMost(BOUND).until(() -> one.candidate.grants.get() + two.candidate.grants.get() == 1);
+		Campaign leader = (one.candidate.grants.get() == 1) ? one : two;
+		Campaign follower = (leader == one) ? two : one;
+		await().during(ttl.multipliedBy(3)).atMost(Duration.ofSeconds(5)).until(() -> leader.initiator.getContext()
+			.isLeader() && !follower.initiator.getContext().isLeader() && leader.candidate.grants.get() == 1
+				&& follower.candidate.grants.get() == 0 && leader.candidate.revocations.get() == 0);
 	}
 
 	@Test

@@ -47,8 +47,8 @@ import static org.awaitility.Awaitility.await;
  * <li>{@code testLock}, {@code testLockInterruptibly}, {@code testTryLock}:
  * {@link #grantsAndReleasesRepeatedlyLeavingNoZnodeBehind};</li>
  * <li>{@code testReentrantLock}, {@code testReentrantLockInterruptibly}:
- * {@link #reentersTheLockOfAnEqualKeyUntilTheLastUnlock} (locks of equal keys are equal views,
- * not the same instance: nothing is cached);</li>
+ * {@link #reentersTheLockOfAnEqualKeyUntilTheLastUnlock} (locks of equal keys are equal, not
+ * the same instance: nothing is cached);</li>
  * <li>{@code testTwoLocks}: {@link #locksOfDifferentKeysAreIndependent};</li>
  * <li>{@code testTwoThreadsSecondFailsToGetLock}:
  * {@link #anotherThreadTimesOutWhileTheLockIsHeldAndCannotUnlockIt};</li>
@@ -65,13 +65,15 @@ import static org.awaitility.Awaitility.await;
  * order of obtained locks ({@code concurrentObtainRemoveOrderTest},
  * {@code concurrentObtainAccessRemoveOrderTest}, {@code setCapacityTest}) and the bounded
  * key-to-path strategy that disables expiry ({@code testLockWithBoundedStrategy}):
- * {@code ZkLockRegistry} keeps no locks (a lock is a view that holds nothing), so there is
+ * {@code ZkLockRegistry} keeps no locks (a lock holds nothing but its key), so there is
  * nothing to expire or evict; Curator's recipes are cached, bounded and evicted by the zk-lock
  * registry below, whose eviction zk-lock-core tests. The keys map to znodes through the key
  * prefix and the segment encoding ({@link #mapsAKeyToOneEncodedSegmentBelowTheKeyPrefix}).
  *
- * <p>Also: the key mapping and its checks, no re-entry into a lock lost with the session, the template methods {@code executeLocked}, and the
- * exclusion with Spring Integration's {@code ZookeeperLockRegistry} on a shared znode.
+ * <p>Also: the key mapping and its checks, no re-entry into a lock lost with the session, the
+ * template methods {@code executeLocked}, and the exclusion with Spring Integration's
+ * {@code ZookeeperLockRegistry} on a shared znode. Time to live and renewal (the scenarios of
+ * the Redis and JDBC registries' tests): {@link ZkLockRegistryTtlTests}.
  */
 class ZkLockRegistryTests {
 
