@@ -286,15 +286,26 @@ final class CuratorLockHandle implements LockHandle {
 			throw new IllegalArgumentException("An extension of " + this.mode + " lock '" + this.path
 					+ "' needs a positive lockAtMostFor, was " + lockAtMostFor);
 		}
+		Duration passed = null;
 		synchronized (this) {
-			if (this.endedByCeiling) {
-				throw new LockLostException(this.path, this.mode, ceilingReason(this.lockAtMostFor)
-						+ "; an ended grant cannot be extended");
+			if (!this.endedByCeiling && this.lockAtMostFor != null && this.state.get() != LockState.RELEASED
+					&& this.state.get() != LockState.LOST && System.nanoTime() - this.deadlineNanos >= 0) {
+				// The ceiling passed and its task has not run yet: the grant ends now, not revived.
+				this.endedByCeiling = true;
+				this.ceilingTask = null;
+				passed = this.lockAtMostFor;
 			}
-			checkHeld();
-			scheduleCeiling(lockAtMostFor, System.nanoTime());
+			else if (!this.endedByCeiling) {
+				checkHeld();
+				scheduleCeiling(lockAtMostFor, System.nanoTime());
+				return this;
+			}
 		}
-		return this;
+		if (passed != null) {
+			this.registry.endByCeiling(this, ceilingReason(passed));
+		}
+		throw new LockLostException(this.path, this.mode, ceilingReason(this.lockAtMostFor)
+				+ "; an ended grant cannot be extended");
 	}
 
 	@Override

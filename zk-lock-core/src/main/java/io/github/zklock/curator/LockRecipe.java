@@ -248,6 +248,8 @@ abstract sealed class LockRecipe {
 
 		private final InterProcessSemaphoreV2 semaphore;
 
+		private final CuratorFramework client;
+
 		/**
 		 * Leases taken through this instance and not yet returned. An instance serves one thread
 		 * at a time while any of its leases is held (see {@link RecipeCache}), so these are that
@@ -256,6 +258,7 @@ abstract sealed class LockRecipe {
 		private final AtomicInteger held = new AtomicInteger();
 
 		Leases(CuratorFramework client, String path, int maxLeases) {
+			this.client = client;
 			this.path = path;
 			this.leasesPath = ZKPaths.makePath(path, LEASES);
 			this.maxLeases = maxLeases;
@@ -292,10 +295,15 @@ abstract sealed class LockRecipe {
 					return nodePath;
 				}
 
+				/**
+				 * The request {@code Lease.close()} sends (a guaranteed delete of the lease znode),
+				 * quietly: a lease whose znode a revocation or its ceiling deleted is released
+				 * already, which Curator would log as a warning with a stack trace.
+				 */
 				@Override
 				public void release() throws Exception {
 					Leases.this.held.decrementAndGet();
-					lease.close();
+					Leases.this.client.delete().quietly().guaranteed().forPath(nodePath);
 				}
 
 			};
