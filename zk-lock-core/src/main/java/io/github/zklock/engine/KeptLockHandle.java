@@ -1,6 +1,7 @@
 package io.github.zklock.engine;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Objects;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -26,6 +27,9 @@ import io.github.zklock.LockState;
 public final class KeptLockHandle extends ForwardingLockHandle {
 
 	private static final Log logger = LogFactory.getLog(KeptLockHandle.class);
+
+	/** How long after a delayed release a ceiling comes at the earliest (see {@link #keepCeilingPast}). */
+	private static final Duration CEILING_AFTER_KEPT_RELEASE = Duration.ofSeconds(1);
 
 	private final long releasableAt;
 
@@ -74,6 +78,7 @@ public final class KeptLockHandle extends ForwardingLockHandle {
 			logger.debug("Keeping " + mode() + " lock '" + path() + "' for " + Duration.ofNanos(delay)
 					+ " more (lockAtLeastFor " + this.lockAtLeastFor + ")");
 		}
+		keepCeilingPast(delay);
 		Scheduler.INSTANCE.schedule(this::releaseLater, delay, TimeUnit.NANOSECONDS);
 	}
 
@@ -89,6 +94,27 @@ public final class KeptLockHandle extends ForwardingLockHandle {
 					+ "its lockAtLeastFor has passed); a released grant cannot be extended");
 		}
 		return super.extend(lockAtMostFor);
+	}
+
+	/**
+	 * Move a ceiling (lockAtMostFor) that would fall before the delayed release to a second after
+	 * it: the work is done, and the ceiling is there for a stuck holder, not for a grant kept on
+	 * purpose, which would otherwise end as lost rather than released (with both times equal, as
+	 * ShedLock's examples set them). A grant that can no longer be extended is left as it is.
+	 */
+	private void keepCeilingPast(long delayNanos) {
+		Duration keptFor = Duration.ofNanos(delayNanos).plus(CEILING_AFTER_KEPT_RELEASE);
+		Instant deadline = this.delegate.deadline().orElse(null);
+		if (deadline == null || !deadline.isBefore(Instant.now().plus(keptFor))) {
+			return;
+		}
+		try {
+			this.delegate.extend(keptFor);
+		}
+		catch (RuntimeException ex) {
+			// Lost, in doubt or ending: the delayed release still comes, and is harmless.
+			logger.debug("Could not move the ceiling of " + this.delegate + " past its delayed release", ex);
+		}
 	}
 
 	private void releaseLater() {

@@ -52,7 +52,7 @@ class LockAtMostForTests {
 	@RegisterExtension
 	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
 
-	private static final Duration CEILING = Duration.ofMillis(700);
+	private static final Duration CEILING = Duration.ofMillis(400);
 
 	private static final Duration BOUND = Duration.ofSeconds(10);
 
@@ -119,7 +119,7 @@ class LockAtMostForTests {
 		assertThat(granted.fencingToken()).isGreaterThan(token);
 		assertThat(held.state()).isEqualTo(LockState.LOST);
 		assertThatExceptionOfType(LockLostException.class).isThrownBy(held::checkHeld)
-			.withMessageContaining("held longer than lockAtMostFor (PT0.7S)");
+			.withMessageContaining("held longer than lockAtMostFor (PT0.4S)");
 		await().atMost(BOUND)
 			.untilAsserted(() -> assertThat(this.holderEvents).extracting(LockStateEvent::state)
 				.containsExactly(LockState.LOST));
@@ -332,6 +332,20 @@ class LockAtMostForTests {
 		assertThat(observations).hasAnObservation((observation) -> observation.hasNameEqualTo("zk.lock.held")
 			.hasLowCardinalityKeyValue("outcome", "lost")
 			.hasHighCardinalityKeyValue("path", "/locks" + this.key + "-lost"));
+	}
+
+	@Test
+	void aGrantKeptForLockAtLeastForAsLongAsItsCeilingEndsReleasedNotLost() throws Exception {
+		LockHandle held = this.holderLocks.acquire(LockRequest.of(this.key)
+			.withReentrant(false)
+			.withLockAtLeastFor(CEILING)
+			.withLockAtMostFor(CEILING));
+		held.release();
+		assertThat(held.deadline()).hasValueSatisfying(
+				(deadline) -> assertThat(deadline).isAfter(Instant.now().plus(CEILING).plusMillis(500)));
+		await().atMost(BOUND).until(() -> held.state() == LockState.RELEASED);
+		Thread.sleep(1200);
+		assertThat(this.holderEvents).isEmpty();
 	}
 
 	@Test
