@@ -57,14 +57,6 @@ public record LockTarget(String key, LockMode mode, boolean reentrant, int permi
 	}
 
 	/**
-	 * Return whether the grant has a ceiling.
-	 * @return whether {@link #lockAtMostFor()} is positive
-	 */
-	public boolean hasCeiling() {
-		return !this.lockAtMostFor.isZero();
-	}
-
-	/**
 	 * Return whether this target asks for a permit of a semaphore rather than a lock.
 	 * @return whether {@link #permits()} is positive
 	 */

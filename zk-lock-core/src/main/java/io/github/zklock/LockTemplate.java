@@ -23,7 +23,7 @@ import io.github.zklock.engine.LockView;
  * Runs code under a ZooKeeper lock, or hands out grants: the programmatic twin of
  * {@code @DistributedLock} (module zk-lock-spring), which delegates to it. Needs no Spring.
  * Three verbs take a {@link LockRequest}, which says what to lock and how (one key or several,
- * mode, reentrancy, permits, wait time, on-busy policy, lockAtLeastFor):
+ * mode, reentrancy, permits, wait time, on-busy policy, lockAtLeastFor, lockAtMostFor):
  * {@link #execute(LockRequest, LockCallback) execute}, {@link #acquire(LockRequest) acquire} and
  * {@link #tryAcquire(LockRequest) tryAcquire}; the key-first forms are shortcuts for a request of
  * one key; {@link #async()} has the same verbs without blocking.
@@ -256,21 +256,11 @@ public class LockTemplate {
 	 */
 	public ReadWriteLock readWriteLock(String key) {
 		Objects.requireNonNull(key, "key must not be null");
-		Lock read = new LockView(this, key, LockMode.READ);
-		Lock write = new LockView(this, key, LockMode.WRITE);
-		return new ReadWriteLock() {
+		return new ReadWriteViews(new LockView(this, key, LockMode.READ), new LockView(this, key, LockMode.WRITE));
+	}
 
-			@Override
-			public Lock readLock() {
-				return read;
-			}
-
-			@Override
-			public Lock writeLock() {
-				return write;
-			}
-
-		};
+	/** The two views of {@link #readWriteLock(String)}. */
+	private record ReadWriteViews(Lock readLock, Lock writeLock) implements ReadWriteLock {
 	}
 
 	/**

@@ -358,11 +358,6 @@ final class CuratorLockHandle implements LockHandle {
 		return "held longer than lockAtMostFor (" + lockAtMostFor + ")";
 	}
 
-	/** Whether the ceiling (lockAtMostFor) ended this grant. */
-	synchronized boolean endedByCeiling() {
-		return this.endedByCeiling;
-	}
-
 	/**
 	 * Connection suspended: a held grant becomes in doubt.
 	 * @return whether the state changed

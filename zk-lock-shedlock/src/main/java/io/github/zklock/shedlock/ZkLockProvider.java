@@ -65,8 +65,8 @@ import io.github.zklock.expression.PathSegmentEncoder;
  * longer than the session timeout), the key frees with it, where ShedLock's persistent
  * timestamp would keep it until {@code lockAtLeastFor} has passed. The time is counted from the
  * grant, not from the configuration's {@code createdAt}: at most as much later as the attempt
- * took. Unlocking moves the ceiling of a kept grant to a second after {@code lockAtLeastFor}
- * ends, so that a job configured with both times equal ends as released, not as expired.</li>
+ * took. A kept grant's ceiling is moved past its delayed release, so that a job configured with
+ * both times equal ends as released, not as expired.</li>
  * </ul>
  *
  * <h2>How else it differs from ShedLock's own providers</h2>
@@ -178,8 +178,7 @@ public class ZkLockProvider implements ExtensibleLockProvider {
 			.withLockAtMostFor(lockConfiguration.getLockAtMostFor())
 			.withName(METRICS_NAME_PREFIX + name);
 		return this.template.tryAcquire(request)
-			.map((handle) -> new ZkSimpleLock(handle, name,
-					System.nanoTime() + lockConfiguration.getLockAtLeastFor().toNanos()));
+			.map((handle) -> new ZkSimpleLock(handle, name));
 	}
 
 	/**

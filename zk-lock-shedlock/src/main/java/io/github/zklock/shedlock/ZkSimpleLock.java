@@ -9,7 +9,6 @@ import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.SimpleLock;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
-import org.jspecify.annotations.Nullable;
 
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockLostException;
@@ -25,14 +24,6 @@ import io.github.zklock.LockLostException;
  */
 final class ZkSimpleLock implements SimpleLock {
 
-	/**
-	 * How long after the end of {@code lockAtLeastFor} the ceiling of an unlocked grant comes, at
-	 * the earliest: the delayed release, not the ceiling, ends a grant whose job finished in time,
-	 * also when both times are equal ({@code lockAtMostFor = lockAtLeastFor}, as ShedLock's own
-	 * example has them). The ceiling stays as the fallback should that release not come.
-	 */
-	static final Duration CEILING_AFTER_KEPT_RELEASE = Duration.ofSeconds(1);
-
 	private static final Log logger = LogFactory.getLog(ZkSimpleLock.class);
 
 	/**
@@ -43,52 +34,29 @@ final class ZkSimpleLock implements SimpleLock {
 
 	private final String name;
 
-	/**
-	 * Until when, in {@link System#nanoTime()}, the grant is kept after an unlock: the latest end
-	 * of the {@code lockAtLeastFor} of the lock and of its extensions, each counted from when this
-	 * side saw it start (a little after the grant's own count starts).
-	 */
-	private final long keptUntilNanos;
-
 	private final AtomicBoolean used = new AtomicBoolean();
 
 	/**
 	 * Create a lock of a grant.
 	 * @param handle the grant, not bound to a thread
 	 * @param name the ShedLock lock name
-	 * @param keptUntilNanos until when (by {@link System#nanoTime()}) the grant is kept after an
-	 * unlock, a time already passed for none
 	 */
-	ZkSimpleLock(LockHandle handle, String name, long keptUntilNanos) {
+	ZkSimpleLock(LockHandle handle, String name) {
 		this.handle = handle;
 		this.name = name;
-		this.keptUntilNanos = keptUntilNanos;
 	}
 
 	/**
 	 * Release the grant: now, or once the {@code lockAtLeastFor} of the lock and of its
-	 * extensions has passed (then by a scheduler thread; this call returns at once). A grant that
-	 * is kept has its ceiling moved to a second ({@link #CEILING_AFTER_KEPT_RELEASE}) after that
-	 * time, so that it ends as released, not as expired. A grant already ended by its ceiling or lost
-	 * with its session is let go without an error.
+	 * extensions has passed (then by a scheduler thread; this call returns at once; the grant's
+	 * ceiling is moved past that release, see {@link LockHandle#keepAtLeast(Duration)}, so that it
+	 * ends as released, not as expired). A grant already ended by its ceiling or lost with its
+	 * session is let go without an error.
 	 * @throws IllegalStateException if this lock was already unlocked or extended
 	 */
 	@Override
 	public void unlock() {
 		markUsed();
-		long keptFor = this.keptUntilNanos - System.nanoTime();
-		if (keptFor > 0 && this.handle.isHeld() && this.handle.deadline().isPresent()) {
-			try {
-				this.handle.extend(Duration.ofNanos(keptFor).plus(CEILING_AFTER_KEPT_RELEASE));
-			}
-			catch (LockLostException ex) {
-				// Ended by its ceiling, or in doubt, just now: released below as it stands.
-				if (logger.isDebugEnabled()) {
-					logger.debug("ShedLock lock '" + this.name + "' (" + this.handle.path() + ") ended while it was "
-							+ "unlocked: " + ex.getMessage());
-				}
-			}
-		}
 		this.handle.release();
 	}
 
@@ -122,41 +90,19 @@ final class ZkSimpleLock implements SimpleLock {
 					+ "lockAtMostFor: give a positive one");
 		}
 		markUsed();
-		String notExtended = expiredOrNotHeld();
-		if (notExtended == null) {
-			try {
-				this.handle.extend(lockAtMostFor);
-			}
-			catch (LockLostException ex) {
-				// Ended by its ceiling, lost or in doubt since the check.
-				notExtended = ex.getMessage();
-			}
+		try {
+			// Fails for a grant lost, in doubt, or past its ceiling (also before the ceiling ran).
+			this.handle.extend(lockAtMostFor);
 		}
-		if (notExtended != null) {
+		catch (LockLostException ex) {
 			if (logger.isDebugEnabled()) {
 				logger.debug("Cannot extend ShedLock lock '" + this.name + "' (" + this.handle.path() + "): "
-						+ notExtended);
+						+ ex.getMessage());
 			}
 			this.handle.release();
 			return Optional.empty();
 		}
-		long now = System.nanoTime();
-		long keptUntil = (this.keptUntilNanos - now > lockAtLeastFor.toNanos()) ? this.keptUntilNanos
-				: now + lockAtLeastFor.toNanos();
-		return Optional.of(new ZkSimpleLock(this.handle.keepAtLeast(lockAtLeastFor), this.name, keptUntil));
-	}
-
-	/** Why the grant cannot be extended, {@code null} if it can. */
-	private @Nullable String expiredOrNotHeld() {
-		if (!this.handle.isHeld()) {
-			return "it is " + this.handle.state();
-		}
-		// Its ceiling may not have run yet: past lockAtMostFor, the lock has expired all the same.
-		Instant deadline = this.handle.deadline().orElse(null);
-		if (deadline != null && !deadline.isAfter(Instant.now())) {
-			return "its lockAtMostFor passed at " + deadline;
-		}
-		return null;
+		return Optional.of(new ZkSimpleLock(this.handle.keepAtLeast(lockAtLeastFor), this.name));
 	}
 
 	private void markUsed() {
