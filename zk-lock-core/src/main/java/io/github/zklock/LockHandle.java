@@ -128,8 +128,9 @@ public interface LockHandle extends AutoCloseable {
 	 * a request {@linkplain LockRequest#withLockAtLeastFor(Duration) with lockAtLeastFor} (counted
 	 * from its grant there): for keeping a grant longer once it is held, such as a job that
 	 * extends its lock as ShedLock's {@code SimpleLock.extend} does. Views compose: the grant is
-	 * released once every view's time has passed. A grant that is lost is released at once.
-	 * Sends no request.
+	 * released once every view's time has passed. A grant that is lost is released at once. A
+	 * ceiling ({@link #extend(Duration)}) that would fall before the delayed release is moved to a
+	 * second after it, so that a kept grant ends as released, not as lost. Sends no request.
 	 * @param lockAtLeastFor how long from now the grant is kept at least; zero returns this handle
 	 * @return the view, whose {@code release()} returns at once
 	 * @throws IllegalArgumentException if {@code lockAtLeastFor} is negative
