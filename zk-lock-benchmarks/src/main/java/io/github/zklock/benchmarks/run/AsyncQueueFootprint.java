@@ -24,13 +24,15 @@ import io.github.zklock.curator.CuratorLockRegistry;
  * asks for it N times through {@code LockTemplate.async().acquire}, as a reactive service does
  * when N requests wait for the same lock. Once all N wait (the operators' view lists them), it
  * reports the live threads the waiting added ({@code ThreadMXBean}) and the heap they retain (used
- * heap after a full GC, minus before, per grant); then the holder lets go and every grant is
- * released as it comes, and the time until the last is granted is reported.
+ * heap after a full GC once two readings agree, minus before, per grant); then the holder lets go
+ * and every grant is released as it comes, and the time until the last is granted is reported.
  * Arguments: connect string, N, key.
  */
 public final class AsyncQueueFootprint {
 
 	private static final Duration BOUND = Duration.ofMinutes(3);
+
+	private static final int SETTLE_READINGS = 20;
 
 	private AsyncQueueFootprint() {
 	}
@@ -67,7 +69,7 @@ public final class AsyncQueueFootprint {
 			LockHandle holder = new LockTemplate(otherRegistry, Duration.ZERO).acquire(request.withWaitTime(Duration.ZERO));
 			Thread.sleep(1_000);
 			int threadsBefore = ManagementFactory.getThreadMXBean().getThreadCount();
-			long heapBefore = RecipeCacheFootprint.usedHeapAfterGc();
+			long heapBefore = settledHeap(grants);
 
 			List<CompletableFuture<Void>> cycles = new ArrayList<>(grants);
 			for (int i = 0; i < grants; i++) {
@@ -92,23 +94,44 @@ public final class AsyncQueueFootprint {
 					}
 					Thread.sleep(50);
 				}
-				// And their listings (each returns every znode of the queue) answered: measured
-				// settled, not while thousands of responses are on their way.
-				Thread.sleep(3_000);
 			}
 			int threadsQueued = ManagementFactory.getThreadMXBean().getThreadCount();
-			long heapQueued = RecipeCacheFootprint.usedHeapAfterGc();
+			long settling = System.nanoTime();
+			long heapQueued = settledHeap(grants);
+			double settleSeconds = (System.nanoTime() - settling) / 1e9;
 
 			long released = System.nanoTime();
 			holder.release();
 			CompletableFuture.allOf(cycles.toArray(CompletableFuture[]::new)).get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
 			double drainSeconds = (System.nanoTime() - released) / 1e9;
 			System.out.printf("ASYNC_QUEUE grants=%d kind=%s added_threads=%d heap_per_grant_bytes=%d threads_before=%d "
-					+ "drain_seconds=%.2f method=ThreadMXBean-thread-count,MemoryMXBean-used-heap-after-System.gc()%n",
-					grants, kind, threadsQueued - threadsBefore, (heapQueued - heapBefore) / grants, threadsBefore, drainSeconds);
+					+ "settle_seconds=%.1f drain_seconds=%.2f "
+					+ "method=ThreadMXBean-thread-count,heap-pools-collection-usage-after-System.gc()-settled%n",
+					grants, kind, threadsQueued - threadsBefore, (heapQueued - heapBefore) / grants, threadsBefore,
+					settleSeconds, drainSeconds);
 			registry.close();
 			otherRegistry.close();
 		}
+	}
+
+	/**
+	 * The heap in use after full GCs ({@link RecipeCacheFootprint#usedHeapAfterGc()}) once it has
+	 * settled: read again every half second until two readings differ by less than 16 bytes per grant, so that what is only on its way (responses
+	 * still arriving, each permit request's listing of the whole queue among them) is not counted
+	 * as what a waiting grant keeps. Gives up after {@value #SETTLE_READINGS} readings and returns
+	 * the last one.
+	 */
+	private static long settledHeap(int grants) throws InterruptedException {
+		long previous = RecipeCacheFootprint.usedHeapAfterGc();
+		for (int i = 1; i < SETTLE_READINGS; i++) {
+			Thread.sleep(500);
+			long current = RecipeCacheFootprint.usedHeapAfterGc();
+			if (Math.abs(current - previous) < 16L * grants) {
+				return current;
+			}
+			previous = current;
+		}
+		return previous;
 	}
 
 	private static int childCount(CuratorFramework client, String path) throws Exception {

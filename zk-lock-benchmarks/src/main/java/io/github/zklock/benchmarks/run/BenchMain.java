@@ -106,8 +106,8 @@ public final class BenchMain {
 			.append("\n\n");
 		summary.append(report.markdown()).append('\n');
 		if (!memory.isEmpty()) {
-			summary.append("\nMemory and znodes (used heap measured with MemoryMXBean after System.gc(), in a JVM "
-					+ "holding the client only):\n\n").append(Report.memoryMarkdown(memory)).append('\n');
+			summary.append("\nMemory and znodes (heap in use after System.gc(), summed over the heap pools' "
+					+ "collection usage, in a JVM holding the client only):\n\n").append(Report.memoryMarkdown(memory)).append('\n');
 			memory.forEach((line) -> summary.append("    ").append(line).append('\n'));
 		}
 		if (hotKey != null) {
