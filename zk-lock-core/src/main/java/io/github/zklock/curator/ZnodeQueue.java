@@ -266,6 +266,13 @@ final class ZnodeQueue {
 		 */
 		private boolean firstListingPending;
 
+		/**
+		 * Whether {@link #finish} or {@link #fail} has begun to end the acquisition (guarded by this
+		 * acquisition): the first to begin ends it, so that a wait given up never deletes a znode
+		 * that another thread is handing out as granted.
+		 */
+		private boolean ending;
+
 		Acquisition(String lockPath, Protocol protocol, int maxLeases) {
 			this.lockPath = lockPath;
 			this.protocol = protocol;
@@ -475,14 +482,47 @@ final class ZnodeQueue {
 		}
 
 		private void finish(@Nullable LockZnode znode) {
+			if (!beginEnding()) {
+				if (znode != null) {
+					// Given up just as it was granted: release it.
+					release(znode);
+				}
+				return;
+			}
+			if (znode == null) {
+				letGo();
+			}
 			if (!this.result.complete(znode) && znode != null) {
-				// Given up just as it was granted: release it.
+				// Cancelled by the caller just as it was granted: release it.
 				release(znode);
 			}
 		}
 
 		private void fail(Throwable ex) {
-			this.result.completeExceptionally(ex);
+			if (beginEnding()) {
+				letGo();
+				this.result.completeExceptionally(ex);
+			}
+		}
+
+		private synchronized boolean beginEnding() {
+			if (this.ending) {
+				return false;
+			}
+			this.ending = true;
+			return true;
+		}
+
+		/**
+		 * Send the deletes of a wait that did not end in a grant before its result is completed:
+		 * ZooKeeper serves a session's requests in order, so that the caller's next attempt, on
+		 * the same session, never finds this znode in its listing. (A caller's cancellation lets go
+		 * after the result is completed, in the handler of {@link #start}, which also catches a
+		 * create answered meanwhile.)
+		 */
+		private void letGo() {
+			dropZnode();
+			releaseInternalMutex();
 		}
 
 		/** Delete the znode of an acquisition that did not end in a grant, once it is known. */

@@ -171,6 +171,37 @@ class ZnodeQueueTests {
 	}
 
 	@Test
+	void oneLookThatIsRefusedHasSentItsDeleteBeforeItAnswers() throws Exception {
+		// A request the session sends once the answer is known (ZooKeeper serves a session's
+		// requests in order) no longer finds the znode: an application's next attempt is never
+		// refused because of its own previous one. The listing is sent from the first callback to
+		// run when the answer completes, before any other work of the completing thread.
+		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
+		raw.acquire();
+		try {
+			for (int i = 0; i < 5; i++) {
+				CompletableFuture<List<String>> listedAfterAnswer = new CompletableFuture<>();
+				CompletableFuture<LockZnode> attempt = this.queue.acquire(this.lockPath, MUTEX, 0);
+				attempt.whenComplete((znode, ex) -> {
+					try {
+						this.client.getChildren()
+							.inBackground((client, event) -> listedAfterAnswer.complete(event.getChildren()))
+							.forPath(this.lockPath);
+					}
+					catch (Exception failure) {
+						listedAfterAnswer.completeExceptionally(failure);
+					}
+				});
+				assertThat(attempt.get(BOUND_MS, TimeUnit.MILLISECONDS)).isNull();
+				assertThat(listedAfterAnswer.get(BOUND_MS, TimeUnit.MILLISECONDS)).hasSize(1);
+			}
+		}
+		finally {
+			raw.release();
+		}
+	}
+
+	@Test
 	void cancellingWhileWaitingLeavesNoZnodeAndTheNextWaiterIsGranted() throws Exception {
 		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
 		raw.acquire();
