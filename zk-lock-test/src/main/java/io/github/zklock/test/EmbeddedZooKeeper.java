@@ -4,11 +4,12 @@ import java.io.IOException;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingServer;
 
 /**
- * An in-process, single-node ZooKeeper server (Curator's {@code TestingServer}) with its data in
- * a temporary directory that is deleted when it stops. Started by
+ * An in-process, single-node ZooKeeper server (Curator's {@code TestingServer}) with its data and
+ * configuration in a temporary directory that is deleted when it stops. Started by
  * {@code zk.lock.embedded.enabled=true} ({@link EmbeddedZooKeeperAutoConfiguration}); meant for
  * development, demos and tests, not for production. Usable without Spring as well.
  *
@@ -18,6 +19,8 @@ public class EmbeddedZooKeeper implements AutoCloseable {
 
 	private static final Log logger = LogFactory.getLog(EmbeddedZooKeeper.class);
 
+	private final ServerDirectory directory = new ServerDirectory();
+
 	private final TestingServer server;
 
 	/**
@@ -26,8 +29,16 @@ public class EmbeddedZooKeeper implements AutoCloseable {
 	 * @throws Exception if the server cannot start (for example, the port is taken)
 	 */
 	public EmbeddedZooKeeper(int port) throws Exception {
-		// TestingServer takes -1, not 0, for "a free port".
-		this.server = new TestingServer((port == 0) ? -1 : port, true);
+		// InstanceSpec takes -1, not 0, for "a free port".
+		InstanceSpec spec = new InstanceSpec(this.directory.dataDirectory(), (port == 0) ? -1 : port, -1, -1, true,
+				-1);
+		try {
+			this.server = new TestingServer(spec, true);
+		}
+		catch (Exception ex) {
+			this.directory.close();
+			throw ex;
+		}
 		logger.info("Started embedded ZooKeeper on " + getConnectString());
 	}
 
@@ -48,13 +59,23 @@ public class EmbeddedZooKeeper implements AutoCloseable {
 	}
 
 	/**
-	 * Stop the server and delete its data directory. Calling it again has no effect.
+	 * Stop the server and delete its directory. Calling it again has no effect.
 	 * @throws IOException if stopping fails
 	 */
 	@Override
 	public void close() throws IOException {
-		this.server.close();
+		try {
+			this.server.close();
+		}
+		finally {
+			this.directory.close();
+		}
 		logger.info("Stopped embedded ZooKeeper");
+	}
+
+	/** The server's directory, for tests. */
+	ServerDirectory directory() {
+		return this.directory;
 	}
 
 }

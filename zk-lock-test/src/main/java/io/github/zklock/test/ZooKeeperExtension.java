@@ -30,8 +30,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * JUnit Jupiter extension that runs a real, in-process ZooKeeper server (Curator's
- * {@link TestingServer}, data in a temporary directory deleted on stop) for the tests of a class,
- * and hands out Curator clients connected to it. Registered on a {@code static} field, one server
+ * {@link TestingServer}, data and configuration in a temporary directory deleted on stop) for the
+ * tests of a class, and hands out Curator clients connected to it. Registered on a {@code static} field, one server
  * serves the whole class and stops after its last test (after {@code @AfterAll} methods, so
  * contexts closed there still reach it), also the tests of its {@code @Nested} classes; on an
  * instance field, each test gets a fresh server.
@@ -85,6 +85,8 @@ public class ZooKeeperExtension implements BeforeAllCallback, AfterAllCallback, 
 	private @Nullable String previousContainerCheckInterval;
 
 	private volatile @Nullable TestingServer server;
+
+	private @Nullable ServerDirectory directory;
 
 	/**
 	 * How many classes of the tree run now, 0 when the extension is on an instance field (a server
@@ -387,20 +389,27 @@ public class ZooKeeperExtension implements BeforeAllCallback, AfterAllCallback, 
 			this.previousContainerCheckInterval = System.setProperty(CONTAINER_CHECK_INTERVAL,
 					Long.toString(this.containerCheckIntervalMs));
 		}
-		InstanceSpec spec = new InstanceSpec(null, this.port, -1, -1, true, -1, this.tickTimeMs, -1,
-				new LinkedHashMap<>(this.serverProperties));
+		ServerDirectory directory = new ServerDirectory();
+		this.directory = directory;
+		InstanceSpec spec = new InstanceSpec(directory.dataDirectory(), this.port, -1, -1, true, -1, this.tickTimeMs,
+				-1, new LinkedHashMap<>(this.serverProperties));
 		this.server = new TestingServer(spec, true);
 	}
 
 	private void stop() throws IOException {
 		TestingServer server = this.server;
+		ServerDirectory directory = this.directory;
 		this.server = null;
+		this.directory = null;
 		try {
 			if (server != null) {
 				server.close();
 			}
 		}
 		finally {
+			if (directory != null) {
+				directory.close();
+			}
 			if (this.containerCheckIntervalMs > 0) {
 				if (this.previousContainerCheckInterval == null) {
 					System.clearProperty(CONTAINER_CHECK_INTERVAL);

@@ -1,5 +1,6 @@
 package io.github.zklock.test;
 
+import java.io.File;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -142,6 +143,18 @@ class ZooKeeperExtensionTests {
 		extension.afterAll(null);
 		await().atMost(Duration.ofSeconds(10)).until(() -> !acceptsConnections(port));
 		assertThatIllegalStateException().isThrownBy(extension::getServer);
+	}
+
+	@Test
+	void serverKeepsItsDataAndConfigurationInADirectoryOfItsOwnDeletedAfterAll() throws Exception {
+		ZooKeeperExtension extension = new ZooKeeperExtension();
+		extension.beforeAll(null);
+		File directory = extension.getServer().getTempDirectory().getParentFile();
+		assertThat(directory).isNotEqualTo(new File(System.getProperty("java.io.tmpdir")));
+		// ZooKeeper's embedded server writes its configuration next to the data directory.
+		assertThat(directory.list()).anyMatch((name) -> name.startsWith("zookeeper.configuration"));
+		extension.afterAll(null);
+		assertThat(directory).doesNotExist();
 	}
 
 	@Test
