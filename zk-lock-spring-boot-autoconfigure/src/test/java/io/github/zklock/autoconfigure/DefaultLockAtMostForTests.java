@@ -8,6 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
@@ -63,13 +64,9 @@ class DefaultLockAtMostForTests {
 	@Test
 	void theDefaultEndsAStuckMethodsLockAndTheOtherProcessIsGrantedWithinASecondOfIt() {
 		this.contextRunner.run((context) -> {
-			StuckService service = context.getBean(StuckService.class);
 			LockEvents events = context.getBean(LockEvents.class);
-			CountDownLatch entered = new CountDownLatch(1);
 			CountDownLatch unstick = new CountDownLatch(1);
-			CompletableFuture<LockState> stuck = CompletableFuture
-				.supplyAsync(() -> service.defaulted(entered, unstick));
-			assertThat(entered.await(BOUND.toSeconds(), TimeUnit.SECONDS)).isTrue();
+			CompletableFuture<LockState> stuck = enter(context.getBean(StuckService.class)::defaulted, unstick);
 			long grantedAt = System.nanoTime();
 
 			InterProcessMutex mutex = new InterProcessMutex(other, "/locks/ceiling/defaulted");
@@ -96,13 +93,9 @@ class DefaultLockAtMostForTests {
 	@Test
 	void aMethodWithLockAtMostForZeroKeepsItsLockPastTheDefault() {
 		this.contextRunner.run((context) -> {
-			StuckService service = context.getBean(StuckService.class);
 			LockEvents events = context.getBean(LockEvents.class);
-			CountDownLatch entered = new CountDownLatch(1);
 			CountDownLatch unstick = new CountDownLatch(1);
-			CompletableFuture<LockState> stuck = CompletableFuture
-				.supplyAsync(() -> service.optedOut(entered, unstick));
-			assertThat(entered.await(BOUND.toSeconds(), TimeUnit.SECONDS)).isTrue();
+			CompletableFuture<LockState> stuck = enter(context.getBean(StuckService.class)::optedOut, unstick);
 
 			InterProcessMutex mutex = new InterProcessMutex(other, "/locks/ceiling/opted-out");
 			try {
@@ -128,6 +121,21 @@ class DefaultLockAtMostForTests {
 			assertThat(deadline).hasValueSatisfying((value) -> assertThat(value)
 				.isBetween(before.plusSeconds(20).minusMillis(50), Instant.now().plusSeconds(20).plusMillis(50)));
 		});
+	}
+
+	/**
+	 * Call a stuck method on another thread and return once it runs under its lock.
+	 * @param method the method, given the latch it counts down once entered and the one that
+	 * unsticks it
+	 * @return what the method returns: its grant's state when unstuck
+	 */
+	private static CompletableFuture<LockState> enter(
+			BiFunction<CountDownLatch, CountDownLatch, LockState> method, CountDownLatch unstick)
+			throws InterruptedException {
+		CountDownLatch entered = new CountDownLatch(1);
+		CompletableFuture<LockState> call = CompletableFuture.supplyAsync(() -> method.apply(entered, unstick));
+		assertThat(entered.await(BOUND.toSeconds(), TimeUnit.SECONDS)).as("entered the method").isTrue();
+		return call;
 	}
 
 	@Configuration(proxyBeanMethods = false)

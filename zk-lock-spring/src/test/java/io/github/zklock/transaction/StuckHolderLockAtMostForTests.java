@@ -151,16 +151,7 @@ class StuckHolderLockAtMostForTests {
 		}
 
 		// A wakes up and writes through the fence: refused, before any statement, by its grant.
-		assertThat(saleOfA).failsWithin(BOUND)
-			.withThrowableOfType(ExecutionException.class)
-			.havingCause()
-			.isExactlyInstanceOf(LockLostException.class)
-			.withMessageContaining(LOCK_PATH)
-			.withMessageContaining("held longer than lockAtMostFor (PT1S)")
-			.satisfies((refused) -> assertThat(thrownBy(refused, JdbcLockFence.class, "advance"))
-				.as("thrown by the fence").isTrue());
-		assertThat(this.applicationA.getBean(StockService.class).rolledBack()).as("A's transaction rolled back")
-			.containsExactly(grantOfA.token());
+		assertRefusedAndRolledBack(saleOfA, grantOfA, JdbcLockFence.class, "advance");
 		assertStoreHoldsTheSaleOf("B", grantOfB.token());
 
 		// A holder that did not notice, with the token it read while it held the lock, is refused by
@@ -207,16 +198,7 @@ class StuckHolderLockAtMostForTests {
 		}
 
 		// A wakes up, writes and returns: the commit guard refuses the commit of its lost grant.
-		assertThat(saleOfA).failsWithin(BOUND)
-			.withThrowableOfType(ExecutionException.class)
-			.havingCause()
-			.isExactlyInstanceOf(LockLostException.class)
-			.withMessageContaining(LOCK_PATH)
-			.withMessageContaining("held longer than lockAtMostFor (PT1S)")
-			.satisfies((refused) -> assertThat(thrownBy(refused, LockCommitGuard.class, "beforeCommit"))
-				.as("thrown by the commit guard").isTrue());
-		assertThat(this.applicationA.getBean(StockService.class).rolledBack()).as("A's transaction rolled back")
-			.containsExactly(grantOfA.token());
+		assertRefusedAndRolledBack(saleOfA, grantOfA, LockCommitGuard.class, "beforeCommit");
 		// Then B's fence passes, and B sells from the stock A did not change.
 		assertThat(saleOfB).succeedsWithin(BOUND).isEqualTo(new Sale("B", 9, grantOfB.token()));
 		assertStoreHoldsTheSaleOf("B", grantOfB.token());
@@ -244,6 +226,24 @@ class StuckHolderLockAtMostForTests {
 	}
 
 	/** One unit sold, by the application named, whose token the fence keeps. */
+	/**
+	 * A's sale failed with its grant lost to the ceiling, the failure thrown by the given method,
+	 * and A's transaction rolled back.
+	 */
+	private void assertRefusedAndRolledBack(CompletableFuture<Sale> saleOfA, Grant grantOfA, Class<?> refusedBy,
+			String method) {
+		assertThat(saleOfA).failsWithin(BOUND)
+			.withThrowableOfType(ExecutionException.class)
+			.havingCause()
+			.isExactlyInstanceOf(LockLostException.class)
+			.withMessageContaining(LOCK_PATH)
+			.withMessageContaining("held longer than lockAtMostFor (PT1S)")
+			.satisfies((refused) -> assertThat(thrownBy(refused, refusedBy, method))
+				.as("thrown by " + refusedBy.getSimpleName() + "." + method).isTrue());
+		assertThat(this.applicationA.getBean(StockService.class).rolledBack()).as("A's transaction rolled back")
+			.containsExactly(grantOfA.token());
+	}
+
 	private void assertStoreHoldsTheSaleOf(String application, long token) {
 		JdbcTemplate jdbc = new JdbcTemplate(this.database);
 		assertThat(jdbc.queryForMap("SELECT quantity, sold_by FROM stock WHERE sku = ?", SKU))
