@@ -126,22 +126,26 @@ class RevocationCheckTests {
 				section)) {
 			await().atMost(BOUND).until(() -> chainLength() >= 10);
 			String revokedNode = admin(this.registry).describeHeldLocks().get(0).node();
+			int grantsBeforeRevocation = load.count();
 
-			// Shorter than the half session timeout after which the chain would end anyway.
+			// Shorter than the half session timeout after which the chain would end anyway: the
+			// znode goes because its own application, watching it by its age, deleted it.
 			Revocation revocation = admin(revoker).revoke(this.key, RevocationMode.REQUEST, Duration.ofSeconds(2));
 
 			assertThat(revocation.released()).isTrue();
 			assertThat(revocation.holders()).singleElement()
 				.satisfies((holder) -> assertThat(holder.path()).isEqualTo(revokedNode));
-			// The holder hears of the revocation through its own watch, which may come after the
-			// revoker saw the znode go.
-			await().atMost(BOUND).until(() -> !this.events.isEmpty());
-			assertThat(this.events).allSatisfy((event) -> assertThat(event.state()).isEqualTo(LockState.LOST));
-			int grantsAtRevocation = load.count();
 			await().atMost(BOUND)
-				.until(() -> load.count() > grantsAtRevocation + 2 && admin(this.registry).describeHeldLocks()
+				.until(() -> load.count() > grantsBeforeRevocation + 2 && admin(this.registry).describeHeldLocks()
 					.stream()
 					.anyMatch((held) -> !held.node().equals(revokedNode)));
+			// The grant that rode the znode when the holder heard of the revocation is LOST. The
+			// revocation may also come between two turns, when the chain keeps the znode and no grant
+			// holds it: then nobody is told and the chain ends all the same (waiting for an event
+			// failed about one isolated run in five). A holder not told that kept working would show
+			// as an overlap below.
+			assertThat(this.events).hasSizeLessThanOrEqualTo(1)
+				.allSatisfy((event) -> assertThat(event.state()).isEqualTo(LockState.LOST));
 		}
 		finally {
 			revoker.close();
