@@ -9,7 +9,7 @@ import java.util.concurrent.CompletionStage;
  * {@link LockTemplate#executeAsync(String, LockMode, java.time.Duration, java.util.function.Function)}.
  *
  * <p>Thread rules: every method may be called from any thread, {@link #release()} included. A
- * registry that can acquire without a thread ({@link LockRegistry#submit}; {@code CuratorLockRegistry}
+ * registry that can acquire without a thread ({@link io.github.zklock.spi.LockRegistry#submit}; {@code CuratorLockRegistry}
  * for every kind) makes grants owned by no thread, released without waiting for ZooKeeper. With a
  * registry that cannot, grants are acquired on a thread of the template's (a pooled daemon thread,
  * or a virtual thread, see {@link LockTemplateBuilder#virtualGrantThreads}); where the registry
@@ -39,7 +39,7 @@ public interface AsyncLockHandle extends LockHandle {
 	 * Return a stage that completes when this grant is lost and its holder is asked to stop:
 	 * when the registry interrupts the holders of lost grants ({@code zk.lock.interrupt-on-lost},
 	 * {@code CuratorLockRegistry.setInterruptOnLost}), which it does for every grant it made without
-	 * a thread (see {@link LockRegistry#submit}: with {@code CuratorLockRegistry}, every kind and
+	 * a thread (see {@link io.github.zklock.spi.LockRegistry#submit}: with {@code CuratorLockRegistry}, every kind and
 	 * multi-locks of them) and for EXCLUSIVE reentrant, READ and WRITE grants made on a grant
 	 * thread. Otherwise it never completes; the loss is still reported by {@link #state()},
 	 * {@link #checkHeld()} and the registry's listeners.

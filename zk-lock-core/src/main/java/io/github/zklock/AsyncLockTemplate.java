@@ -19,7 +19,7 @@ import java.util.function.Function;
  * complete on the template's async executor when it has one (Spring Boot's
  * {@code applicationTaskExecutor}), else on a grant thread (never on ZooKeeper's event thread).
  * Grants wait and are held with no thread when the registry queues them itself
- * ({@link LockRegistry#submit}; {@code CuratorLockRegistry} does for every kind: EXCLUSIVE, READ,
+ * ({@link io.github.zklock.spi.LockRegistry#submit}; {@code CuratorLockRegistry} does for every kind: EXCLUSIVE, READ,
  * WRITE, non-reentrant, permits, and multi-locks of them one key after the other); with a
  * registry that cannot, they are acquired on a grant thread.
  * Busy for the whole wait time:

@@ -3,6 +3,7 @@ package io.github.zklock;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
@@ -10,7 +11,6 @@ import java.util.function.Function;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
-import io.github.zklock.engine.AsyncGrants;
 import io.github.zklock.engine.Attempt;
 import io.github.zklock.engine.LockEngine;
 
@@ -36,12 +36,12 @@ final class DefaultAsyncLockTemplate implements AsyncLockTemplate {
 		CompletableFuture<LockResult<T>> result = new CompletableFuture<>();
 		CompletableFuture<Attempt> grant = this.engine.submit(request, (attempt, ex) -> {
 			if (ex != null) {
-				result.completeExceptionally(AsyncGrants.unwrap(ex));
+				result.completeExceptionally(unwrap(ex));
 				return;
 			}
-			LockHandle granted = attempt.granted();
+			AsyncLockHandle granted = attempt.asyncGranted();
 			if (granted != null) {
-				invoke((AsyncLockHandle) granted, action, result);
+				invoke(granted, attempt, action, result);
 			}
 			else if (request.onBusy() == OnBusy.SKIP) {
 				if (logger.isDebugEnabled()) {
@@ -62,10 +62,10 @@ final class DefaultAsyncLockTemplate implements AsyncLockTemplate {
 		CompletableFuture<AsyncLockHandle> result = new CompletableFuture<>();
 		CompletableFuture<Attempt> grant = this.engine.submit(request, (attempt, ex) -> {
 			if (ex != null) {
-				result.completeExceptionally(AsyncGrants.unwrap(ex));
+				result.completeExceptionally(unwrap(ex));
 			}
-			else if (attempt.granted() instanceof AsyncLockHandle granted) {
-				completeOrRelease(result, granted);
+			else if (attempt.asyncGranted() != null) {
+				completeOrRelease(result, attempt.asyncGranted());
 			}
 			else {
 				result.completeExceptionally(attempt.busy());
@@ -80,9 +80,10 @@ final class DefaultAsyncLockTemplate implements AsyncLockTemplate {
 		CompletableFuture<Optional<AsyncLockHandle>> result = new CompletableFuture<>();
 		CompletableFuture<Attempt> grant = this.engine.submit(request, (attempt, ex) -> {
 			if (ex != null) {
-				result.completeExceptionally(AsyncGrants.unwrap(ex));
+				result.completeExceptionally(unwrap(ex));
 			}
-			else if (attempt.granted() instanceof AsyncLockHandle granted) {
+			else if (attempt.asyncGranted() != null) {
+				AsyncLockHandle granted = attempt.asyncGranted();
 				if (!result.complete(Optional.of(granted))) {
 					granted.releaseAsync();
 				}
@@ -103,7 +104,7 @@ final class DefaultAsyncLockTemplate implements AsyncLockTemplate {
 		CompletableFuture<T> result = new CompletableFuture<>();
 		outcome.whenComplete((value, ex) -> {
 			if (ex != null) {
-				result.completeExceptionally(AsyncGrants.unwrap(ex));
+				result.completeExceptionally(unwrap(ex));
 			}
 			else {
 				result.complete(value.result());
@@ -129,11 +130,11 @@ final class DefaultAsyncLockTemplate implements AsyncLockTemplate {
 		}
 	}
 
-	private <T> void invoke(AsyncLockHandle grant, Function<LockHandle, ? extends CompletionStage<T>> action,
-			CompletableFuture<LockResult<T>> result) {
+	private <T> void invoke(AsyncLockHandle grant, Attempt attempt,
+			Function<LockHandle, ? extends CompletionStage<T>> action, CompletableFuture<LockResult<T>> result) {
 		CompletionStage<T> stage;
 		LockContext.push(grant);
-		Runnable closeScope = this.engine.openScope(grant);
+		Runnable closeScope = attempt.openScope();
 		try {
 			stage = action.apply(grant);
 			if (stage == null) {
@@ -145,38 +146,50 @@ final class DefaultAsyncLockTemplate implements AsyncLockTemplate {
 			stage = CompletableFuture.failedFuture(ex);
 		}
 		finally {
-			if (closeScope != null) {
-				closeScope.run();
-			}
+			closeScope.run();
 			LockContext.pop(grant);
 		}
 		CompletionStage<T> work = stage;
 		AtomicBoolean lost = new AtomicBoolean();
 		result.whenComplete((value, ex) -> {
 			if (result.isCancelled()) {
-				AsyncGrants.cancel(work);
+				cancel(work);
 			}
 		});
 		grant.whenLost().thenRun(() -> {
 			lost.set(true);
-			AsyncGrants.cancel(work);
+			cancel(work);
 		});
 		work.whenComplete((value, ex) -> grant.releaseAsync().whenComplete((released, releaseFailure) -> {
 			if (releaseFailure != null) {
 				logger.warn("Failed to release " + grant.mode() + " lock '" + grant.path() + "'",
-						AsyncGrants.unwrap(releaseFailure));
+						unwrap(releaseFailure));
 			}
 			if (lost.get()) {
 				result.completeExceptionally(new LockLostException(grant.path(), grant.mode(),
 						"the lock was lost while the asynchronous work held it; the work was cancelled"));
 			}
 			else if (ex != null) {
-				result.completeExceptionally(AsyncGrants.unwrap(ex));
+				result.completeExceptionally(unwrap(ex));
 			}
 			else {
 				result.complete(LockResult.executed(value));
 			}
 		}));
+	}
+
+	private static Throwable unwrap(Throwable ex) {
+		return (ex instanceof CompletionException && ex.getCause() != null) ? ex.getCause() : ex;
+	}
+
+	/** Cancel work under a lost grant; a stage that cannot be cancelled ends on its own. */
+	private static void cancel(CompletionStage<?> stage) {
+		try {
+			stage.toCompletableFuture().cancel(true);
+		}
+		catch (UnsupportedOperationException ex) {
+			// Released once it ends.
+		}
 	}
 
 }

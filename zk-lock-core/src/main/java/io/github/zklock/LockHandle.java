@@ -5,8 +5,6 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 
-import io.github.zklock.engine.KeptLockHandle;
-
 /**
  * One grant of a ZooKeeper lock, returned by {@link LockTemplate#acquire} and passed to a
  * {@link LockCallback}.
@@ -72,9 +70,9 @@ public interface LockHandle extends AutoCloseable {
 	 * <p>An EXCLUSIVE (reentrant) grant knows its token from the create of its znode: no request.
 	 * For the other kinds the first call sends one {@code exists} request; later calls return the
 	 * cached value. Nested (reentrant) grants of the same znode return the same token, and so do
-	 * grants {@linkplain #isLocalHandoff() handed over locally} on one znode: tokens of one key are
-	 * then non-decreasing, and a store must reject only a token lower than the highest it has
-	 * seen. A permit of a semaphore has the token of its lease znode. A multi-lock has one token
+	 * grants handed over locally on one znode (one application's grants of a hot key taking turns
+	 * on one znode, see {@code LocalHandoff}): tokens of one key are then non-decreasing, and a
+	 * store must reject only a token lower than the highest it has seen. A permit of a semaphore has the token of its lease znode. A multi-lock has one token
 	 * per key: this is its first part's (the token of {@link #path()}); pass each key's store the
 	 * token of that key's {@linkplain #parts() part}.
 	 * @return the fencing token, a positive number
@@ -83,18 +81,6 @@ public interface LockHandle extends AutoCloseable {
 	 * @throws IllegalStateException if the handle was already released
 	 */
 	long fencingToken();
-
-	/**
-	 * Return whether this grant was handed over locally: another thread of this application
-	 * released the lock to it without deleting the lock znode, and it rides that znode (no
-	 * ZooKeeper request; see {@code io.github.zklock.curator.LocalHandoff}). Its fencing token is
-	 * then the one of the grants before it on the same znode. {@code false} for a grant made
-	 * through ZooKeeper, a nested (reentrant) grant and a multi-lock. Local state.
-	 * @return whether the grant was handed over locally
-	 */
-	default boolean isLocalHandoff() {
-		return false;
-	}
 
 	/**
 	 * Return the grants this handle is made of: for a multi-lock, one per key in the order they
@@ -110,14 +96,15 @@ public interface LockHandle extends AutoCloseable {
 	/**
 	 * Release this grant. For a nested (reentrant) grant only the hold count drops; the lock znode
 	 * is deleted when the outermost grant is released. A multi-lock releases its parts in reverse
-	 * order. Calling it again has no effect.
-	 * <p>When ZooKeeper cannot be reached, the call blocks while Curator tries the delete: first up
-	 * to the client's connection timeout, then one try per attempt of its retry policy (each until
-	 * the ZooKeeper client's next connection attempt fails, 1 to 2 s with one server); 3.1 to 3.7 s
-	 * were measured with a 1 s connection timeout and one retry. The failure is then logged, not
-	 * thrown, and the handle is released. The znode stays, so no other client is granted the lock,
-	 * until Curator's guaranteed delete removes it after the connection is back, or until the session
-	 * ends and the ephemeral znode goes with it.
+	 * order. When another request of this application waits for the key, it is granted on the
+	 * same znode at once (local hand-off), within its bounds. Calling it again has no effect.
+	 * <p>The lock znode is deleted with Curator's guaranteed delete; a synchronous grant's release
+	 * returns once ZooKeeper answered it, at most the client's connection timeout, and at once when
+	 * the client is not connected (an {@link AsyncLockHandle}'s {@code releaseAsync()} returns at
+	 * once). When ZooKeeper cannot be reached meanwhile, the failure is logged, not thrown, and the
+	 * handle is released: the znode
+	 * stays, so no other client is granted the lock, until the guaranteed delete removes it after the
+	 * connection is back, or until the session ends and the ephemeral znode goes with it.
 	 * @throws IllegalStateException if a thread-bound grant is released from another thread
 	 */
 	void release();
@@ -136,9 +123,11 @@ public interface LockHandle extends AutoCloseable {
 	 * @throws IllegalArgumentException if {@code lockAtLeastFor} is negative
 	 * @throws IllegalStateException if the grant is bound to its thread (a synchronous grant of a
 	 * reentrant request), whose release another thread cannot carry out
+	 * @throws UnsupportedOperationException if the handle does not come from a template (the
+	 * default of this method: a registry's own grants are kept by the template that wraps them)
 	 */
 	default LockHandle keepAtLeast(Duration lockAtLeastFor) {
-		return KeptLockHandle.keep(this, lockAtLeastFor);
+		throw new UnsupportedOperationException(getClass().getName() + " cannot be kept after its release");
 	}
 
 	/**
@@ -148,14 +137,15 @@ public interface LockHandle extends AutoCloseable {
 	 * do. The twin of {@link #keepAtLeast(Duration)}, which moves the floor. A multi-lock moves the
 	 * ceiling of every part. Any thread may call it, also for a grant bound to its thread. Sends no
 	 * request.
-	 * @param lockAtMostFor how long from now the grant may still be held, positive
+	 * @param lockAtMostFor how long from now the grant may still be held, positive;
+	 * {@link LockRequest#NO_CEILING} removes the ceiling
 	 * @return this handle
 	 * @throws IllegalArgumentException if {@code lockAtMostFor} is not positive
 	 * @throws LockLostException if the grant is no longer held: lost (with its session, revoked, or
 	 * ended by its ceiling, which an extension cannot undo) or in doubt while the connection is
 	 * suspended
 	 * @throws IllegalStateException if the grant was already released
-	 * @throws UnsupportedOperationException if the grant comes from a {@link LockRegistry} that
+	 * @throws UnsupportedOperationException if the grant comes from a {@link io.github.zklock.spi.LockRegistry} that
 	 * enforces no ceiling (the default of this method)
 	 */
 	default LockHandle extend(Duration lockAtMostFor) {

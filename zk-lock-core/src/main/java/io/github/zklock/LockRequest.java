@@ -8,6 +8,8 @@ import java.util.Objects;
 
 import org.jspecify.annotations.Nullable;
 
+import io.github.zklock.spi.RequestRules;
+
 /**
  * What to lock and how: the one options object of {@link LockTemplate}, its asynchronous form
  * ({@link LockTemplate#async()}), the reactive operator and {@code @DistributedLock}. Immutable;
@@ -33,20 +35,23 @@ import org.jspecify.annotations.Nullable;
  * <li><b>Thread binding</b>: a <em>reentrant</em> grant is bound to the thread that acquired it,
  * which alone may release it (Curator's reentrant recipes track their owner thread); a
  * non-reentrant one may be released by any thread. READ and WRITE are always reentrant; a
- * non-reentrant EXCLUSIVE lock and a permit of a semaphore are not. This is the one definition
- * of thread binding: {@link #reentrant()} says it.</li>
+ * non-reentrant EXCLUSIVE lock, a permit of a semaphore and an EXCLUSIVE lock kept for a
+ * {@code lockAtLeastFor} are not. This is the one definition of thread binding:
+ * {@link #reentrant()} says it.</li>
  * <li><b>Permits</b>: {@code 0} asks for a lock; a positive number asks for one permit (lease)
  * of a semaphore of that many, which is a non-reentrant EXCLUSIVE request of one key.</li>
  * <li><b>Wait time</b>, one meaning per value: {@code null} (not given) uses the template's
  * default ({@code zk.lock.default-wait-time}); zero makes one attempt without waiting;
  * {@link #WAIT_FOREVER} waits until granted; a positive duration waits at most that long. Any other
  * negative duration is rejected. For a multi-lock it is one budget for all keys.</li>
- * <li><b>lockAtLeastFor</b>: zero, or a positive duration on a request whose grant is not bound to
- * a thread (released later by another thread).</li>
+ * <li><b>lockAtLeastFor</b>: zero, or a positive duration; a kept grant is released later by
+ * another thread, so an EXCLUSIVE request that keeps its grant is non-reentrant (not bound to a
+ * thread) whatever was asked, the same for {@code @DistributedLock}; READ and WRITE grants, bound
+ * to their thread, cannot be kept.</li>
  * <li><b>lockAtMostFor</b>: {@code null} (not given) uses the template's default
- * ({@code zk.lock.default-lock-at-most-for}); {@link #NO_CEILING} (zero) sets no ceiling; a positive
+ * ({@code zk.lock.default-lock-at-most-for}); {@link #NO_CEILING} sets no ceiling; a positive
  * duration ends the grant once it was held that long. It must not be shorter than a positive
- * {@code lockAtLeastFor}. Any negative duration is rejected.</li>
+ * {@code lockAtLeastFor}. Zero and negative durations are rejected.</li>
  * </ul>
  *
  * @param keys the keys to lock, at least one, each below the root path and starting with
@@ -55,6 +60,7 @@ import org.jspecify.annotations.Nullable;
  * @param mode the lock mode, the same for every key
  * @param reentrant whether the holder thread may re-enter the lock, and so whether the grant is
  * bound to that thread: always {@code true} for READ and WRITE, always {@code false} for a permit
+ * and for an EXCLUSIVE request with a positive {@code lockAtLeastFor}
  * @param permits {@code 0} for a lock; a positive number for one permit (lease) of a semaphore
  * that lets at most this many holders in at once, which every participant must name alike
  * (see {@link PermitsMismatchException})
@@ -67,8 +73,8 @@ import org.jspecify.annotations.Nullable;
  * earlier ({@link Duration#ZERO}: released when asked; see {@link #withLockAtLeastFor(Duration)})
  * @param lockAtMostFor how long a grant may be held before this application ends it as lost and
  * deletes its znode (see {@link #withLockAtMostFor(Duration)}): {@code null} for the template's
- * default ({@code zk.lock.default-lock-at-most-for}, none unless set), {@link #NO_CEILING} (zero)
- * for none, or a positive duration
+ * default ({@code zk.lock.default-lock-at-most-for}, none unless set), {@link #NO_CEILING} for
+ * none, or a positive duration
  * @param name the low-cardinality name of the lock in metrics and observations (the {@code name}
  * tag), such as the {@code @DistributedLock} key template {@code /stock/#{#sku}}, never a resolved
  * value; defaults to the keys (joined with {@code ,}), so a caller that builds keys from data
@@ -83,14 +89,16 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 	 * value as {@code DistributedLock.WAIT_FOREVER} ({@code "-1ms"}) and
 	 * {@code zk.lock.default-wait-time=-1ms}. It is the only negative wait time accepted.
 	 */
-	public static final Duration WAIT_FOREVER = Duration.ofMillis(-1);
+	public static final Duration WAIT_FOREVER = RequestRules.WAIT_FOREVER;
 
 	/**
 	 * The {@code lockAtMostFor} that sets no ceiling on a grant, whatever the template's default:
-	 * {@link Duration#ZERO}, also spelled {@code "0"} in {@code @DistributedLock(lockAtMostFor)}.
-	 * A grant then lasts until it is released, revoked or lost with its session.
+	 * the longest duration there is ({@link java.time.temporal.ChronoUnit#FOREVER}), also spelled
+	 * {@code "none"} in {@code @DistributedLock(lockAtMostFor)}. A grant then lasts until it is
+	 * released, revoked or lost with its session. (Zero is no ceiling value: as a wait time it means
+	 * one attempt, so it is rejected here.)
 	 */
-	public static final Duration NO_CEILING = Duration.ZERO;
+	public static final Duration NO_CEILING = RequestRules.NO_CEILING;
 
 	/**
 	 * Create a request without a {@code lockAtMostFor} of its own (the template's default
@@ -117,8 +125,8 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 	 * @throws IllegalArgumentException if no key is given; if the wait time is negative but not
 	 * {@link #WAIT_FOREVER}; if a READ or WRITE request is not reentrant; if {@code permits} is
 	 * negative, or positive on a request that is not a non-reentrant EXCLUSIVE request of one key;
-	 * if {@code lockAtLeastFor} is negative, or positive on a reentrant request; if
-	 * {@code lockAtMostFor} is negative, or positive and shorter than a positive {@code lockAtLeastFor}
+	 * if {@code lockAtLeastFor} is negative, or positive on a READ or WRITE request; if
+	 * {@code lockAtMostFor} is zero, negative, or shorter than a positive {@code lockAtLeastFor}
 	 * @throws NullPointerException if the keys, the mode, the on-busy policy or
 	 * {@code lockAtLeastFor} is {@code null}
 	 */
@@ -135,13 +143,13 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 		}
 		String subject = "The request for " + describe(keys);
 		String of = "of the request for " + describe(keys);
-		checkKind(subject, mode, reentrant, permits);
+		RequestRules.checkKind(subject, mode, reentrant, permits);
 		if (permits > 0 && keys.size() > 1) {
 			throw new IllegalArgumentException(subject + " asks for a permit of " + keys.size()
 					+ " semaphores at once: a permit is a request of one key");
 		}
 		if (waitTime != null) {
-			checkWaitTime(waitTime, "The wait time " + of);
+			RequestRules.checkWaitTime(waitTime, "The wait time " + of);
 		}
 		Objects.requireNonNull(onBusy, "onBusy must not be null");
 		Objects.requireNonNull(lockAtLeastFor, "lockAtLeastFor must not be null");
@@ -149,15 +157,18 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 			throw new IllegalArgumentException("lockAtLeastFor " + of + " is " + lockAtLeastFor
 					+ ": use zero to release when asked, or a positive duration");
 		}
-		if (!lockAtLeastFor.isZero() && reentrant) {
-			throw new IllegalArgumentException(subject + " keeps its grant for at least " + lockAtLeastFor + " as a "
-					+ (mode == LockMode.EXCLUSIVE ? "reentrant " : "") + mode + " lock, whose grant is bound to the "
-					+ "acquiring thread; a grant released later by another thread must be a non-reentrant "
-					+ "EXCLUSIVE lock (withReentrant(false)) or a permit");
+		if (!lockAtLeastFor.isZero() && mode != LockMode.EXCLUSIVE) {
+			throw new IllegalArgumentException(subject + " keeps its " + mode + " grant for at least " + lockAtLeastFor
+					+ ", which another thread would release later; a " + mode + " grant is bound to the thread that "
+					+ "acquired it: keep an EXCLUSIVE lock or a permit instead");
+		}
+		if (!lockAtLeastFor.isZero()) {
+			// A kept grant is released later by another thread: it is bound to none (see withLockAtLeastFor).
+			reentrant = false;
 		}
 		if (lockAtMostFor != null) {
-			checkLockAtMostFor(lockAtMostFor, "lockAtMostFor " + of);
-			if (!lockAtMostFor.isZero() && !lockAtLeastFor.isZero() && lockAtMostFor.compareTo(lockAtLeastFor) < 0) {
+			RequestRules.checkLockAtMostFor(lockAtMostFor, "lockAtMostFor " + of);
+			if (!lockAtLeastFor.isZero() && lockAtMostFor.compareTo(lockAtLeastFor) < 0) {
 				throw new IllegalArgumentException(subject + " keeps its grant for at least " + lockAtLeastFor
 						+ " but at most " + lockAtMostFor + ": lockAtMostFor must not be shorter than lockAtLeastFor");
 			}
@@ -248,7 +259,7 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 	 * @param reentrant whether the lock is reentrant
 	 * @return the new request
 	 * @throws IllegalArgumentException if the copy breaks a rule (READ or WRITE not reentrant, a
-	 * reentrant permit, a reentrant request with lockAtLeastFor)
+	 * reentrant permit); an EXCLUSIVE request with a positive lockAtLeastFor stays non-reentrant
 	 */
 	public LockRequest withReentrant(boolean reentrant) {
 		return new LockRequest(this.keys, this.mode, reentrant, this.permits, this.waitTime, this.onBusy,
@@ -282,13 +293,15 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 	 * carried out by a scheduler thread once that time has passed since the grant, so that no
 	 * other owner gets the key before then (ShedLock's {@code lockAtLeastFor}: a job that finishes
 	 * quickly is not run again by another application whose clock or schedule is a little late).
-	 * The grant must not be bound to a thread: a non-reentrant EXCLUSIVE lock or a permit. If the
-	 * application dies meanwhile, the key is freed with its ZooKeeper session (after the session
-	 * timeout), not at the end of {@code lockAtLeastFor}. A multi-lock keeps all its keys together.
+	 * The kept grant is released by another thread, so it is bound to none: an EXCLUSIVE request
+	 * becomes non-reentrant with a positive duration (as {@code @DistributedLock(lockAtLeastFor)}
+	 * makes it); a permit already is. If the application dies meanwhile, the key is freed with its
+	 * ZooKeeper session (after the session timeout), not at the end of {@code lockAtLeastFor}. A
+	 * multi-lock keeps all its keys together.
 	 * @param lockAtLeastFor the least time to keep a grant, zero to release when asked
 	 * @return the new request
-	 * @throws IllegalArgumentException if the duration is negative, or positive on a reentrant
-	 * request
+	 * @throws IllegalArgumentException if the duration is negative, or positive on a READ or WRITE
+	 * request (bound to its thread)
 	 */
 	public LockRequest withLockAtLeastFor(Duration lockAtLeastFor) {
 		return new LockRequest(this.keys, this.mode, this.reentrant, this.permits, this.waitTime, this.onBusy,
@@ -312,7 +325,7 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 	 * @param lockAtMostFor the longest hold, {@link #NO_CEILING} for none, {@code null} for the
 	 * template's default
 	 * @return the new request
-	 * @throws IllegalArgumentException if the duration is negative, or positive and shorter than a
+	 * @throws IllegalArgumentException if the duration is zero or negative, or shorter than a
 	 * positive {@code lockAtLeastFor}
 	 */
 	public LockRequest withLockAtMostFor(@Nullable Duration lockAtMostFor) {
@@ -320,23 +333,6 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 				this.lockAtLeastFor, lockAtMostFor, this.name);
 	}
 
-	/**
-	 * Check a {@code lockAtMostFor} given by a user, such as a default: zero (no ceiling) or
-	 * positive.
-	 * @param lockAtMostFor the duration
-	 * @param what what it is, for the message (a property, a parameter, a method)
-	 * @return the duration
-	 * @throws IllegalArgumentException if the duration is negative
-	 * @throws NullPointerException if the duration is {@code null}
-	 */
-	public static Duration checkLockAtMostFor(Duration lockAtMostFor, String what) {
-		Objects.requireNonNull(lockAtMostFor, () -> what + " must not be null");
-		if (lockAtMostFor.isNegative()) {
-			throw new IllegalArgumentException(what + " is " + lockAtMostFor + ": use zero for no ceiling, or a "
-					+ "positive duration");
-		}
-		return lockAtMostFor;
-	}
 
 	/**
 	 * Return a copy with another name in metrics and observations.
@@ -364,53 +360,8 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 		return this.permits > 0;
 	}
 
-	/**
-	 * Return whether a wait time is {@link #WAIT_FOREVER}.
-	 * @param waitTime a wait time
-	 * @return whether it waits without limit
-	 */
-	public static boolean waitsForever(Duration waitTime) {
-		return WAIT_FOREVER.equals(waitTime);
-	}
 
-	/**
-	 * Check a wait time given by a user, such as a default wait time: zero, positive, or
-	 * {@link #WAIT_FOREVER}.
-	 * @param waitTime the wait time
-	 * @param what what it is, for the message (a property, a parameter, a method)
-	 * @return the wait time
-	 * @throws IllegalArgumentException if the wait time is negative but not {@link #WAIT_FOREVER}
-	 * @throws NullPointerException if the wait time is {@code null}
-	 */
-	public static Duration checkWaitTime(Duration waitTime, String what) {
-		Objects.requireNonNull(waitTime, () -> what + " must not be null");
-		if (waitTime.isNegative() && !waitsForever(waitTime)) {
-			throw new IllegalArgumentException(what + " is " + waitTime + ": use zero for one attempt, a positive "
-					+ "duration, or -1 ms to wait without limit (WAIT_FOREVER)");
-		}
-		return waitTime;
-	}
 
-	/**
-	 * The rules between mode, reentrancy and permits, for a request and for each of its
-	 * {@link LockTarget targets}.
-	 */
-	static void checkKind(String subject, LockMode mode, boolean reentrant, int permits) {
-		Objects.requireNonNull(mode, "mode must not be null");
-		if (!reentrant && mode != LockMode.EXCLUSIVE) {
-			throw new IllegalArgumentException(subject + " asks for a non-reentrant " + mode + " lock: reentrant = "
-					+ "false applies to EXCLUSIVE only; READ and WRITE locks are always reentrant");
-		}
-		if (permits < 0) {
-			throw new IllegalArgumentException(subject + " asks for " + permits + " permits: use 0 for a lock, or a "
-					+ "positive number of permits for a semaphore");
-		}
-		if (permits > 0 && (mode != LockMode.EXCLUSIVE || reentrant)) {
-			throw new IllegalArgumentException(subject + " asks for a permit of a semaphore (" + permits
-					+ " permits) as a " + (reentrant ? "reentrant " : "") + mode + " lock: a permit is a non-reentrant "
-					+ "EXCLUSIVE request (LockRequest.permit)");
-		}
-	}
 
 	private static String describe(List<String> keys) {
 		return (keys.size() == 1) ? "'" + keys.get(0) + "'" : keys.toString();

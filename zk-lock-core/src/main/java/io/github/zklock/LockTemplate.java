@@ -2,7 +2,6 @@ package io.github.zklock;
 
 import java.lang.reflect.UndeclaredThrowableException;
 import java.time.Duration;
-import java.util.Collections;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -17,7 +16,7 @@ import org.jspecify.annotations.Nullable;
 
 import io.github.zklock.engine.Attempt;
 import io.github.zklock.engine.LockEngine;
-import io.github.zklock.engine.LockView;
+import io.github.zklock.spi.LockRegistry;
 
 /**
  * Runs code under a ZooKeeper lock, or hands out grants: the programmatic twin of
@@ -96,7 +95,7 @@ public class LockTemplate {
 	/**
 	 * Return the ceiling of requests that give none
 	 * ({@link LockRequest#withLockAtMostFor(Duration)}, {@link LockTemplateBuilder#defaultLockAtMostFor}).
-	 * @return the default lockAtMostFor, {@link LockRequest#NO_CEILING} (zero) for none
+	 * @return the default lockAtMostFor, {@link LockRequest#NO_CEILING} for none
 	 */
 	public Duration getDefaultLockAtMostFor() {
 		return this.engine.defaultLockAtMostFor();
@@ -132,7 +131,7 @@ public class LockTemplate {
 			return LockResult.skipped();
 		}
 		LockContext.push(handle);
-		Runnable closeScope = this.engine.openScope(handle);
+		Runnable closeScope = attempt.openScope();
 		try {
 			return LockResult.executed(action.doInLock(handle));
 		}
@@ -143,9 +142,7 @@ public class LockTemplate {
 			throw new UndeclaredThrowableException(ex);
 		}
 		finally {
-			if (closeScope != null) {
-				closeScope.run();
-			}
+			closeScope.run();
 			LockContext.pop(handle);
 			LockEngine.releaseQuietly(handle);
 		}
@@ -244,7 +241,7 @@ public class LockTemplate {
 	 * @return the lock view
 	 */
 	public Lock lock(String key) {
-		return new LockView(this, Objects.requireNonNull(key, "key must not be null"), LockMode.EXCLUSIVE);
+		return this.engine.lock(Objects.requireNonNull(key, "key must not be null"), LockMode.EXCLUSIVE);
 	}
 
 	/**
@@ -255,12 +252,7 @@ public class LockTemplate {
 	 * @return the read-write lock view
 	 */
 	public ReadWriteLock readWriteLock(String key) {
-		Objects.requireNonNull(key, "key must not be null");
-		return new ReadWriteViews(new LockView(this, key, LockMode.READ), new LockView(this, key, LockMode.WRITE));
-	}
-
-	/** The two views of {@link #readWriteLock(String)}. */
-	private record ReadWriteViews(Lock readLock, Lock writeLock) implements ReadWriteLock {
+		return this.engine.readWriteLock(Objects.requireNonNull(key, "key must not be null"));
 	}
 
 	/**
@@ -284,7 +276,7 @@ public class LockTemplate {
 
 	/** The request of a key-first form: reentrant, failing when busy, named after its key. */
 	private static LockRequest request(String key, LockMode mode, @Nullable Duration waitTime) {
-		return new LockRequest(Collections.singletonList(key), mode, true, 0, waitTime, OnBusy.FAIL, Duration.ZERO, null);
+		return LockEngine.request(key, mode, waitTime);
 	}
 
 	/**

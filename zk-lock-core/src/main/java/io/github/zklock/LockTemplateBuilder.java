@@ -9,6 +9,8 @@ import org.jspecify.annotations.Nullable;
 
 import io.github.zklock.engine.LockEngine;
 import io.github.zklock.engine.LockObservations;
+import io.github.zklock.spi.LockRegistry;
+import io.github.zklock.spi.RequestRules;
 
 /**
  * Builds a {@link LockTemplate} ({@link LockTemplate#builder(LockRegistry)}); every setting is
@@ -39,19 +41,19 @@ public final class LockTemplateBuilder {
 	 * @throws IllegalArgumentException if it is negative but not {@link LockRequest#WAIT_FOREVER}
 	 */
 	public LockTemplateBuilder defaultWaitTime(Duration defaultWaitTime) {
-		this.defaultWaitTime = LockRequest.checkWaitTime(defaultWaitTime, "The default wait time");
+		this.defaultWaitTime = RequestRules.checkWaitTime(defaultWaitTime, "The default wait time");
 		return this;
 	}
 
 	/**
 	 * Set the ceiling of requests that give none ({@link LockRequest#withLockAtMostFor(Duration)}):
 	 * {@link LockRequest#NO_CEILING} unless set, so that a grant lasts until it is released.
-	 * @param defaultLockAtMostFor zero for none, or a positive duration
+	 * @param defaultLockAtMostFor {@link LockRequest#NO_CEILING} for none, or a positive duration
 	 * @return this builder
-	 * @throws IllegalArgumentException if it is negative
+	 * @throws IllegalArgumentException if it is zero or negative
 	 */
 	public LockTemplateBuilder defaultLockAtMostFor(Duration defaultLockAtMostFor) {
-		this.defaultLockAtMostFor = LockRequest.checkLockAtMostFor(defaultLockAtMostFor,
+		this.defaultLockAtMostFor = RequestRules.checkLockAtMostFor(defaultLockAtMostFor,
 				"The default lockAtMostFor");
 		return this;
 	}

@@ -12,8 +12,8 @@
  * <li>grants: {@link io.github.zklock.LockHandle}, {@link io.github.zklock.AsyncLockHandle},
  * {@link io.github.zklock.LockContext}, {@link io.github.zklock.LockAssert}, lock state
  * listeners and events;</li>
- * <li>the backend interface {@link io.github.zklock.LockRegistry}, which grants one
- * {@link io.github.zklock.LockTarget} at a time;</li>
+ * <li>the backend interface {@link io.github.zklock.spi.LockRegistry}, which grants one
+ * {@link io.github.zklock.spi.LockTarget} at a time;</li>
  * <li>leader election per group ({@link io.github.zklock.Leadership}, its events and listener);</li>
  * <li>the exceptions, rooted at {@link io.github.zklock.LockException}.</li>
  * </ul>

@@ -28,6 +28,7 @@ import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.curator.LocalHandoff;
 import io.github.zklock.test.ZooKeeperExtension;
 
+import static io.github.zklock.curator.Admins.chainLength;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
@@ -274,20 +275,26 @@ class AsyncGrantWithoutThreadTests {
 	}
 
 	@Test
-	void expiredSessionFailsTheWaitingRequestsWithLockException() throws Exception {
+	void expiredSessionQueuesTheWaitingRequestAgainInTheNewSession() throws Exception {
 		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
 		raw.acquire();
 		CompletableFuture<AsyncLockHandle> waiting = this.template.async().acquire(LockRequest.of(this.key));
 		await().atMost(BOUND).until(() -> childCount() == 2);
+		long expired = this.client.getZookeeperClient().getZooKeeper().getSessionId();
 
 		zooKeeper.expireSession(this.client);
-		assertThatExceptionOfType(ExecutionException.class)
-			.isThrownBy(() -> waiting.get(BOUND.toSeconds(), TimeUnit.SECONDS))
-			.withCauseInstanceOf(LockException.class)
-			.satisfies((ex) -> assertThat(ex.getCause()).isNotInstanceOf(LockAcquisitionException.class));
-		await().atMost(BOUND).until(() -> childCount() == 1);
+		// Its znode went with the session; its wait goes on, with a znode of the new session.
+		await().atMost(BOUND).until(() -> this.client.getZookeeperClient().isConnected()
+				&& this.client.getZookeeperClient().getZooKeeper().getSessionId() != expired && childCount() == 2);
+		assertThat(waiting).isNotDone();
 		raw.release();
-		await().atMost(BOUND).until(() -> this.client.getZookeeperClient().isConnected());
+		AsyncLockHandle granted = waiting.get(BOUND.toSeconds(), TimeUnit.SECONDS);
+		assertThat(granted.isHeld()).isTrue();
+		long session = this.client.getZookeeperClient().getZooKeeper().getSessionId();
+		assertThat(ZooKeeperExtension.ephemeralZnodes(this.client, this.lockPath)).singleElement()
+			.satisfies((node) -> assertThat(this.client.checkExists().forPath(node).getEphemeralOwner())
+				.isEqualTo(session));
+		granted.release();
 		assertNothingLeft();
 	}
 
@@ -302,10 +309,10 @@ class AsyncGrantWithoutThreadTests {
 		raw.release();
 		AsyncLockHandle firstGrant = first.get(BOUND.toSeconds(), TimeUnit.SECONDS);
 		long token = firstGrant.fencingToken();
-		assertThat(firstGrant.isLocalHandoff()).isFalse();
+		assertThat(chainLength(this.registry, firstGrant)).isOne();
 		firstGrant.releaseAsync();
 		AsyncLockHandle secondGrant = second.get(BOUND.toSeconds(), TimeUnit.SECONDS);
-		assertThat(secondGrant.isLocalHandoff()).isTrue();
+		assertThat(chainLength(this.registry, secondGrant)).as("handed over").isEqualTo(2);
 		assertThat(secondGrant.fencingToken()).isEqualTo(token);
 		secondGrant.release();
 		assertNothingLeft();
@@ -313,7 +320,7 @@ class AsyncGrantWithoutThreadTests {
 		// Without local hand-off, each grant has a znode (and a token) of its own.
 		this.registry.setLocalHandoff(LocalHandoff.DISABLED);
 		AsyncLockHandle third = async.acquire(LockRequest.of(this.key)).get(BOUND.toSeconds(), TimeUnit.SECONDS);
-		assertThat(third.isLocalHandoff()).isFalse();
+		assertThat(chainLength(this.registry, third)).isOne();
 		assertThat(third.fencingToken()).isGreaterThan(token);
 		third.release();
 		assertNothingLeft();

@@ -205,7 +205,7 @@ class AsyncLeaseWithoutThreadTests {
 	}
 
 	@Test
-	void expiredSessionFailsTheWaitingLeaseAndLosesTheHeldOne() throws Exception {
+	void expiredSessionLosesTheHeldLeaseAndQueuesTheWaitingOneAgain() throws Exception {
 		this.registry.setInterruptOnLost(true);
 		AsyncLockHandle held = this.template.async()
 			.acquire(LockRequest.permit(this.key, 1))
@@ -216,22 +216,27 @@ class AsyncLeaseWithoutThreadTests {
 				.acquire(LockRequest.permit(this.key, 1));
 			CompletableFuture<AsyncLockHandle> waiting = this.template.async().acquire(LockRequest.permit(this.key, 1));
 			await().atMost(BOUND).until(() -> admin().describeWaitingLocks().size() == 1);
+			long expired = this.client.getZookeeperClient().getZooKeeper().getSessionId();
 
 			zooKeeper.expireSession(this.client);
-			assertThatExceptionOfType(ExecutionException.class)
-				.isThrownBy(() -> waiting.get(BOUND.toSeconds(), TimeUnit.SECONDS))
-				.withCauseInstanceOf(LockException.class)
-				.satisfies((ex) -> assertThat(ex.getCause()).isNotInstanceOf(LockAcquisitionException.class));
 			held.whenLost().toCompletableFuture().get(BOUND.toSeconds(), TimeUnit.SECONDS);
 			assertThat(held.state()).isEqualTo(LockState.LOST);
-			// The lease went with the session: the other application is granted.
-			otherWaits.get(BOUND.toSeconds(), TimeUnit.SECONDS).release();
+			// The lease went with the session: the other application, queued first, is granted.
+			AsyncLockHandle otherGrant = otherWaits.get(BOUND.toSeconds(), TimeUnit.SECONDS);
+			// The waiting request is queued again with a znode of the new session, behind it.
+			await().atMost(BOUND).until(() -> this.client.getZookeeperClient().isConnected()
+					&& this.client.getZookeeperClient().getZooKeeper().getSessionId() != expired
+					&& admin().describeWaitingLocks().size() == 1);
+			assertThat(waiting).isNotDone();
+			otherGrant.release();
+			AsyncLockHandle granted = waiting.get(BOUND.toSeconds(), TimeUnit.SECONDS);
+			assertThat(granted.isHeld()).isTrue();
+			granted.release();
 			held.release();
 		}
 		finally {
 			other.close();
 		}
-		await().atMost(BOUND).until(() -> this.client.getZookeeperClient().isConnected());
 		assertNothingLeft();
 	}
 

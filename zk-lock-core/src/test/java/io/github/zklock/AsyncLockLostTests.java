@@ -19,6 +19,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.spi.LockTarget;
+import io.github.zklock.spi.RegistryGrant;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static io.github.zklock.curator.Admins.admin;
@@ -159,7 +161,7 @@ class AsyncLockLostTests {
 
 	private void assertOtherApplicationCanAcquire(LockMode mode) {
 		LockTarget request = new LockTarget(this.key, (mode == LockMode.READ) ? LockMode.WRITE : mode, true, 0, WAIT);
-		Optional<LockHandle> next = this.otherRegistry.tryAcquire(request);
+		Optional<RegistryGrant> next = this.otherRegistry.tryAcquire(request);
 		assertThat(next).isPresent();
 		next.get().release();
 	}

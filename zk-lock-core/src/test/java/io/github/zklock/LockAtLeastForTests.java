@@ -270,15 +270,18 @@ class LockAtLeastForTests {
 	}
 
 	@Test
-	void threadBoundRequestsAndNegativeDurationsAreRefused() {
-		assertThatIllegalArgumentException()
-			.isThrownBy(() -> LockRequest.of(this.key).withLockAtLeastFor(AT_LEAST))
-			.withMessageContaining("reentrant EXCLUSIVE")
-			.withMessageContaining("withReentrant(false)");
+	void keptExclusiveRequestIsBoundToNoThreadAndThreadBoundModesAndNegativeDurationsAreRefused() {
+		// The rule of @DistributedLock(lockAtLeastFor) too: the kept grant is released by another
+		// thread, so the request is not reentrant, whatever was asked.
+		assertThat(LockRequest.of(this.key).withLockAtLeastFor(AT_LEAST).reentrant()).isFalse();
+		assertThat(kept(this.key).withReentrant(true).reentrant()).isFalse();
+		assertThat(kept(this.key).withLockAtLeastFor(Duration.ZERO).withReentrant(true).reentrant()).isTrue();
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> LockRequest.of(this.key).withMode(LockMode.READ).withLockAtLeastFor(AT_LEAST))
 			.withMessageContaining("READ");
-		assertThatIllegalArgumentException().isThrownBy(() -> kept(this.key).withReentrant(true));
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> LockRequest.of(this.key).withMode(LockMode.WRITE).withLockAtLeastFor(AT_LEAST))
+			.withMessageContaining("WRITE");
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> kept(this.key).withLockAtLeastFor(Duration.ofMillis(-1)))
 			.withMessageContaining("PT-0.001S");

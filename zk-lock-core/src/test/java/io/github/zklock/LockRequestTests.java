@@ -5,6 +5,8 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 
+import io.github.zklock.spi.LockTarget;
+import io.github.zklock.spi.RequestRules;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -67,12 +69,12 @@ class LockRequestTests {
 
 	@Test
 	void waitsForeverOnlyForWaitForever() {
-		assertThat(LockRequest.waitsForever(LockRequest.WAIT_FOREVER)).isTrue();
-		assertThat(LockRequest.waitsForever(Duration.ofMillis(-1))).isTrue();
-		assertThat(LockRequest.waitsForever(Duration.ZERO)).isFalse();
-		assertThat(LockRequest.waitsForever(Duration.ofMillis(1))).isFalse();
-		assertThat(LockRequest.waitsForever(Duration.ofMillis(-2))).isFalse();
-		assertThat(LockRequest.waitsForever(Duration.ofNanos(-1))).isFalse();
+		assertThat(RequestRules.waitsForever(LockRequest.WAIT_FOREVER)).isTrue();
+		assertThat(RequestRules.waitsForever(Duration.ofMillis(-1))).isTrue();
+		assertThat(RequestRules.waitsForever(Duration.ZERO)).isFalse();
+		assertThat(RequestRules.waitsForever(Duration.ofMillis(1))).isFalse();
+		assertThat(RequestRules.waitsForever(Duration.ofMillis(-2))).isFalse();
+		assertThat(RequestRules.waitsForever(Duration.ofNanos(-1))).isFalse();
 	}
 
 	@Test

@@ -21,6 +21,9 @@ import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.spi.LockRegistry;
+import io.github.zklock.spi.LockTarget;
+import io.github.zklock.spi.RegistryGrant;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static io.github.zklock.curator.Admins.admin;
@@ -50,6 +53,8 @@ class LockTemplateTests {
 
 	/** The class of the registry's own grants. */
 	private static final String REGISTRY_GRANT = "io.github.zklock.curator.CuratorLockHandle";
+
+	private static final String TEMPLATE_GRANT = "io.github.zklock.engine.Grant";
 
 	private CuratorLockRegistry registry;
 
@@ -360,26 +365,22 @@ class LockTemplateTests {
 	}
 
 	@Test
-	void grantsAreNotWrappedWithoutAnObservationRegistryOrWithANoopOne() {
+	void everyGrantIsOneHandleOverTheRegistrysGrantWhateverTheOptions() {
 		LockHandle handle = this.template.acquire(this.key, LockMode.EXCLUSIVE, Duration.ZERO);
-		// The registry's own grant, not an observed wrapper around it.
-		assertThat(handle.getClass().getName()).isEqualTo(REGISTRY_GRANT);
-		assertThat(admin(this.registry).heldLocks()).containsExactly(handle);
+		assertThat(handle.getClass().getName()).isEqualTo(TEMPLATE_GRANT);
+		assertThat(admin(this.registry).heldLocks()).singleElement()
+			.satisfies((held) -> assertThat(held.getClass().getName()).isEqualTo(REGISTRY_GRANT));
 		handle.release();
-
-		this.template = observed(ObservationRegistry.NOOP);
-		this.template.execute(this.key, (granted) -> {
-			assertThat(granted.getClass().getName()).isEqualTo(REGISTRY_GRANT);
-			assertThat(admin(this.registry).heldLocks()).containsExactly(granted);
-			return null;
-		});
 
 		TestObservationRegistry observations = TestObservationRegistry.create();
 		this.template = observed(observations);
-		LockHandle observed = this.template.acquire(this.key, LockMode.EXCLUSIVE, Duration.ZERO);
-		assertThat(observed.getClass().getName()).isNotEqualTo(REGISTRY_GRANT).endsWith("ObservedLockHandle");
-		assertThat(admin(this.registry).heldLocks()).hasSize(1).doesNotContain(observed);
+		LockHandle observed = this.template.acquire(LockRequest.of(this.key)
+			.withWaitTime(Duration.ZERO)
+			.withLockAtLeastFor(Duration.ofMillis(1)));
+		// Observed and kept: still one handle, the options being its fields.
+		assertThat(observed.getClass().getName()).isEqualTo(TEMPLATE_GRANT);
 		observed.release();
+		await().atMost(Duration.ofSeconds(10)).until(() -> admin(this.registry).heldLockCount() == 0);
 	}
 
 	@Test
@@ -489,7 +490,7 @@ class LockTemplateTests {
 		}
 
 		@Override
-		public Optional<LockHandle> tryAcquire(LockTarget target) {
+		public Optional<RegistryGrant> tryAcquire(LockTarget target) {
 			this.requests.add(target);
 			return this.delegate.tryAcquire(target);
 		}

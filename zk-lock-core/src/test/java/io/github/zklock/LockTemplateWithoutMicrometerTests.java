@@ -10,6 +10,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.spi.LockTarget;
+import io.github.zklock.spi.RegistryGrant;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static io.github.zklock.curator.Admins.admin;
@@ -86,14 +88,14 @@ class LockTemplateWithoutMicrometerTests {
 		LockHandle tried = this.template.tryAcquire("/no-micrometer/try", LockMode.EXCLUSIVE, null).orElseThrow();
 		assertThat(otherProcessGets("/no-micrometer/try")).isEmpty();
 		tried.release();
-		Optional<LockHandle> next = otherProcessGets("/no-micrometer/try");
+		Optional<RegistryGrant> next = otherProcessGets("/no-micrometer/try");
 		assertThat(next).isPresent();
 		assertThat(this.template.tryAcquire("/no-micrometer/try", LockMode.EXCLUSIVE, Duration.ZERO)).isEmpty();
 		next.get().release();
 		assertThat(admin(this.registry).heldLockCount()).isZero();
 	}
 
-	private Optional<LockHandle> otherProcessGets(String key) {
+	private Optional<RegistryGrant> otherProcessGets(String key) {
 		return this.otherProcess.tryAcquire(new LockTarget(key, LockMode.EXCLUSIVE, true, 0, Duration.ZERO));
 	}
 

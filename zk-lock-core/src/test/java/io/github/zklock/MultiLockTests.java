@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -28,6 +29,9 @@ import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.spi.LockRegistry;
+import io.github.zklock.spi.LockTarget;
+import io.github.zklock.spi.RegistryGrant;
 import io.github.zklock.test.CountingZooKeeper;
 import io.github.zklock.test.ZooKeeperExtension;
 
@@ -313,7 +317,7 @@ class MultiLockTests {
 				() -> this.template.acquire(LockRequest.of(List.of(this.a, "no-slash", this.b)).withWaitTime(Duration.ZERO)));
 		assertThatExceptionOfType(InvalidLockPathException.class).isThrownBy(
 				() -> this.template.acquire(LockRequest.of(List.of(this.a, this.b + "//c")).withWaitTime(Duration.ZERO)));
-		assertThat(admin(this.registry).cachedRecipeCount()).as("keys requested").isZero();
+		assertThat(admin(this.registry).cachedKeyCount()).as("keys requested").isZero();
 		assertThat(admin(this.registry).heldLockCount()).isZero();
 		assertThat(lockZnodes()).isEmpty();
 		for (String key : List.of(this.a, this.b)) {
@@ -605,7 +609,7 @@ class MultiLockTests {
 				LockRequest.of(List.of(this.a, this.b + "//bad")).withOnBusy(OnBusy.SKIP),
 				(handle) -> ran.getAndSet(true)));
 		assertThat(ran).isFalse();
-		assertThat(admin(this.registry).cachedRecipeCount()).as("keys requested").isZero();
+		assertThat(admin(this.registry).cachedKeyCount()).as("keys requested").isZero();
 		assertThat(admin(this.registry).heldLockCount()).isZero();
 	}
 
@@ -671,8 +675,8 @@ class MultiLockTests {
 		}
 
 		@Override
-		public Optional<LockHandle> tryAcquire(LockTarget target) {
-			Optional<LockHandle> handle = this.delegate.tryAcquire(target);
+		public Optional<RegistryGrant> tryAcquire(LockTarget target) {
+			Optional<RegistryGrant> handle = this.delegate.tryAcquire(target);
 			handle.ifPresent((granted) -> this.acquired.add(target.key()));
 			return handle.map(RecordedHandle::new);
 		}
@@ -682,11 +686,11 @@ class MultiLockTests {
 			return this.delegate.lockPath(key);
 		}
 
-		private final class RecordedHandle implements LockHandle {
+		private final class RecordedHandle implements RegistryGrant {
 
-			private final LockHandle delegate;
+			private final RegistryGrant delegate;
 
-			RecordedHandle(LockHandle delegate) {
+			RecordedHandle(RegistryGrant delegate) {
 				this.delegate = delegate;
 			}
 
@@ -727,6 +731,21 @@ class MultiLockTests {
 				if (held) {
 					RecordingRegistry.this.released.add(this.delegate.path());
 				}
+			}
+
+			@Override
+			public CompletableFuture<Void> releaseAsync() {
+				boolean held = this.delegate.state() != LockState.RELEASED;
+				CompletableFuture<Void> deleted = this.delegate.releaseAsync();
+				if (held) {
+					RecordingRegistry.this.released.add(this.delegate.path());
+				}
+				return deleted;
+			}
+
+			@Override
+			public CompletionStage<Void> whenLost() {
+				return this.delegate.whenLost();
 			}
 
 		}

@@ -22,7 +22,7 @@ import io.github.zklock.LockMode;
  * Eight threads of one process. "One path": all lock the same path, so every grant is a hand-over
  * through ZooKeeper (release, watch event, read of the queue); the score is total grants per second,
  * and the runner reports each thread's share (fairness). "Distinct paths": each thread locks its own
- * path, so nothing waits and the threads share only the client, the server and the recipe cache.
+ * path, so nothing waits and the threads share only the client, the server and the key cache.
  * Critical sections are empty.
  */
 @BenchmarkMode(Mode.Throughput)
@@ -95,7 +95,7 @@ public class ContendedBenchmarks {
 	/**
 	 * Diagnosis: a raw {@code InterProcessMutex} per thread, with one thread of the process at a
 	 * time admitted to the ZooKeeper queue (a local fair queue in front): the starter's admission
-	 * with a depth of one instead of two.
+	 * without local hand-off (one znode per application and key at a time).
 	 * @param raw the admission
 	 * @param paths this thread's own mutex
 	 * @throws Exception if Curator fails

@@ -14,11 +14,10 @@ import org.openjdk.jmh.annotations.State;
  * <ul>
  * <li>for the "distinct paths" scenario, a lock path of its own (and a raw mutex on its own raw
  * path), so the threads never wait for each other and share only the client, the server and the
- * starter's recipe cache;</li>
+ * starter's key cache;</li>
  * <li>for the diagnosis of the "one path" scenario, raw mutexes of its own on shared paths: one
- * Curator instance per thread, as the starter keeps its recipe instances, without a limit on the
- * threads queued in ZooKeeper, and with one or three admitted at a time (the starter admits
- * two).</li>
+ * Curator instance per thread, without a limit on the threads queued in ZooKeeper, and with one
+ * or three admitted at a time (the starter queues one znode per key at a time).</li>
  * </ul>
  */
 @State(Scope.Thread)

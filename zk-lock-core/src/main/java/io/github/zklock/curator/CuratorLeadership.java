@@ -27,8 +27,8 @@ import org.jspecify.annotations.Nullable;
 
 import io.github.zklock.Leadership;
 import io.github.zklock.LeadershipListener;
-import io.github.zklock.LockHandle;
 import io.github.zklock.LockException;
+import io.github.zklock.LockHandle;
 
 /**
  * {@link Leadership} on Apache Curator's {@link LeaderLatch}, the "Leader Election" recipe of the

@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
-import java.util.stream.Stream;
 import java.util.Map;
 import java.util.Objects;
 
@@ -75,7 +74,9 @@ public class CuratorLockAdmin {
 	 * @return the waiting threads and requests
 	 */
 	public List<WaitingLock> describeWaitingLocks() {
-		return Stream.concat(this.registry.recipes().waiting().stream(), this.registry.asyncWaiting().stream())
+		return this.registry.grants()
+			.waiting()
+			.stream()
 			.sorted(Comparator.comparing(WaitingLock::since))
 			.toList();
 	}
@@ -229,11 +230,12 @@ public class CuratorLockAdmin {
 	}
 
 	/**
-	 * Return how many recipe instances are cached, in use or idle.
-	 * @return the number of cached recipes
+	 * Return how many lock paths this application keeps a local queue for, in use or idle (idle
+	 * ones up to the registry's cache capacity).
+	 * @return the number of kept lock paths
 	 */
-	public int cachedRecipeCount() {
-		return this.registry.recipes().recipeCount();
+	public int cachedKeyCount() {
+		return this.registry.grants().keyCount();
 	}
 
 	/**

@@ -7,107 +7,110 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
-import org.apache.zookeeper.data.Stat;
 import org.jspecify.annotations.Nullable;
 
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockLostException;
-import io.github.zklock.LockState;
 import io.github.zklock.LockMode;
+import io.github.zklock.LockState;
+import io.github.zklock.spi.RegistryGrant;
+import io.github.zklock.spi.RequestRules;
 
 /**
- * A grant from {@link CuratorLockRegistry}. Its state follows the ZooKeeper connection (see
- * {@link HeldLocks}); the fencing token comes with the create (EXCLUSIVE), from the earlier grants
- * of a hand-off chain, or is read from the server on first request only.
+ * A grant from {@link CuratorLockRegistry}: one hold of a {@link LockKey} (a turn of its local
+ * queue, a further hold of a turn, or a READ or a lease of its own). Its state follows the
+ * ZooKeeper connection (see {@link HeldLocks}), revocations and its ceiling; the fencing token comes
+ * with the create of its znode, or is read from the server on first request only.
+ *
+ * <p>State transitions, each one compare-and-set: HELD ⇄ IN_DOUBT (connection suspended,
+ * regained); HELD or IN_DOUBT → LOST (session lost, revoked, ceiling); any → RELEASED (released,
+ * once). A grant bound to its thread (a synchronous grant of a reentrant request) is released by
+ * that thread; the others, asynchronous grants among them, from any thread, without waiting for
+ * ZooKeeper.
  */
-final class CuratorLockHandle implements LockHandle {
+final class CuratorLockHandle implements RegistryGrant {
 
-	private final CuratorLockRegistry registry;
+	/** The longest ceiling scheduled, about 73 years: {@link System#nanoTime()} arithmetic stays exact. */
+	private static final long LONGEST_CEILING_NANOS = Long.MAX_VALUE >> 2;
 
-	/** The recipe slot of a grant made through a recipe; {@code null} for an asynchronous chain's. */
-	private final RecipeCache.@Nullable Slot slot;
+	/** Where a grant stands towards its requester (see {@link #handOut()}, {@link #withdrawn()}). */
+	private static final int UNDELIVERED = 0;
 
-	/** Where a grant made without a thread goes back on release; {@code null} for the others. */
-	private final @Nullable AsyncRelease asyncRelease;
+	private static final int HANDED_OUT = 1;
 
-	/** Whether the grant was handed over on a znode an earlier grant of the chain acquired. */
-	private final boolean handedOver;
+	private static final int WITHDRAWN = 2;
 
-	/** Told when the grant is lost, with interrupt-on-lost, for a grant no thread owns. */
-	private final CompletableFuture<Void> lostSignal = new CompletableFuture<>();
+	private final Grants grants;
 
-	private final LockRecipe.Grant grant;
+	private final LockKey.Hold hold;
 
 	private final String path;
 
 	private final LockMode mode;
 
-	private final Thread acquirer;
+	/** The thread the grant is bound to, {@code null} if any thread may release it. */
+	private final @Nullable Thread thread;
 
-	private final boolean threadBound;
+	/** Whether a synchronous request was granted: its {@link #release()} waits for the delete. */
+	private final boolean synchronous;
 
-	private final long sessionInstance;
+	private final String owner;
+
+	/** When the grant was decided, by the local clock and in {@link Grants#nanoTime()}. */
+	private final Instant decided = Instant.now();
+
+	private final long decidedNanos;
 
 	private final AtomicReference<LockState> state = new AtomicReference<>(LockState.HELD);
-
-	private volatile long fencingToken;
 
 	/** Why the grant was lost, when not with its session. */
 	private volatile @Nullable String lostReason;
 
-	private final long grantedAt = System.currentTimeMillis();
+	/** Told when the grant is lost, for a grant no thread owns (interrupt-on-lost, a ceiling). */
+	private final CompletableFuture<Void> lostSignal = new CompletableFuture<>();
 
-	private final long grantedNanos = System.nanoTime();
-
-	/** The ceiling (lockAtMostFor): when it ends the grant, by the local clock; {@code null} without one. Guarded by this. */
+	/** The ceiling: when it ends the grant, by the local clock; {@code null} without one. Guarded by this. */
 	private volatile @Nullable Instant deadline;
 
-	/** When the ceiling ends the grant, in {@link System#nanoTime()}. Guarded by this. */
+	/** When the ceiling ends the grant, in {@link Grants#nanoTime()}. Guarded by this. */
 	private long deadlineNanos;
 
 	/** The last lockAtMostFor set (by the request or an extension). Guarded by this. */
 	private @Nullable Duration lockAtMostFor;
 
 	/** The scheduled end of the grant by its ceiling. Guarded by this. */
-	private @Nullable ScheduledFuture<?> ceilingTask;
+	private @Nullable Future<?> ceilingTask;
+
+	private final boolean localHandoff;
+
+	/** Whether the grant reached its requester: {@link #handOut()}, {@link #withdrawn()}. */
+	private final AtomicInteger delivery = new AtomicInteger(UNDELIVERED);
 
 	/** Whether the ceiling ended the grant (then no extension revives it). Guarded by this. */
 	private boolean endedByCeiling;
 
-	CuratorLockHandle(CuratorLockRegistry registry, RecipeCache.Slot slot, LockRecipe.Grant grant, String path,
-			LockMode mode, long sessionInstance) {
-		this.registry = registry;
-		this.slot = slot;
-		this.asyncRelease = null;
-		this.grant = grant;
-		this.path = path;
-		this.mode = mode;
-		this.acquirer = Thread.currentThread();
-		// A grant of a reentrant recipe is bound to its thread (LockRequest).
-		this.threadBound = slot.kind().reentrant();
-		this.handedOver = grant instanceof LocalChain.ChainGrant chained && chained.kind() == LocalChain.Kind.HANDED_OVER;
-		this.sessionInstance = sessionInstance;
-	}
-
 	/**
-	 * A grant made without a thread (an {@link AsyncChain}'s or an {@link AsyncSingle}): bound to no
-	 * thread, released through where it came from.
+	 * @param thread the thread the grant is bound to, {@code null} if any thread may release it
+	 * @param owner who asked, for operators and events: the requesting thread's name, or {@code async}
+	 * @param synchronous whether a synchronous request was granted
+	 * @param localHandoff whether it opened a turn on a znode an earlier turn left (a further hold of
+	 * a turn, a re-entry or a READ under WRITE, was not handed over)
 	 */
-	CuratorLockHandle(CuratorLockRegistry registry, AsyncRelease asyncRelease, LockRecipe.Grant grant, String path,
-			LockMode mode, long sessionInstance, boolean handedOver) {
-		this.registry = registry;
-		this.slot = null;
-		this.asyncRelease = asyncRelease;
-		this.grant = grant;
+	CuratorLockHandle(Grants grants, LockKey.Hold hold, String path, LockMode mode, @Nullable Thread thread,
+			String owner, boolean synchronous, long decidedNanos, boolean localHandoff) {
+		this.grants = grants;
+		this.hold = hold;
+		this.localHandoff = localHandoff;
 		this.path = path;
 		this.mode = mode;
-		this.acquirer = Thread.currentThread();
-		this.threadBound = false;
-		this.handedOver = handedOver;
-		this.sessionInstance = sessionInstance;
+		this.thread = thread;
+		this.synchronous = synchronous;
+		this.owner = owner;
+		this.decidedNanos = decidedNanos;
 	}
 
 	@Override
@@ -120,17 +123,29 @@ final class CuratorLockHandle implements LockHandle {
 		return this.mode;
 	}
 
-	/**
-	 * Return the znode this grant created (or re-entered), below {@link #path()}.
-	 * @return the lock znode path
-	 */
+	/** The znode the grant rides, below {@link #path()}. */
 	String nodePath() {
-		return this.grant.nodePath();
+		return this.hold.znode().path;
 	}
 
-	/** The Curator ZooKeeper handle instance (and so the session) the grant was made in. */
+	/** The session instance the grant's znode belongs to. */
 	long sessionInstance() {
-		return this.sessionInstance;
+		return this.hold.znode().session;
+	}
+
+	/** Since when this application holds the grant's znode (a local chain's first grant, say), in {@link Grants#nanoTime()}. */
+	long znodeHeldSinceNanos() {
+		return this.hold.znode().heldSince;
+	}
+
+	/** Why the grant's znode was ended under it (revoked, say), {@code null} if it was not. */
+	@Nullable String znodeEndedBy() {
+		return this.hold.znode().endedBy();
+	}
+
+	/** What ends the grant's hold on its key. */
+	LockKey.Hold hold() {
+		return this.hold;
 	}
 
 	@Override
@@ -138,44 +153,47 @@ final class CuratorLockHandle implements LockHandle {
 		return this.state.get();
 	}
 
-	/** The thread that acquired the grant. */
+	/** Whether the grant is bound to the thread that acquired it. */
 	boolean isThreadBound() {
-		return this.threadBound;
+		return this.thread != null;
 	}
 
-	Thread acquirer() {
-		return this.acquirer;
+	/** The thread the grant is bound to, {@code null} if none. */
+	@Nullable Thread thread() {
+		return this.thread;
 	}
 
 	/** Who holds the grant, for operators and events: the acquiring thread's name, or {@code async}. */
 	String owner() {
-		return (this.asyncRelease != null) ? "async" : this.acquirer.getName();
+		return this.owner;
+	}
+
+	/** When the grant was decided, by the local clock. */
+	Instant decided() {
+		return this.decided;
+	}
+
+	/** When the grant was decided, in {@link Grants#nanoTime()}. */
+	long decidedNanos() {
+		return this.decidedNanos;
 	}
 
 	/** What an operator sees of this grant. */
 	HeldLock snapshot() {
-		long token = knownToken();
-		return new HeldLock(this.path, this.mode, this.state.get(), owner(),
-				Instant.ofEpochMilli(this.grantedAt), this.grant.nodePath(), (token != 0) ? token : null,
-				(this.grant instanceof LocalChain.ChainGrant chained) ? chained.position()
-						: (this.grant instanceof AsyncChain.LinkGrant linked) ? linked.position() : 1,
-				this.deadline);
+		long token = this.hold.znode().czxid();
+		return new HeldLock(this.path, this.mode, this.state.get(), this.owner, this.decided, nodePath(),
+				(token != 0) ? token : null, this.hold.position(), this.deadline);
 	}
 
-	/** The fencing token if it was read before, without asking ZooKeeper. */
+	/** The fencing token if it is known without a request. */
 	OptionalLong knownFencingToken() {
-		long token = knownToken();
+		long token = this.hold.znode().czxid();
 		return (token != 0) ? OptionalLong.of(token) : OptionalLong.empty();
-	}
-
-	private long knownToken() {
-		long token = this.fencingToken;
-		return (token != 0) ? token : this.grant.czxid();
 	}
 
 	@Override
 	public boolean isLocalHandoff() {
-		return this.handedOver;
+		return this.localHandoff;
 	}
 
 	@Override
@@ -199,85 +217,106 @@ final class CuratorLockHandle implements LockHandle {
 	@Override
 	public long fencingToken() {
 		checkHeld();
-		long token = knownToken();
-		if (token != 0) {
-			this.fencingToken = token;
-			return token;
+		LockZnode znode = this.hold.znode();
+		long token = znode.czxid();
+		if (token == 0) {
+			token = this.grants.readCzxid(znode.path, this.path, this.mode);
+			znode.czxid(token);
 		}
-		Stat stat;
-		try {
-			stat = this.registry.client().checkExists().forPath(this.grant.nodePath());
-		}
-		catch (Exception ex) {
-			throw ZooKeeperFailures.translate(ex, "read the fencing token of", this.path, this.mode,
-					this.registry.client());
-		}
-		if (stat == null) {
-			throw new LockLostException(this.path, this.mode,
-					"its znode " + this.grant.nodePath() + " no longer exists");
-		}
-		token = stat.getCzxid();
-		this.fencingToken = token;
-		this.grant.czxid(token);
 		return token;
 	}
 
+	/**
+	 * Release this grant: one hold of its key ends; a turn hands the key on to the next waiter of
+	 * this application, the last hold of a znode deletes it. A grant of a synchronous request
+	 * returns once ZooKeeper answered the delete, at most the client's connection timeout (then the
+	 * failure is logged and Curator's guaranteed delete finishes after reconnection, or the
+	 * session's end does); an asynchronous grant's release waits for nothing.
+	 * @throws IllegalStateException if the grant is bound to another thread
+	 */
 	@Override
 	public void release() {
 		if (this.state.get() == LockState.RELEASED) {
 			return;
 		}
-		if (this.threadBound && this.acquirer != Thread.currentThread()) {
+		Thread bound = this.thread;
+		if (bound != null && bound != Thread.currentThread()) {
 			throw new IllegalStateException(this.mode + " lock '" + this.path + "' was acquired by thread '"
-					+ this.acquirer.getName() + "' and must be released by it, not by '"
-					+ Thread.currentThread().getName() + "'");
+					+ bound.getName() + "' and must be released by it, not by '" + Thread.currentThread().getName()
+					+ "'");
 		}
-		if (this.state.getAndSet(LockState.RELEASED) != LockState.RELEASED) {
-			cancelCeiling();
-			AsyncRelease asyncRelease = this.asyncRelease;
-			if (asyncRelease != null) {
-				this.registry.released(this, asyncRelease);
-			}
-			else {
-				this.registry.release(this, Objects.requireNonNull(this.slot), this.grant);
-			}
+		CompletableFuture<Void> deleted = end();
+		if (this.synchronous) {
+			this.grants.awaitDelete(deleted, this);
 		}
+	}
+
+	/**
+	 * Release from any thread without waiting (an asynchronous release, or a grant never handed to
+	 * its caller). Once; later calls return a completed future.
+	 * @return completes once the znode's delete was answered, if this release ended the znode
+	 */
+	CompletableFuture<Void> end() {
+		if (this.state.getAndSet(LockState.RELEASED) == LockState.RELEASED) {
+			return CompletableFuture.completedFuture(null);
+		}
+		cancelCeiling();
+		this.grants.untrack(this);
+		return this.hold.release(this);
+	}
+
+	/**
+	 * Release without waiting for ZooKeeper, from any thread, unless the grant is bound to another
+	 * thread.
+	 */
+	@Override
+	public CompletableFuture<Void> releaseAsync() {
+		Thread bound = this.thread;
+		if (bound != null && bound != Thread.currentThread()) {
+			throw new IllegalStateException(this.mode + " lock '" + this.path + "' was acquired by thread '"
+					+ bound.getName() + "' and must be released by it");
+		}
+		return end();
+	}
+
+	@Override
+	public CompletionStage<Void> whenLost() {
+		return this.lostSignal.minimalCompletionStage();
 	}
 
 	/**
 	 * Keep this grant (see {@link LockHandle#keepAtLeast(Duration)}), unless it is bound to its
-	 * thread: its delayed release would come from another thread, which Curator refuses.
+	 * thread: its delayed release would come from another thread.
 	 */
 	@Override
 	public LockHandle keepAtLeast(Duration lockAtLeastFor) {
-		if (this.threadBound) {
+		Thread bound = this.thread;
+		if (bound != null) {
 			throw new IllegalStateException(this.mode + " lock '" + this.path + "' is bound to thread '"
-					+ this.acquirer.getName() + "' (a grant of a reentrant request): it cannot be kept after it is "
+					+ bound.getName() + "' (a grant of a reentrant request): it cannot be kept after it is "
 					+ "released, which another thread would carry out; use a non-reentrant request, or an "
 					+ "asynchronous grant");
 		}
-		return LockHandle.super.keepAtLeast(lockAtLeastFor);
+		return RegistryGrant.super.keepAtLeast(lockAtLeastFor);
 	}
 
 	/**
-	 * Start the grant's ceiling, counted from its grant: once it passes, the registry ends the
-	 * grant as revoked (see {@link CuratorLockRegistry#endByCeiling}). Called once, as the grant is
-	 * handed out.
-	 * @param lockAtMostFor the ceiling, zero for none
+	 * Start the grant's ceiling, counted from its decision: once it passes, the registry ends the
+	 * grant as a revocation does. Called once, as the grant is handed out.
+	 * @param lockAtMostFor the ceiling, {@link RequestRules#NO_CEILING} for none
 	 */
 	void startCeiling(Duration lockAtMostFor) {
-		if (lockAtMostFor.isZero()) {
+		if (RequestRules.noCeiling(lockAtMostFor)) {
 			return;
 		}
 		synchronized (this) {
-			scheduleCeiling(lockAtMostFor, this.grantedNanos);
+			scheduleCeiling(lockAtMostFor, this.decidedNanos);
 		}
 	}
 
 	/**
 	 * Move the ceiling to {@code lockAtMostFor} from now (see {@link LockHandle#extend(Duration)}).
-	 * A thread-bound grant may be extended from any thread: the ceiling is this application's, not
-	 * Curator's.
+	 * A thread-bound grant may be extended from any thread: the ceiling is this application's.
 	 */
 	@Override
 	public LockHandle extend(Duration lockAtMostFor) {
@@ -288,8 +327,9 @@ final class CuratorLockHandle implements LockHandle {
 		}
 		Duration passed = null;
 		synchronized (this) {
-			if (!this.endedByCeiling && this.lockAtMostFor != null && this.state.get() != LockState.RELEASED
-					&& this.state.get() != LockState.LOST && System.nanoTime() - this.deadlineNanos >= 0) {
+			LockState current = this.state.get();
+			if (!this.endedByCeiling && this.lockAtMostFor != null && current != LockState.RELEASED
+					&& current != LockState.LOST && this.grants.nanoTime() - this.deadlineNanos >= 0) {
 				// The ceiling passed and its task has not run yet: the grant ends now, not revived.
 				this.endedByCeiling = true;
 				this.ceilingTask = null;
@@ -297,12 +337,12 @@ final class CuratorLockHandle implements LockHandle {
 			}
 			else if (!this.endedByCeiling) {
 				checkHeld();
-				scheduleCeiling(lockAtMostFor, System.nanoTime());
+				scheduleCeiling(lockAtMostFor, this.grants.nanoTime());
 				return this;
 			}
 		}
 		if (passed != null) {
-			this.registry.endByCeiling(this, ceilingReason(passed));
+			this.grants.endGrant(this, ceilingReason(passed));
 		}
 		throw new LockLostException(this.path, this.mode, ceilingReason(this.lockAtMostFor)
 				+ "; an ended grant cannot be extended");
@@ -313,22 +353,33 @@ final class CuratorLockHandle implements LockHandle {
 		return Optional.ofNullable(this.deadline);
 	}
 
-	/** Schedule the end of the grant at {@code lockAtMostFor} after {@code fromNanos}, replacing an earlier one. */
+	/**
+	 * Schedule the end of the grant at {@code lockAtMostFor} after {@code fromNanos}, replacing an
+	 * earlier one; {@link RequestRules#NO_CEILING} removes it. A ceiling beyond
+	 * {@link #LONGEST_CEILING_NANOS} is scheduled there.
+	 */
 	private void scheduleCeiling(Duration lockAtMostFor, long fromNanos) {
-		ScheduledFuture<?> previous = this.ceilingTask;
+		Future<?> previous = this.ceilingTask;
 		if (previous != null) {
 			previous.cancel(false);
 		}
-		long nanos = lockAtMostFor.toNanos();
+		if (RequestRules.noCeiling(lockAtMostFor)) {
+			this.lockAtMostFor = null;
+			this.deadline = null;
+			this.ceilingTask = null;
+			return;
+		}
 		this.lockAtMostFor = lockAtMostFor;
+		long nanos = (lockAtMostFor.getSeconds() < LONGEST_CEILING_NANOS / 1_000_000_000L) ? lockAtMostFor.toNanos()
+				: LONGEST_CEILING_NANOS;
 		this.deadlineNanos = fromNanos + nanos;
-		long delay = this.deadlineNanos - System.nanoTime();
+		long delay = this.deadlineNanos - this.grants.nanoTime();
 		this.deadline = Instant.now().plusNanos(delay);
-		this.ceilingTask = this.registry.scheduleCeiling(this::ceilingReached, Math.max(0, delay));
+		this.ceilingTask = this.grants.schedule(this::ceilingReached, Math.max(0, delay));
 	}
 
 	private void cancelCeiling() {
-		ScheduledFuture<?> task;
+		Future<?> task;
 		synchronized (this) {
 			task = this.ceilingTask;
 			this.ceilingTask = null;
@@ -344,14 +395,14 @@ final class CuratorLockHandle implements LockHandle {
 		synchronized (this) {
 			LockState current = this.state.get();
 			if (current == LockState.RELEASED || current == LockState.LOST || this.endedByCeiling
-					|| System.nanoTime() - this.deadlineNanos < 0) {
+					|| this.grants.nanoTime() - this.deadlineNanos < 0) {
 				return;
 			}
 			this.endedByCeiling = true;
 			this.ceilingTask = null;
 			ceiling = this.lockAtMostFor;
 		}
-		this.registry.endByCeiling(this, ceilingReason(ceiling));
+		this.grants.endGrant(this, ceilingReason(ceiling));
 	}
 
 	private static String ceilingReason(@Nullable Duration lockAtMostFor) {
@@ -389,35 +440,26 @@ final class CuratorLockHandle implements LockHandle {
 	}
 
 	/**
-	 * Why the znode this grant rides was revoked or deleted under its local chain, if it was (a
-	 * grant handed over just as the revocation came: see {@link Revocations}).
+	 * Hand the grant to its requester, unless it was ended before (see {@link #withdrawn()}): then
+	 * nobody ever held it, and the requester's wait goes on.
+	 * @return whether it is handed out; exactly one of this and {@link #withdrawn()} succeeds
 	 */
-	@Nullable String chainRevokedReason() {
-		if (this.grant instanceof AsyncChain.LinkGrant linked) {
-			return linked.revokedReason();
-		}
-		return (this.grant instanceof LocalChain.ChainGrant chained) ? chained.link().revokedReason : null;
+	boolean handOut() {
+		return this.delivery.compareAndSet(UNDELIVERED, HANDED_OUT);
 	}
 
 	/**
-	 * Since when, in {@link System#nanoTime()}, this application holds the grant's znode: the
-	 * first grant of a local chain's znode, else this grant.
+	 * Take back a grant that was ended (LOST) before it was handed out, under its key's monitor:
+	 * nobody is told, as nobody held it.
+	 * @return whether it was taken back; {@code false} once handed out (then its holder is told)
 	 */
-	long znodeHeldSinceNanos() {
-		if (this.grant instanceof AsyncChain.LinkGrant linked) {
-			return linked.znodeHeldSinceNanos();
-		}
-		return (this.grant instanceof LocalChain.ChainGrant chained) ? chained.link().grantedAt : this.grantedNanos;
+	boolean withdrawn() {
+		return this.delivery.compareAndSet(UNDELIVERED, WITHDRAWN);
 	}
 
-	/** Tell {@link #whenLost()} that the grant was lost (interrupt-on-lost, a grant no thread owns). */
+	/** Tell {@link #whenLost()} that the grant was lost. */
 	void signalLost() {
 		this.lostSignal.complete(null);
-	}
-
-	/** Completes when the grant is lost, with interrupt-on-lost, for a grant no thread owns. */
-	CompletionStage<Void> whenLost() {
-		return this.lostSignal.minimalCompletionStage();
 	}
 
 	/** Whether the grant was lost with its session, rather than revoked. */
@@ -433,8 +475,7 @@ final class CuratorLockHandle implements LockHandle {
 
 	@Override
 	public String toString() {
-		return this.mode + " lock '" + this.path + "' (" + this.grant.nodePath() + ", " + this.state.get() + ")";
+		return this.mode + " lock '" + this.path + "' (" + nodePath() + ", " + this.state.get() + ")";
 	}
-
 
 }

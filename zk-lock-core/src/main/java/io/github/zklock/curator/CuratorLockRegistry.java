@@ -2,24 +2,14 @@ package io.github.zklock.curator;
 
 import java.io.Closeable;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
-import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.data.Stat;
 import org.jspecify.annotations.Nullable;
 
@@ -27,32 +17,35 @@ import io.github.zklock.InvalidLockPathException;
 import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockLostException;
-import io.github.zklock.LockState;
 import io.github.zklock.LockMode;
-import io.github.zklock.LockRegistry;
 import io.github.zklock.LockRequest;
-import io.github.zklock.LockTarget;
 import io.github.zklock.LockStateListener;
+import io.github.zklock.spi.LockRegistry;
+import io.github.zklock.spi.LockTarget;
+import io.github.zklock.spi.RegistryGrant;
+import io.github.zklock.spi.RequestRules;
 
 /**
- * {@link LockRegistry} on Apache Curator lock recipes: EXCLUSIVE on {@code InterProcessMutex}
- * (or a one-lease {@code InterProcessSemaphoreV2}, the recipe behind
- * {@code InterProcessSemaphoreMutex}, when not reentrant), READ and WRITE on
- * {@code InterProcessReadWriteLock}, permits of a semaphore ({@link io.github.zklock.LockRequest#permit(String, int)})
- * on {@code InterProcessSemaphoreV2} with that many leases, the number being stored with the key
- * so that participants naming another one fail (see {@link io.github.zklock.PermitsMismatchException}).
- * The locks follow the lock recipe of the ZooKeeper recipes page:
- * ephemeral sequential znodes below the lock path, each waiter watching only its predecessor (no
- * herd effect), with Curator's protected names making the create recoverable after a connection
- * loss.
+ * {@link LockRegistry} in the znode protocols of Apache Curator's lock recipes, so that raw Curator
+ * code on the same path and this registry's grants exclude each other both ways: EXCLUSIVE as
+ * {@code InterProcessMutex} (or, when not reentrant, a one-lease {@code InterProcessSemaphoreV2},
+ * the recipe behind {@code InterProcessSemaphoreMutex}), READ and WRITE as the two sides of
+ * {@code InterProcessReadWriteLock}, permits of a semaphore
+ * ({@link io.github.zklock.LockRequest#permit(String, int)}) as {@code InterProcessSemaphoreV2}
+ * with that many leases, the number being stored with the key so that participants naming another
+ * one fail (see {@link io.github.zklock.PermitsMismatchException}). The locks follow the lock recipe
+ * of the ZooKeeper recipes page: ephemeral sequential znodes below the lock path, each waiter
+ * watching only its predecessor (no herd effect), with Curator's protected names making the create
+ * recoverable after a connection loss.
  *
- * <p>Recipe instances are kept per (key, kind) in a bounded cache that never evicts an instance
- * being waited on or held. A thread uses one instance per (key, kind) for all its nested grants
- * (Curator tracks reentrancy per instance); threads waiting at the same time use one instance
- * each, so that a hand-over wakes only the successor, as in the recipe between processes. At most
- * two threads of the application queue in ZooKeeper for one EXCLUSIVE or WRITE lock (the holder and
- * its successor); the others wait in a fair local queue, within their wait time (see
- * {@code RecipeCache}). Held grants follow the connection state (see {@link LockHandle#isHeld()}).
+ * <p>One implementation of the protocols serves synchronous and asynchronous requests
+ * ({@link ZnodeAcquisition}, driven by Curator's background operations): a grant takes one round
+ * trip (the create and the listing are sent back to back), and a synchronous caller's thread only
+ * waits for the outcome, so that its wait time bounds the call whether ZooKeeper answers or not.
+ * The requests of one key, threads and asynchronous requests alike, wait in one local queue per
+ * key ({@link LockKey}): EXCLUSIVE (reentrant) and WRITE requests share one znode per application,
+ * handed from grant to grant (see {@link LocalHandoff}); READ requests and leases have a znode of
+ * their own. Held grants follow the connection state (see {@link LockHandle#isHeld()}).
  *
  * <p>Thread-safe. Call {@link #close()} before closing the Curator client.
  */
@@ -68,231 +61,147 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 	/** How often held grants are checked for revocation unless set (see {@link #setRevocationCheckInterval}). */
 	public static final Duration DEFAULT_REVOCATION_CHECK_INTERVAL = Duration.ofSeconds(1);
 
-	private static final Log logger = LogFactory.getLog(CuratorLockRegistry.class);
-
 	private final CuratorFramework client;
 
 	private final String rootPath;
 
-	private final RecipeCache recipes;
-
 	private final HeldLocks heldLocks = new HeldLocks();
+
+	private final Grants grants;
 
 	private final Revocations revocations;
 
-	private volatile LocalHandoff localHandoff = LocalHandoff.DEFAULT;
-
-	/** The asynchronous chains of EXCLUSIVE (reentrant) and WRITE requests, by lock path and side, while in use. */
-	private final ConcurrentHashMap<ChainKey, AsyncChain> asyncChains = new ConcurrentHashMap<>();
-
-	/** The asynchronous requests with a znode of their own (READ, leases) waiting, for the operators' view. */
-	private final Set<AsyncSingle> asyncSingles = ConcurrentHashMap.newKeySet();
-
 	private final CheckedPermits checkedPermits;
 
-	/** Ends the waits of asynchronous grants whose wait time runs out: one daemon thread. */
+	/** Ends the waits of asynchronous requests and the grants past their ceiling: one daemon thread. */
 	private final ScheduledThreadPoolExecutor timer;
-
-	private final ZnodeQueue znodeQueue;
 
 	/**
 	 * Create a registry and start tracking the client's connection state.
 	 * @param client a Curator client (started before the first lock request)
 	 * @param rootPath the znode below which lock paths live, for example {@code /locks}
-	 * @param cacheCapacity how many keys (per kind) to keep cached when idle; keys waited on or
-	 * held are kept beyond it
+	 * @param cacheCapacity how many idle keys to keep (their queue and state, created again when
+	 * needed); keys waited on or held are kept beyond it
 	 * @throws InvalidLockPathException if the root path is not a legal ZooKeeper path
 	 * @throws IllegalArgumentException if the capacity is not positive
 	 */
 	public CuratorLockRegistry(CuratorFramework client, String rootPath, int cacheCapacity) {
 		this.client = Objects.requireNonNull(client, "client must not be null");
 		this.rootPath = LockPaths.validRootPath(rootPath);
-		this.recipes = new RecipeCache(cacheCapacity, this::lockPath,
-				(lockPath, key) -> LockRecipe.create(client, lockPath, key.kind(), key.permits()));
-		client.getConnectionStateListenable().addListener(this.heldLocks);
-		this.revocations = new Revocations(client, this.heldLocks, this::endChains, DEFAULT_REVOCATION_CHECK_INTERVAL);
 		this.timer = new ScheduledThreadPoolExecutor(1, (task) -> {
 			Thread thread = new Thread(task, "zk-lock-timer");
 			thread.setDaemon(true);
 			return thread;
 		});
 		this.timer.setRemoveOnCancelPolicy(true);
-		this.znodeQueue = new ZnodeQueue(client, this.timer);
+		this.grants = new Grants(new CuratorZnodes(client), this.heldLocks, this.timer, System::nanoTime,
+				cacheCapacity, new Grants.Failures() {
+
+					@Override
+					public RuntimeException translate(Throwable failure, String lockPath, LockMode mode) {
+						return ZooKeeperFailures.translateAcquisition(failure, lockPath, mode, client);
+					}
+
+					@Override
+					public RuntimeException lostWhileWaiting(String lockPath, LockMode mode) {
+						return ZooKeeperFailures.lostWhileWaiting(lockPath, mode, client);
+					}
+
+				}, this::readCzxid);
+		client.getConnectionStateListenable().addListener(this.heldLocks);
+		this.revocations = new Revocations(client, this.heldLocks, this.grants::endZnode,
+				DEFAULT_REVOCATION_CHECK_INTERVAL);
 		this.checkedPermits = new CheckedPermits(client);
 	}
 
 	/**
-	 * Acquire a lock for an asynchronous grant without a thread, in the znode protocol of the
-	 * Curator recipe of its kind (see {@code ZnodeQueue}), through Curator's background callbacks
-	 * and a watch: EXCLUSIVE (reentrant, {@code InterProcessMutex}) and WRITE (the write side of
-	 * {@code InterProcessReadWriteLock}) requests of a key queue locally in FIFO order and share
-	 * one znode in ZooKeeper, handed from one grant to the next within the local hand-off bounds
-	 * (see {@code AsyncChain}); a READ request, a non-reentrant EXCLUSIVE request and a permit
-	 * have a znode of their own (readers hold together; a lease, in
-	 * {@code InterProcessSemaphoreV2}'s protocol, may be returned by any thread), see
-	 * {@code AsyncSingle}. Synchronous requests of the key queue znodes of their own, so the two
-	 * take turns through ZooKeeper's queue. Never returns {@code null}.
+	 * Acquire a lock on the calling thread: the request queues as an asynchronous one does (see
+	 * {@link #submit(LockTarget)}) and the thread waits for its outcome, at most the target's wait
+	 * time (a one-attempt request, at most the client's connection timeout), whether ZooKeeper
+	 * answers meanwhile or not. A wait that ends without a grant leaves the queue; what it sent is
+	 * deleted once its create answers, or by Curator's protected-create recovery. A grant of a
+	 * reentrant kind is bound to the thread.
 	 */
 	@Override
-	public CompletableFuture<Optional<LockHandle>> submit(LockTarget target) {
-		LockRecipe.Kind kind = LockRecipe.Kind.of(target.mode(), target.reentrant(), target.permits());
+	public Optional<RegistryGrant> tryAcquire(LockTarget target) {
+		Waiter waiter = waiter(target, Thread.currentThread());
 		String lockPath = lockPath(target.key());
-		Duration waitTime = target.waitTime();
-		long waitMs = LockRequest.waitsForever(waitTime) ? -1 : waitTime.toMillis();
-		if (target.mode() == LockMode.READ || kind == LockRecipe.Kind.SINGLE_LEASE
-				|| kind == LockRecipe.Kind.SEMAPHORE) {
-			return AsyncSingle.start(this, lockPath, target.mode(), target.permits(), waitMs, target.lockAtMostFor());
-		}
-		ZnodeQueue.Protocol protocol = (kind == LockRecipe.Kind.MUTEX) ? ZnodeQueue.Protocol.MUTEX
-				: ZnodeQueue.Protocol.WRITE;
-		return this.asyncChains
-			.computeIfAbsent(new ChainKey(lockPath, protocol), (key) -> new AsyncChain(this, lockPath, protocol))
-			.acquire(waitMs, target.lockAtMostFor());
+		checkStarted(lockPath, target.mode());
+		long deadline = System.nanoTime() + bound(waiter, target);
+		start(lockPath, waiter, target.permits());
+		return this.grants.await(waiter, lockPath, deadline);
 	}
 
-	/** The key of an asynchronous chain: a lock path and the side of it. */
-	private record ChainKey(String lockPath, ZnodeQueue.Protocol protocol) {
-	}
-
+	/**
+	 * Acquire a lock for an asynchronous grant without a thread: the request queues in the key's
+	 * local queue (see {@link LockKey}) and its znode is acquired through Curator's background
+	 * callbacks and a watch. The grant is bound to no thread; the future completes on Curator's
+	 * event thread, or on the thread that released the grant before it. Never returns {@code null}.
+	 */
 	@Override
-	public Optional<LockHandle> tryAcquire(LockTarget target) {
+	public CompletableFuture<Optional<RegistryGrant>> submit(LockTarget target) {
+		Waiter waiter = waiter(target, null);
+		String lockPath = lockPath(target.key());
+		checkStarted(lockPath, target.mode());
+		if (!waiter.forever) {
+			waiter.deadline = this.grants.schedule(() -> this.grants.timeOut(waiter, lockPath), bound(waiter, target));
+		}
+		start(lockPath, waiter, target.permits());
+		return waiter;
+	}
+
+	/** Refuse a request to a closed client at once, rather than let it wait for a connection. */
+	private void checkStarted(String lockPath, LockMode mode) {
+		CuratorFrameworkState state = this.client.getState();
+		if (state != CuratorFrameworkState.STARTED) {
+			throw new LockException("Could not acquire " + mode + " lock '" + lockPath + "': the Curator client is "
+					+ state, new IllegalStateException("Expected the Curator client STARTED, it is " + state));
+		}
+	}
+
+	private static Waiter waiter(LockTarget target, @Nullable Thread caller) {
 		Duration waitTime = target.waitTime();
-		LockMode mode = target.mode();
-		// Validates the key when it is not cached yet; nothing is retained if it is invalid.
-		RecipeCache.Slot slot = this.recipes.retain(target.key(),
-				LockRecipe.Kind.of(mode, target.reentrant(), target.permits()), target.permits());
-		String lockPath = slot.lockPath();
-		// Read before acquiring: if the session changes meanwhile, the grant is treated as lost on
-		// the next reconnection rather than trusted.
-		long sessionInstance = sessionInstance(this.client);
-		slot.waiting(new WaitingLock(lockPath, mode, Thread.currentThread().getName(),
-				Instant.ofEpochMilli(System.currentTimeMillis())));
-		boolean granted = false;
-		try {
-			long waitMs = LockRequest.waitsForever(waitTime) ? -1 : waitTime.toMillis();
-			if (slot.permits() > 0 && !slot.permitsChecked()) {
-				long epoch = slot.permitsCheckStarting();
-				SemaphorePermits.check(this.client, lockPath, slot.permits(), slot.permitsWatcher());
-				slot.permitsChecked(epoch);
-			}
-			slot.check(mode, waitMs);
-			CuratorLockHandle outer = slot.outermost();
-			if (outer != null && outer.state() == LockState.LOST) {
-				// Curator would re-enter locally, without asking ZooKeeper, and the grant would look
-				// held while its znode died with the session, or was revoked.
-				String lost = outer.lostWithSession() ? "lost with its ZooKeeper session"
-						: "lost (" + outer.lostMessage() + ")";
-				throw new LockLostException(lockPath, mode, "this thread's enclosing grant of the lock was " + lost
-						+ "; release it before locking again");
-			}
-			LocalChain chain = chainFor(slot, mode);
-			LockRecipe.Grant grant = null;
-			if (chain != null) {
-				grant = chain.acquire(mode, waitMs, this.localHandoff);
-			}
-			else {
-				long admitStart = System.nanoTime();
-				if (slot.admit(mode, waitMs)) {
-					long remainingMs = (waitMs <= 0) ? waitMs
-							: Math.max(0, waitMs - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - admitStart));
-					grant = slot.recipe().acquire(mode, remainingMs);
-				}
-			}
-			if (grant == null) {
-				if (!this.client.getZookeeperClient().isConnected()) {
-					throw ZooKeeperFailures.lostWhileWaiting(lockPath, mode, this.client);
-				}
-				return Optional.empty();
-			}
-			// A grant nested in one of this thread's grants of the key (a re-entry, or READ under
-			// WRITE) stands on the enclosing grant's znode, so on its session; a grant handed over
-			// on the znode of an earlier local grant, on that znode's session.
-			long grantSession;
-			if (outer != null) {
-				grantSession = outer.sessionInstance();
-			}
-			else if (grant instanceof LocalChain.ChainGrant chained
-					&& chained.kind() != LocalChain.Kind.ACQUIRED) {
-				grantSession = chained.link().sessionInstance;
-			}
-			else {
-				grantSession = grantSession(grant, sessionInstance);
-				if (grant instanceof LocalChain.ChainGrant chained) {
-					chained.link().sessionInstance = grantSession;
-				}
-			}
-			CuratorLockHandle handle = new CuratorLockHandle(this, slot, grant, lockPath, mode, grantSession);
-			this.heldLocks.add(handle, this.client);
-			granted = true;
-			if (handle.state() == LockState.LOST) {
-				// The session changed while this thread was granted, or the znode of the local chain
-				// that handed it over was revoked: never hand out a lost grant.
-				String reason = handle.lostMessage();
-				handle.release();
-				throw new LockLostException(lockPath, mode, "lost while it was granted (" + reason + ")");
-			}
-			if (outer == null) {
-				slot.outermost(handle);
-			}
-			handle.startCeiling(target.lockAtMostFor());
-			return Optional.of(handle);
-		}
-		catch (LockException ex) {
-			throw ex;
-		}
-		catch (Exception ex) {
-			throw ZooKeeperFailures.translate(ex, "acquire", lockPath, mode, this.client);
-		}
-		finally {
-			slot.waiting(null);
-			if (!granted) {
-				this.recipes.unretain(slot);
-			}
-		}
+		return new Waiter(caller, target.mode(), Protocol.of(target.mode(), target.reentrant(), target.permits()),
+				target.isPermit() ? target.permits() : target.reentrant() ? 0 : 1, waitTime.isZero(),
+				RequestRules.waitsForever(waitTime), target.lockAtMostFor());
 	}
 
-	/**
-	 * Return the key's local hand-off to acquire through: the one whose turn this thread has (its
-	 * nested requests ride its turn's znode whatever the mode), else, with hand-off on, the key's
-	 * for EXCLUSIVE (reentrant) and WRITE requests; {@code null} to acquire through the slot's
-	 * recipe.
-	 */
-	private @Nullable LocalChain chainFor(RecipeCache.Slot slot, LockMode mode) {
-		LocalChain existing = slot.existingChain();
-		if (existing != null && existing.heldByCurrentThread()) {
-			return existing;
-		}
-		if (mode == LockMode.READ || !this.localHandoff.enabled()) {
-			return null;
-		}
-		return slot.chain(this.client);
+	/** How long a request may wait, in nanoseconds: its wait time, or the connection timeout for one attempt. */
+	private long bound(Waiter waiter, LockTarget target) {
+		return waiter.oneAttempt
+				? TimeUnit.MILLISECONDS.toNanos(this.client.getZookeeperClient().getConnectionTimeoutMs())
+				: target.waitTime().toNanos();
 	}
 
-	/**
-	 * Return the session instance a grant belongs to. Normally the one seen before acquiring;
-	 * if the session changed while this thread waited, Curator may have created the lock znode
-	 * again in the new session and granted that one: then the znode's owner tells, at the cost of
-	 * one {@code exists} on this rare path.
-	 */
-	private long grantSession(LockRecipe.Grant grant, long sessionBefore) {
-		long sessionNow = sessionInstance(this.client);
-		if (sessionNow == sessionBefore) {
-			return sessionBefore;
+	/** Queue a request, after checking a semaphore's number of permits. */
+	private void start(String lockPath, Waiter waiter, int permits) {
+		if (permits == 0) {
+			this.grants.submit(lockPath, waiter);
+			return;
 		}
+		this.checkedPermits.check(lockPath, permits).whenComplete((checked, ex) -> {
+			if (ex != null) {
+				waiter.completeExceptionally(ZooKeeperFailures.translateAcquisition(ex, lockPath, waiter.mode,
+						this.client));
+			}
+			else {
+				this.grants.submit(lockPath, waiter);
+			}
+		});
+	}
+
+	private long readCzxid(String node, String lockPath, LockMode mode) {
+		Stat stat;
 		try {
-			Stat stat = this.client.checkExists().forPath(grant.nodePath());
-			long sessionId = this.client.getZookeeperClient().getZooKeeper().getSessionId();
-			boolean ownedNow = stat != null && stat.getEphemeralOwner() == sessionId
-					&& sessionInstance(this.client) == sessionNow;
-			return ownedNow ? sessionNow : sessionBefore;
+			stat = this.client.checkExists().forPath(node);
 		}
 		catch (Exception ex) {
-			if (ex instanceof InterruptedException) {
-				Thread.currentThread().interrupt();
-			}
-			// Unknown: the grant is reported lost rather than trusted.
-			return sessionBefore;
+			throw ZooKeeperFailures.translate(ex, "read the fencing token of", lockPath, mode, this.client);
 		}
+		if (stat == null) {
+			throw new LockLostException(lockPath, mode, "its znode " + node + " no longer exists");
+		}
+		return stat.getCzxid();
 	}
 
 	/**
@@ -309,7 +218,8 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 
 	/**
 	 * Add a listener told when a held lock goes in doubt, is regained or is lost. Listeners are
-	 * called in the order they were added, on Curator's connection-state thread.
+	 * called in the order they were added, on Curator's connection-state thread (a revocation's or
+	 * a ceiling's, on the thread that learned of it).
 	 * @param listener the listener
 	 */
 	public void addLockStateListener(LockStateListener listener) {
@@ -321,7 +231,7 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 	 * blocking work under the lock stops early. Off by default. Only grants bound to their thread
 	 * are concerned (reentrant EXCLUSIVE, READ, WRITE): a non-reentrant lock or a permit may be
 	 * used or kept (lockAtLeastFor) while the thread that acquired it does other work, so its loss
-	 * is reported to listeners and in its state only.
+	 * is reported to listeners, in its state and through {@code whenLost()}.
 	 * @param interruptOnLost whether to interrupt holders of lost locks
 	 */
 	public void setInterruptOnLost(boolean interruptOnLost) {
@@ -329,21 +239,21 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 	}
 
 	/**
-	 * Set how a held exclusive lock is handed to the next waiting thread of this application (see
-	 * {@link LocalHandoff}). {@link LocalHandoff#DEFAULT} unless set. Applies to chains that
-	 * start after the call.
+	 * Set how a held exclusive lock is handed to the next waiting request of this application (see
+	 * {@link LocalHandoff}). {@link LocalHandoff#DEFAULT} unless set. Applies from the next
+	 * decision on.
 	 * @param localHandoff the hand-off settings
 	 */
 	public void setLocalHandoff(LocalHandoff localHandoff) {
-		this.localHandoff = Objects.requireNonNull(localHandoff, "localHandoff must not be null");
+		this.grants.handoff(Objects.requireNonNull(localHandoff, "localHandoff must not be null"));
 	}
 
 	/**
-	 * Return how a held exclusive lock is handed to the next waiting thread of this application.
+	 * Return how a held exclusive lock is handed to the next waiting request of this application.
 	 * @return the hand-off settings
 	 */
 	public LocalHandoff getLocalHandoff() {
-		return this.localHandoff;
+		return this.grants.handoff();
 	}
 
 	/**
@@ -377,8 +287,8 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 	}
 
 	/**
-	 * Stop tracking the connection state and checking for revocations. Grants still held stay valid until released or until
-	 * the client is closed.
+	 * Stop tracking the connection state and checking for revocations and ceilings. Grants still
+	 * held stay valid until released or until the client is closed.
 	 */
 	@Override
 	public void close() {
@@ -397,142 +307,9 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 		return this.heldLocks;
 	}
 
-	/** The recipe cache, for {@link CuratorLockAdmin}. */
-	RecipeCache recipes() {
-		return this.recipes;
-	}
-
-	/** The timer of asynchronous waits, for {@link AsyncChain}. */
-	ScheduledExecutorService timer() {
-		return this.timer;
-	}
-
-	/** The non-blocking queue of lock znodes, for {@link AsyncChain}. */
-	ZnodeQueue znodeQueue() {
-		return this.znodeQueue;
-	}
-
-	/** A new grant made without a thread, not yet tracked. */
-	CuratorLockHandle asyncGrant(AsyncRelease chain, LockRecipe.Grant grant, String lockPath, LockMode mode,
-			long sessionInstance, boolean handedOver) {
-		return new CuratorLockHandle(this, chain, grant, lockPath, mode, sessionInstance, handedOver);
-	}
-
-	/** The permits checked for asynchronous permit requests, for {@link AsyncSingle}. */
-	CheckedPermits checkedPermits() {
-		return this.checkedPermits;
-	}
-
-	/** Note an asynchronous request with a znode of its own as waiting, or no longer. */
-	void waiting(AsyncSingle request, boolean waiting) {
-		if (waiting) {
-			this.asyncSingles.add(request);
-		}
-		else {
-			this.asyncSingles.remove(request);
-		}
-	}
-
-	/**
-	 * Hand a new grant made without a thread to its request: tracked (connection state,
-	 * revocation, the operators' view), then given to the request; released instead when it was
-	 * lost while it was granted, or the request was cancelled meanwhile.
-	 */
-	void handOut(CuratorLockHandle handle, CompletableFuture<Optional<LockHandle>> request, Duration lockAtMostFor) {
-		this.heldLocks.add(handle, this.client);
-		if (handle.state() == LockState.LOST) {
-			String reason = handle.lostMessage();
-			handle.release();
-			request.completeExceptionally(new LockLostException(handle.path(), handle.mode(),
-					"lost while it was granted (" + reason + ")"));
-			return;
-		}
-		handle.startCeiling(lockAtMostFor);
-		if (!request.complete(Optional.of(new AsyncGrantHandle(handle)))) {
-			handle.release();
-		}
-	}
-
-	/**
-	 * Schedule the end of a grant by its ceiling, on the revocation thread (which also runs the
-	 * listeners a revocation tells).
-	 * @return the scheduled task, {@code null} once the registry is closed (the grant keeps no
-	 * ceiling then: its application is shutting down)
-	 */
-	@Nullable ScheduledFuture<?> scheduleCeiling(Runnable task, long delayNanos) {
-		return this.revocations.schedule(task, delayNanos);
-	}
-
-	/**
-	 * End a grant whose ceiling (lockAtMostFor) passed, as a revocation does: every grant on its
-	 * znode becomes LOST with the reason, the work of grants owned by no thread is told
-	 * ({@code whenLost()}), a local chain hands no more grants on the znode, and the znode is
-	 * deleted (guaranteed, in the background) so that the next waiter is granted.
-	 */
-	void endByCeiling(CuratorLockHandle handle, String reason) {
-		this.revocations.end(handle.nodePath(), reason, true);
-	}
-
-	/** A grant made without a thread was released: its chain hands the key on, or its own znode is deleted. */
-	void released(CuratorLockHandle handle, AsyncRelease chain) {
-		this.heldLocks.remove(handle);
-		chain.released(handle);
-	}
-
-	/** Forget a chain that keeps nothing; a request racing with this makes a new one. */
-	void dropIfIdle(AsyncChain chain) {
-		this.asyncChains.computeIfPresent(new ChainKey(chain.lockPath(), chain.protocol()),
-				(key, current) -> (current == chain && chain.idle()) ? null : current);
-	}
-
-	/** The asynchronous requests waiting, for {@link CuratorLockAdmin}. */
-	List<WaitingLock> asyncWaiting() {
-		List<WaitingLock> waiting = new ArrayList<>();
-		for (AsyncChain chain : this.asyncChains.values()) {
-			waiting.addAll(chain.waiting());
-		}
-		for (AsyncSingle request : this.asyncSingles) {
-			waiting.add(request.waiting());
-		}
-		return waiting;
-	}
-
-	/** Make the local chains (of threads and of asynchronous grants) that keep a znode hand no further grant on it. */
-	private boolean endChains(String node, String reason) {
-		boolean kept = this.recipes.endChains(node, reason);
-		String lockPath = ZKPaths.getPathAndNode(node).getPath();
-		for (ZnodeQueue.Protocol protocol : List.of(ZnodeQueue.Protocol.MUTEX, ZnodeQueue.Protocol.WRITE)) {
-			AsyncChain chain = this.asyncChains.get(new ChainKey(lockPath, protocol));
-			kept |= chain != null && chain.endLink(node, reason);
-		}
-		return kept;
-	}
-
-	void release(CuratorLockHandle handle, RecipeCache.Slot slot, LockRecipe.Grant grant) {
-		try {
-			grant.release();
-		}
-		catch (Exception ex) {
-			if (ex instanceof InterruptedException) {
-				Thread.currentThread().interrupt();
-			}
-			// Curator retries the delete in the background (guaranteed delete); if the session
-			// ends first, ZooKeeper removes the ephemeral znode with it.
-			if (this.client.getState() == CuratorFrameworkState.STOPPED) {
-				// Closing the client closed the session: the znode is already gone (a release
-				// delayed by lockAtLeastFor past the application's shutdown, say).
-				logger.debug("Released " + handle + " with its session: the client is closed");
-			}
-			else {
-				logger.warn("Failed to release " + handle + "; Curator deletes its znode once reconnected "
-						+ "(guaranteed delete), or ZooKeeper when the session ends", ex);
-			}
-		}
-		finally {
-			this.heldLocks.remove(handle);
-			slot.released(handle);
-			this.recipes.unretain(slot);
-		}
+	/** The keys and their queues, for {@link CuratorLockAdmin}. */
+	Grants grants() {
+		return this.grants;
 	}
 
 	/**

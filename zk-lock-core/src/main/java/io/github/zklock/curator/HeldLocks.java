@@ -5,7 +5,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Function;
-import java.util.function.Predicate;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -35,6 +34,8 @@ final class HeldLocks implements ConnectionStateListener {
 
 	private static final Log logger = LogFactory.getLog(HeldLocks.class);
 
+	private static final String SESSION_LOST = "the ZooKeeper session was lost";
+
 	private final Set<CuratorLockHandle> handles = ConcurrentHashMap.newKeySet();
 
 	private final List<LockStateListener> listeners = new CopyOnWriteArrayList<>();
@@ -46,23 +47,19 @@ final class HeldLocks implements ConnectionStateListener {
 	/**
 	 * Track a new grant. A connection event may have passed between the grant and this call; the
 	 * grant is checked against the connection as it is now, after it is tracked, so that no event
-	 * is missed. Likewise a revocation of the znode of a local chain that handed the grant over.
+	 * is missed. (An end of its znode, a revocation or a ceiling, made it LOST already: the key
+	 * decides that under its monitor; the listeners are told here.)
 	 */
-	void add(CuratorLockHandle handle, CuratorFramework client) {
+	void add(CuratorLockHandle handle, Znodes znodes) {
 		this.handles.add(handle);
-		// Checked after tracking it, as Revocations marks the chain before it looks for grants.
-		String revoked = handle.chainRevokedReason();
-		if (handle.sessionInstance() != CuratorLockRegistry.sessionInstance(client)) {
-			if (lose(handle)) {
-				notifyListener(handle, LockState.LOST);
-			}
+		if (handle.state() == LockState.LOST) {
+			// Lost as it was granted, and told by its key then.
+			return;
 		}
-		else if (revoked != null) {
-			if (lose(handle, revoked)) {
-				notifyListener(handle, LockState.LOST);
-			}
+		if (handle.sessionInstance() != znodes.sessionInstance()) {
+			loseWithSession(handle);
 		}
-		else if (!client.getZookeeperClient().isConnected() && handle.suspend()) {
+		else if (!znodes.connected() && handle.suspend()) {
 			notifyListener(handle, LockState.IN_DOUBT);
 		}
 	}
@@ -93,14 +90,28 @@ final class HeldLocks implements ConnectionStateListener {
 
 	@Override
 	public void stateChanged(CuratorFramework client, ConnectionState newState) {
+		changed(newState, CuratorLockRegistry.sessionInstance(client));
+	}
+
+	/**
+	 * Follow a change of the connection.
+	 * @param newState the new state
+	 * @param sessionInstance the client's session instance now
+	 */
+	void changed(ConnectionState newState, long sessionInstance) {
 		this.lastConnectionState = newState;
 		switch (newState) {
 			case SUSPENDED -> changeEach((handle) -> handle.suspend() ? LockState.IN_DOUBT : null);
-			case LOST -> changeEach((handle) -> lose(handle) ? LockState.LOST : null);
+			case LOST -> this.handles.forEach(this::loseWithSession);
 			case RECONNECTED -> {
-				long sessionInstance = CuratorLockRegistry.sessionInstance(client);
-				changeEach((handle) -> (handle.sessionInstance() == sessionInstance)
-						? (handle.regain() ? LockState.HELD : null) : (lose(handle) ? LockState.LOST : null));
+				for (CuratorLockHandle handle : this.handles) {
+					if (handle.sessionInstance() != sessionInstance) {
+						loseWithSession(handle);
+					}
+					else if (handle.regain()) {
+						notifyListener(handle, LockState.HELD);
+					}
+				}
 			}
 			default -> {
 			}
@@ -108,45 +119,36 @@ final class HeldLocks implements ConnectionStateListener {
 	}
 
 	/**
-	 * Lose, for a reason other than the session, every grant held or in doubt that matches, and
-	 * tell the listeners: a revoked grant, or one whose znode was deleted (see {@link Revocations},
-	 * which ends the local hand-off chain on that znode first).
-	 * @param signalWork whether to tell the work of a grant owned by no thread
-	 * ({@code whenLost()}) even without interrupt-on-lost: a grant ended by its ceiling
-	 * @return how many grants were lost
+	 * A grant lost with its session: it becomes LOST, the listeners are told, and its key takes its
+	 * turn away and deletes its znode.
+	 * @return whether it was held or in doubt until now
 	 */
-	int loseAll(Predicate<CuratorLockHandle> which, String reason, boolean signalWork) {
-		int lost = 0;
-		for (CuratorLockHandle handle : this.handles) {
-			if (which.test(handle) && lose(handle, reason)) {
-				if (signalWork && !handle.isThreadBound()) {
-					handle.signalLost();
-				}
-				notifyListener(handle, LockState.LOST);
-				lost++;
-			}
-		}
-		return lost;
-	}
-
-	private boolean lose(CuratorLockHandle handle) {
-		return lose(handle, null);
-	}
-
-	private boolean lose(CuratorLockHandle handle, @Nullable String reason) {
-		if (!handle.lose(reason)) {
+	private boolean loseWithSession(CuratorLockHandle handle) {
+		if (!handle.lose(null)) {
 			return false;
 		}
+		told(handle, false);
+		handle.hold().key().endZnode(handle.nodePath(), SESSION_LOST, false, null);
+		return true;
+	}
+
+	/**
+	 * Tell of a grant that became LOST: interrupt-on-lost interrupts the thread a grant is bound
+	 * to, or tells the work of a grant no thread owns ({@code whenLost()}); then the listeners.
+	 * @param signalWork whether to tell the work of any grant ({@code whenLost()}) even without
+	 * interrupt-on-lost: a grant ended by its ceiling
+	 */
+	void told(CuratorLockHandle handle, boolean signalWork) {
 		// A grant not bound to its thread may be used, or kept after use (lockAtLeastFor), while the
 		// thread that acquired it does other work: interrupting that thread would hit the wrong work.
-		if (this.interruptOnLost && handle.isThreadBound()) {
-			handle.acquirer().interrupt();
+		Thread thread = handle.thread();
+		if (this.interruptOnLost && thread != null) {
+			thread.interrupt();
 		}
-		else if (this.interruptOnLost) {
-			// Owned by no thread (an asynchronous grant made without one): its work is told (whenLost).
+		if ((this.interruptOnLost && thread == null) || signalWork) {
 			handle.signalLost();
 		}
-		return true;
+		notifyListener(handle, LockState.LOST);
 	}
 
 	/**

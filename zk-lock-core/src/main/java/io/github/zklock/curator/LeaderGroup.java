@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -63,7 +64,7 @@ final class LeaderGroup {
 	private volatile boolean closed;
 
 	/** Events not published yet, oldest first. */
-	private final Queue<Object> pending = new ArrayDeque<>();
+	private final Queue<Change> pending = new ArrayDeque<>();
 
 	/** Whether a thread is publishing the pending events. */
 	private boolean publishing;
@@ -263,8 +264,14 @@ final class LeaderGroup {
 		}
 		this.leading = now;
 		notifyAll();
-		this.pending.add(now ? new LeadershipGrantedEvent(this.group, this.participantId)
-				: new LeadershipRevokedEvent(this.group, this.participantId));
+		if (now) {
+			LeadershipGrantedEvent event = new LeadershipGrantedEvent(this.group, this.participantId);
+			this.pending.add(new Change(event, (listener) -> listener.granted(event)));
+		}
+		else {
+			LeadershipRevokedEvent event = new LeadershipRevokedEvent(this.group, this.participantId);
+			this.pending.add(new Change(event, (listener) -> listener.revoked(event)));
+		}
 	}
 
 	/**
@@ -281,7 +288,7 @@ final class LeaderGroup {
 		boolean drained = false;
 		try {
 			while (true) {
-				Object event;
+				Change event;
 				synchronized (this) {
 					event = this.pending.poll();
 					if (event == null) {
@@ -302,21 +309,20 @@ final class LeaderGroup {
 		}
 	}
 
-	private void publish(Object event) {
-		logger.info(event);
+	private void publish(Change change) {
+		logger.info(change.event());
 		for (LeadershipListener listener : this.listeners) {
 			try {
-				if (event instanceof LeadershipGrantedEvent granted) {
-					listener.granted(granted);
-				}
-				else {
-					listener.revoked((LeadershipRevokedEvent) event);
-				}
+				change.tell().accept(listener);
 			}
 			catch (RuntimeException ex) {
-				logger.error("Leadership listener failed on " + event, ex);
+				logger.error("Leadership listener failed on " + change.event(), ex);
 			}
 		}
+	}
+
+	/** A change to tell the listeners of: the event, and the listener method it goes to. */
+	private record Change(Object event, Consumer<LeadershipListener> tell) {
 	}
 
 }

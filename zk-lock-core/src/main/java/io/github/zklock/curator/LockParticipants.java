@@ -48,14 +48,14 @@ final class LockParticipants {
 		List<Znode> znodes = new ArrayList<>();
 		int permits = 0;
 		for (String child : childrenOrEmpty(client, lockPath)) {
-			if (child.equals(LockRecipe.Leases.LEASES)) {
+			if (child.equals(Protocol.LEASES)) {
 				permits = permits(client, lockPath);
 				String kind = (permits > 0) ? "PERMIT (of " + permits + ")" : "EXCLUSIVE (reentrant = false)";
 				for (String lease : childrenOrEmpty(client, ZKPaths.makePath(lockPath, child))) {
 					add(client, znodes, ZKPaths.makePath(lockPath, child, lease), kind, Group.LEASE);
 				}
 			}
-			else if (!child.equals(LockRecipe.Leases.LOCKS)) {
+			else if (!child.equals(Protocol.LOCKS)) {
 				String kind = kind(child);
 				add(client, znodes, ZKPaths.makePath(lockPath, child), kind,
 						kind.equals(LockMode.EXCLUSIVE.name()) ? Group.MUTEX : Group.READ_WRITE);

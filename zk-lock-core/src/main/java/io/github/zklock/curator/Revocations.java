@@ -4,12 +4,10 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BiPredicate;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -60,8 +58,8 @@ final class Revocations {
 
 	private final HeldLocks heldLocks;
 
-	/** Ends the local chains keeping a znode (see {@link RecipeCache#endChains}). */
-	private final BiPredicate<String, String> chains;
+	/** Ends this application's hold on a znode (see {@link Grants#endZnode}). */
+	private final Ending ending;
 
 	/** The znodes watched, each with the session (instance) that set the watch. */
 	private final Map<String, Long> watched = new ConcurrentHashMap<>();
@@ -75,20 +73,17 @@ final class Revocations {
 	private volatile long intervalMs;
 
 	/**
-	 * @param chains ends the local chains that keep a znode (node, reason), returns whether one did
+	 * @param ending ends this application's hold on a znode (see {@link Grants#endZnode})
 	 */
-	Revocations(CuratorFramework client, HeldLocks heldLocks, BiPredicate<String, String> chains,
-			Duration interval) {
+	Revocations(CuratorFramework client, HeldLocks heldLocks, Ending ending, Duration interval) {
 		this.client = client;
 		this.heldLocks = heldLocks;
-		this.chains = chains;
+		this.ending = ending;
 		this.sweeper = new ScheduledThreadPoolExecutor(1, (task) -> {
 			Thread thread = new Thread(task, "zk-lock-revocation-" + threads.incrementAndGet());
 			thread.setDaemon(true);
 			return thread;
 		});
-		// Ceilings of grants released in time are cancelled: keep no task for them.
-		this.sweeper.setRemoveOnCancelPolicy(true);
 		setInterval(interval);
 	}
 
@@ -193,57 +188,20 @@ final class Revocations {
 	}
 
 	private void revoked(String node) {
-		end(node, "it was revoked through its znode " + node + " (Curator's revocation protocol)", false);
-	}
-
-	/**
-	 * End this application's grants on a znode and delete it: a revocation, or a grant's ceiling
-	 * (lockAtMostFor) that passed.
-	 * @param signalWork whether to tell the work of grants owned by no thread ({@code whenLost()})
-	 * even without interrupt-on-lost
-	 */
-	void end(String node, String reason, boolean signalWork) {
 		this.watched.remove(node);
-		if (!lose(node, reason, signalWork)) {
-			// Released meanwhile: the release deletes the znode, or did already.
-			return;
-		}
-		try {
-			this.client.delete().quietly().guaranteed().inBackground().forPath(node);
-		}
-		catch (Exception ex) {
-			logger.warn("Could not delete revoked lock znode " + node
-					+ "; ZooKeeper removes it when the session ends", ex);
-		}
+		this.ending.end(node, "it was revoked through its znode " + node + " (Curator's revocation protocol)", false);
 	}
 
-	/**
-	 * Lose the grants on the znode that are held or in doubt, and make a local chain that keeps the
-	 * znode (between two turns, say) hand no further grant on it.
-	 * @return whether this application still held the znode: a grant was lost, or a chain kept it
-	 */
-	private boolean lose(String node, String reason) {
-		return lose(node, reason, false);
+	private void lose(String node, String reason) {
+		this.ending.end(node, reason, false);
 	}
 
-	private boolean lose(String node, String reason, boolean signalWork) {
-		// The chain first: a grant it hands over meanwhile is tracked before it checks the chain
-		// (see HeldLocks#add), so that either that check or the search below finds it.
-		boolean kept = this.chains.test(node, reason);
-		return this.heldLocks.loseAll((handle) -> handle.nodePath().equals(node), reason, signalWork) > 0 || kept;
-	}
+	/** Ends this application's hold on a znode: {@link Grants#endZnode}. */
+	@FunctionalInterface
+	interface Ending {
 
-	/**
-	 * Run a task on the revocation thread after a delay.
-	 * @return the scheduled task, {@code null} once closed
-	 */
-	@Nullable ScheduledFuture<?> schedule(Runnable task, long delayNanos) {
-		try {
-			return this.sweeper.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
-		}
-		catch (RejectedExecutionException ex) {
-			return null;
-		}
+		boolean end(String node, String reason, boolean signalWork);
+
 	}
 
 }

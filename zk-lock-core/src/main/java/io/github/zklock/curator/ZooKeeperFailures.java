@@ -34,8 +34,8 @@ final class ZooKeeperFailures {
 	}
 
 	/**
-	 * Translate the failure of an acquisition made without a thread (see {@link ZnodeQueue}), as
-	 * it completed its future.
+	 * Translate the failure of an acquisition (see {@link ZnodeAcquisition}), or of the check of a
+	 * semaphore's permits, as it completed the request's future.
 	 * @param ex the future's failure, a {@link java.util.concurrent.CompletionException}'s cause unwrapped
 	 * @return the exception to fail the request with: a {@link LockException} as it is, else
 	 * translated as {@link #translate(Exception, String, String, LockMode, CuratorFramework)} does
@@ -89,7 +89,7 @@ final class ZooKeeperFailures {
 	 */
 	static LockException lostWhileWaiting(String lockPath, LockMode mode, CuratorFramework client) {
 		return new LockException("Could not acquire " + mode + " lock '" + lockPath
-				+ "': ZooKeeper connection lost while waiting (" + connectString(client) + ")");
+				+ "': ZooKeeper is unreachable (" + connectString(client) + "): not connected when the wait ended");
 	}
 
 	static String connectString(CuratorFramework client) {

@@ -1,8 +1,6 @@
 package io.github.zklock.engine;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
@@ -16,11 +14,11 @@ import io.github.zklock.LockHandle;
 import io.github.zklock.LockState;
 
 /**
- * An asynchronous grant (see {@link AsyncLockHandle}): a grant of the registry, made on a thread of
- * {@link GrantThreads} or by the registry's own asynchronous acquisition, that any thread may
- * release. A grant bound to its thread is released by that thread, which parks in
- * {@link #holdUntilReleased()} until asked to; the registry's own asynchronous grants are bound to
- * no thread and tell their loss themselves.
+ * A grant made on a thread of {@link GrantThreads} for an asynchronous request, when the registry
+ * cannot acquire without a thread ({@link io.github.zklock.spi.LockRegistry#submit} gives
+ * {@code null}): any thread may release it. A grant bound to the thread that made it is released
+ * by that thread, which parks in {@link #holdUntilReleased()} until asked to; a grant bound to no
+ * thread is released on a grant thread, so that the caller does not wait for ZooKeeper.
  */
 final class AsyncGrant extends ForwardingLockHandle implements AsyncLockHandle {
 
@@ -38,46 +36,11 @@ final class AsyncGrant extends ForwardingLockHandle implements AsyncLockHandle {
 	/** Where a grant that is not bound to a thread is released without blocking the caller. */
 	private final Executor grantThreads;
 
-	/**
-	 * Whether the grant is the registry's own asynchronous grant below the wrappers (for a
-	 * multi-lock, every part is): released without a thread, telling its loss itself.
-	 */
-	private final boolean registryGrant;
-
-	AsyncGrant(LockHandle grant, @Nullable Thread owner, Executor grantThreads) {
+	AsyncGrant(Grant grant, @Nullable Thread owner, Executor grantThreads) {
 		super(grant);
 		this.owner = owner;
 		this.grantThreads = grantThreads;
-		List<AsyncLockHandle> registryGrants = registryGrants(grant);
-		this.registryGrant = registryGrants != null;
-		if (registryGrants != null) {
-			for (AsyncLockHandle part : registryGrants) {
-				part.whenLost().thenRun(() -> this.lost.complete(null));
-			}
-		}
-	}
-
-	/** The registry's asynchronous grants a grant is made of, or {@code null} if it is not made of such only. */
-	private static @Nullable List<AsyncLockHandle> registryGrants(LockHandle grant) {
-		LockHandle inner = grant;
-		while (inner instanceof ForwardingLockHandle forwarding) {
-			inner = forwarding.delegate;
-		}
-		if (inner instanceof AsyncLockHandle registryGrant) {
-			return List.of(registryGrant);
-		}
-		if (!(inner instanceof MultiLockHandle multi)) {
-			return null;
-		}
-		List<AsyncLockHandle> parts = new ArrayList<>();
-		for (LockHandle part : multi.parts()) {
-			List<AsyncLockHandle> grants = registryGrants(part);
-			if (grants == null) {
-				return null;
-			}
-			parts.addAll(grants);
-		}
-		return parts;
+		grant.whenLost().thenRun(() -> this.lost.complete(null));
 	}
 
 	/**
@@ -126,11 +89,7 @@ final class AsyncGrant extends ForwardingLockHandle implements AsyncLockHandle {
 	@Override
 	public CompletableFuture<Void> releaseAsync() {
 		if (this.owner == null) {
-			if (this.registryGrant) {
-				// The registry's release sends nothing the caller waits for.
-				releaseNow();
-			}
-			else if (!this.releasing.get()) {
+			if (!this.releasing.get()) {
 				// Not bound: released on a grant thread, so that the caller does not wait for ZooKeeper.
 				this.grantThreads.execute(this::releaseNow);
 			}
@@ -166,7 +125,7 @@ final class AsyncGrant extends ForwardingLockHandle implements AsyncLockHandle {
 					interrupted = true;
 				}
 				catch (ExecutionException ex) {
-					throw AsyncGrants.asRuntime(ex.getCause());
+					throw asRuntime(ex.getCause());
 				}
 			}
 		}
@@ -191,6 +150,16 @@ final class AsyncGrant extends ForwardingLockHandle implements AsyncLockHandle {
 	@Override
 	public String toString() {
 		return "async " + this.delegate;
+	}
+
+	private static RuntimeException asRuntime(Throwable ex) {
+		if (ex instanceof RuntimeException runtime) {
+			return runtime;
+		}
+		if (ex instanceof Error error) {
+			throw error;
+		}
+		return new IllegalStateException(ex);
 	}
 
 }

@@ -10,24 +10,23 @@ import java.util.function.Function;
 
 import org.jspecify.annotations.Nullable;
 
-import io.github.zklock.LockHandle;
 import io.github.zklock.LockRequest;
-import io.github.zklock.LockTarget;
+import io.github.zklock.spi.LockTarget;
 
 /**
  * The keys of a multi-lock acquired through the registry's asynchronous acquisition
- * ({@link io.github.zklock.LockRegistry#submit}), with no thread waiting: one after the other in
+ * ({@link io.github.zklock.spi.LockRegistry#submit}), with no thread waiting: one after the other in
  * canonical order, each with what is left of the one wait budget, all or nothing (a busy key or a
  * failure releases the keys taken so far, last first). The acquisition is the future its caller
- * gets, completing with a {@link MultiLockHandle} or empty; cancelling it gives the wait up and
+ * gets, completing with the keys' grants or empty; cancelling it gives the wait up and
  * releases what was taken.
  *
  * <p>Each step runs in the completion of the one before (on the registry's thread): the registry's
  * submit and the release of its grants never block.
  */
-final class AsyncKeys extends CompletableFuture<Optional<LockHandle>> {
+final class AsyncKeys extends CompletableFuture<Optional<List<Held>>> {
 
-	private final Function<LockTarget, @Nullable CompletableFuture<Optional<LockHandle>>> submit;
+	private final Function<LockTarget, @Nullable CompletableFuture<Optional<Held>>> submit;
 
 	private final LockRequest request;
 
@@ -40,14 +39,14 @@ final class AsyncKeys extends CompletableFuture<Optional<LockHandle>> {
 	private final long deadline;
 
 	/** The grants so far; touched by one step at a time. */
-	private final List<LockHandle> acquired = new ArrayList<>();
+	private final List<Held> acquired = new ArrayList<>();
 
-	private volatile @Nullable CompletableFuture<Optional<LockHandle>> current;
+	private volatile @Nullable CompletableFuture<Optional<Held>> current;
 
 	/** The key that was busy, once the acquisition ended empty. */
 	private volatile @Nullable String busyKey;
 
-	private AsyncKeys(Function<LockTarget, @Nullable CompletableFuture<Optional<LockHandle>>> submit,
+	private AsyncKeys(Function<LockTarget, @Nullable CompletableFuture<Optional<Held>>> submit,
 			LockRequest request, List<String> keys, Duration waitTime, Duration lockAtMostFor) {
 		this.lockAtMostFor = lockAtMostFor;
 		this.submit = submit;
@@ -65,10 +64,10 @@ final class AsyncKeys extends CompletableFuture<Optional<LockHandle>> {
 	 * @param lockAtMostFor the ceiling of each key's grant, zero for none
 	 * @return the acquisition, or {@code null} when the registry cannot acquire the first key so
 	 */
-	static @Nullable AsyncKeys start(Function<LockTarget, @Nullable CompletableFuture<Optional<LockHandle>>> submit,
+	static @Nullable AsyncKeys start(Function<LockTarget, @Nullable CompletableFuture<Optional<Held>>> submit,
 			LockRequest request, List<String> keys, Duration waitTime, Duration lockAtMostFor) {
 		AsyncKeys acquisition = new AsyncKeys(submit, request, keys, waitTime, lockAtMostFor);
-		CompletableFuture<Optional<LockHandle>> first = submit.apply(acquisition.target(0));
+		CompletableFuture<Optional<Held>> first = submit.apply(acquisition.target(0));
 		if (first == null) {
 			return null;
 		}
@@ -98,7 +97,7 @@ final class AsyncKeys extends CompletableFuture<Optional<LockHandle>> {
 				this.lockAtMostFor);
 	}
 
-	private void await(CompletableFuture<Optional<LockHandle>> pending, int index) {
+	private void await(CompletableFuture<Optional<Held>> pending, int index) {
 		this.current = pending;
 		pending.whenComplete((handle, ex) -> step(index, handle, ex));
 		if (isDone()) {
@@ -106,10 +105,10 @@ final class AsyncKeys extends CompletableFuture<Optional<LockHandle>> {
 		}
 	}
 
-	private void step(int index, @Nullable Optional<LockHandle> handle, @Nullable Throwable ex) {
+	private void step(int index, @Nullable Optional<Held> handle, @Nullable Throwable ex) {
 		if (ex != null || handle == null) {
 			releaseAcquired();
-			Throwable cause = AsyncGrants.unwrap((ex != null) ? ex : new IllegalStateException("No outcome"));
+			Throwable cause = LockEngine.unwrap((ex != null) ? ex : new IllegalStateException("No outcome"));
 			if (!(cause instanceof CancellationException)) {
 				completeExceptionally(cause);
 			}
@@ -128,12 +127,12 @@ final class AsyncKeys extends CompletableFuture<Optional<LockHandle>> {
 			return;
 		}
 		if (index + 1 == this.keys.size()) {
-			if (!complete(Optional.of(new MultiLockHandle(this.acquired, this.request.mode())))) {
+			if (!complete(Optional.of(List.copyOf(this.acquired)))) {
 				releaseAcquired();
 			}
 			return;
 		}
-		CompletableFuture<Optional<LockHandle>> next = this.submit.apply(target(index + 1));
+		CompletableFuture<Optional<Held>> next = this.submit.apply(target(index + 1));
 		if (next == null) {
 			releaseAcquired();
 			completeExceptionally(new IllegalStateException("The lock registry acquired key '" + this.keys.get(0)
@@ -144,9 +143,7 @@ final class AsyncKeys extends CompletableFuture<Optional<LockHandle>> {
 	}
 
 	private void releaseAcquired() {
-		for (int i = this.acquired.size() - 1; i >= 0; i--) {
-			LockEngine.releaseQuietly(this.acquired.get(i));
-		}
+		LockEngine.releaseAll(this.acquired);
 		this.acquired.clear();
 	}
 
@@ -154,7 +151,7 @@ final class AsyncKeys extends CompletableFuture<Optional<LockHandle>> {
 	@Override
 	public boolean cancel(boolean mayInterruptIfRunning) {
 		boolean cancelled = super.cancel(mayInterruptIfRunning);
-		CompletableFuture<Optional<LockHandle>> pending = this.current;
+		CompletableFuture<Optional<Held>> pending = this.current;
 		if (cancelled && pending != null) {
 			pending.cancel(false);
 		}

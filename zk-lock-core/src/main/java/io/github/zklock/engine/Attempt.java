@@ -4,6 +4,7 @@ import java.time.Duration;
 
 import org.jspecify.annotations.Nullable;
 
+import io.github.zklock.AsyncLockHandle;
 import io.github.zklock.LockAcquisitionException;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
@@ -15,7 +16,12 @@ import io.github.zklock.LockMode;
  */
 public final class Attempt {
 
-	private final @Nullable LockHandle granted;
+	private static final Runnable NO_SCOPE = () -> {
+	};
+
+	private final @Nullable AsyncLockHandle granted;
+
+	private final @Nullable Grant grant;
 
 	private final @Nullable String busyPath;
 
@@ -25,25 +31,28 @@ public final class Attempt {
 
 	private final @Nullable String reason;
 
-	private Attempt(@Nullable LockHandle granted, @Nullable String busyPath, @Nullable LockMode mode,
-			@Nullable Duration waitTime, @Nullable String reason) {
+	private Attempt(@Nullable AsyncLockHandle granted, @Nullable Grant grant, @Nullable String busyPath,
+			@Nullable LockMode mode, @Nullable Duration waitTime, @Nullable String reason) {
 		this.granted = granted;
+		this.grant = grant;
 		this.busyPath = busyPath;
 		this.mode = mode;
 		this.waitTime = waitTime;
 		this.reason = reason;
 	}
 
-	Attempt(LockHandle granted) {
-		this(granted, null, null, null, null);
+	/** A grant, handed to the caller as it is. */
+	static Attempt granted(Grant grant) {
+		return new Attempt(grant, grant, null, null, null, null);
 	}
 
-	static Attempt granted(LockHandle handle) {
-		return new Attempt(handle);
+	/** A grant made on a grant thread, handed to the caller as the thread's view of it. */
+	static Attempt granted(AsyncLockHandle handle, Grant grant) {
+		return new Attempt(handle, grant, null, null, null, null);
 	}
 
 	static Attempt busy(String lockPath, LockMode mode, Duration waitTime, String reason) {
-		return new Attempt(null, lockPath, mode, waitTime, reason);
+		return new Attempt(null, null, lockPath, mode, waitTime, reason);
 	}
 
 	/**
@@ -52,6 +61,30 @@ public final class Attempt {
 	 */
 	public @Nullable LockHandle granted() {
 		return this.granted;
+	}
+
+	/**
+	 * Return the grant of an asynchronous acquisition (any grant may be released from any thread
+	 * that may release it without waiting).
+	 * @return the grant, or {@code null} when the lock was busy
+	 */
+	public @Nullable AsyncLockHandle asyncGranted() {
+		return this.granted;
+	}
+
+	/** The engine's grant behind the handle, {@code null} when the lock was busy. */
+	@Nullable Grant grant() {
+		return this.grant;
+	}
+
+	/**
+	 * Open the hold observations' scopes of the grant on this thread, for the duration of a
+	 * callback.
+	 * @return what closes them (nothing to close when nothing is observed)
+	 */
+	public Runnable openScope() {
+		Grant current = this.grant;
+		return (current != null) ? current.openScope() : NO_SCOPE;
 	}
 
 	/**

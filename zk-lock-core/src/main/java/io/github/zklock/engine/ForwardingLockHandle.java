@@ -53,11 +53,6 @@ abstract class ForwardingLockHandle implements LockHandle {
 		return this.delegate.fencingToken();
 	}
 
-	@Override
-	public boolean isLocalHandoff() {
-		return this.delegate.isLocalHandoff();
-	}
-
 	/**
 	 * The wrapped grant's parts; a grant of one key is its own part, so this wrapper stands for it.
 	 */

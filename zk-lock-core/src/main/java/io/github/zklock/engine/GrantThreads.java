@@ -18,7 +18,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The threads of asynchronous grants ({@code LockTemplate.async()}) that the registry cannot
- * make without a thread ({@link io.github.zklock.LockRegistry#submit}): each such grant acquires
+ * make without a thread ({@link io.github.zklock.spi.LockRegistry#submit}): each such grant acquires
  * on a thread of its own, and a grant bound to that thread by its recipe releases on it too, parked
  * while the grant is held. They also deliver the registry's own asynchronous grants to their work
  * when the template has no async executor, for as long as the work takes to return its stage. Two

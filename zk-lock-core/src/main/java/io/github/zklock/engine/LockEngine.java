@@ -2,6 +2,7 @@ package io.github.zklock.engine;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -11,7 +12,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReadWriteLock;
 import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -20,9 +24,12 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import io.github.zklock.LockHandle;
-import io.github.zklock.LockRegistry;
+import io.github.zklock.LockMode;
 import io.github.zklock.LockRequest;
-import io.github.zklock.LockTarget;
+import io.github.zklock.OnBusy;
+import io.github.zklock.spi.LockRegistry;
+import io.github.zklock.spi.LockTarget;
+import io.github.zklock.spi.RegistryGrant;
 
 /**
  * Turns a {@link LockRequest} into grants of the {@link LockRegistry}, for the template facade:
@@ -33,9 +40,9 @@ import io.github.zklock.LockTarget;
  *
  * <p>Curator's {@code InterProcessMultiLock} is not used for multi-locks: it takes the locks in the
  * order given, waits up to the full wait time for each key (so up to n times the wait in all), and
- * works on fixed recipe instances, which would bypass the registry's per-thread instances and
- * local queue. Here each key is an ordinary grant of the registry (reentrant, queued and observed
- * like a single key).
+ * works on fixed recipe instances, which would bypass the registry's local queue. Here each key is
+ * an ordinary grant of the registry (reentrant, queued and observed like a single key), and the
+ * caller gets one handle of all of them ({@link Grant}).
  *
  * <p>Thread-safe and immutable once built.
  */
@@ -60,8 +67,8 @@ public final class LockEngine {
 	 * Create an engine.
 	 * @param registry the backend that grants
 	 * @param defaultWaitTime the wait time of requests that give none (checked by the caller)
-	 * @param defaultLockAtMostFor the ceiling of requests that give none, zero for none (checked
-	 * by the caller)
+	 * @param defaultLockAtMostFor the ceiling of requests that give none,
+	 * {@link LockRequest#NO_CEILING} for none (checked by the caller)
 	 * @param observations what observes acquisitions and holds, {@code null} for nothing
 	 * @param asyncExecutor where asynchronous grants are delivered and their work invoked,
 	 * {@code null} for a grant thread
@@ -124,10 +131,7 @@ public final class LockEngine {
 	 */
 	public Attempt acquire(LockRequest request) {
 		Duration waitTime = (request.waitTime() != null) ? request.waitTime() : this.defaultWaitTime;
-		if (!request.isMultiLock()) {
-			return acquireOne(request, request.keys().get(0), waitTime, null);
-		}
-		return acquireKeys(request, byLockPath(request), waitTime, null);
+		return acquireKeys(request, keys(request), waitTime, null, request.reentrant());
 	}
 
 	/**
@@ -137,9 +141,9 @@ public final class LockEngine {
 	 * other); else on a grant thread, where a grant bound to its thread keeps that thread, parked,
 	 * until released (see {@link GrantThreads}). The returned future, and {@code whenDone}
 	 * (registered before the acquisition starts, so never run on the calling thread), complete on
-	 * the async executor when there is one, else on a grant thread; a
-	 * granted attempt holds an {@link io.github.zklock.AsyncLockHandle}. Cancelling the future
-	 * gives up the wait; a grant made meanwhile is released at once.
+	 * the async executor when there is one, else on a grant thread; a granted attempt holds an
+	 * {@link io.github.zklock.AsyncLockHandle}. Cancelling the future gives up the wait; a grant made
+	 * meanwhile is released at once.
 	 * @param request what to lock
 	 * @param whenDone called with the outcome, {@code null} for none
 	 * @return the attempt
@@ -151,23 +155,17 @@ public final class LockEngine {
 		LockObservations observations = this.observations;
 		// Read on the calling thread: the grant thread has no current observation.
 		LockObservations.Parent parent = (observations != null) ? observations.currentObservation() : null;
-		TreeMap<String, String> byLockPath = request.isMultiLock() ? byLockPath(request) : null;
-		List<String> keys;
-		if (byLockPath != null) {
-			keys = List.copyOf(byLockPath.values());
-		}
-		else {
-			keys = request.keys();
+		List<String> keys = keys(request);
+		if (keys.size() == 1) {
+			// Validated here, on the calling thread: an illegal key throws, nothing requested.
 			this.registry.lockPath(keys.get(0));
 		}
 		CompletableFuture<Attempt> direct = submitToRegistry(request, keys, waitTime, parent, whenDone);
 		if (direct != null) {
 			return direct;
 		}
-		Supplier<Attempt> acquisition = (byLockPath != null)
-				? () -> acquireKeys(request, byLockPath, waitTime, parent)
-				: () -> acquireOne(request, keys.get(0), waitTime, parent);
-		return start(acquisition, request.reentrant(), whenDone);
+		return start(() -> acquireKeys(request, keys, waitTime, parent, request.reentrant()), request.reentrant(),
+				whenDone);
 	}
 
 	/**
@@ -183,13 +181,18 @@ public final class LockEngine {
 			Duration waitTime, LockObservations.@Nullable Parent parent,
 			@Nullable BiConsumer<? super Attempt, ? super Throwable> whenDone) {
 		LockObservations observations = this.observations;
-		Function<LockTarget, @Nullable CompletableFuture<Optional<LockHandle>>> submit = (observations != null)
-				? (target) -> observations.submit(this.registry, target, request, parent) : this.registry::submit;
+		Function<LockTarget, @Nullable CompletableFuture<Optional<Held>>> submit = (target) -> {
+			CompletableFuture<Optional<RegistryGrant>> pending = (observations != null)
+					? observations.submit(this.registry, target, request, parent) : this.registry.submit(target);
+			return (pending != null) ? held(pending, request, parent) : null;
+		};
 		AsyncKeys multi = null;
-		CompletableFuture<Optional<LockHandle>> pending;
+		CompletableFuture<Optional<List<Held>>> pending;
 		if (keys.size() == 1) {
-			pending = submit.apply(new LockTarget(keys.get(0), request.mode(), request.reentrant(), request.permits(),
-					waitTime, lockAtMostFor(request)));
+			CompletableFuture<Optional<Held>> one = submit.apply(new LockTarget(keys.get(0), request.mode(),
+					request.reentrant(), request.permits(), waitTime, lockAtMostFor(request)));
+			pending = (one != null) ? map(one, (granted) -> granted.map(List::of),
+					(held) -> held.ifPresent((keysHeld) -> keysHeld.forEach(Held::releaseAsync))) : null;
 		}
 		else {
 			multi = AsyncKeys.start(submit, request, keys, waitTime, lockAtMostFor(request));
@@ -209,14 +212,12 @@ public final class LockEngine {
 			result.whenComplete(whenDone);
 		}
 		Executor executor = (this.asyncExecutor != null) ? this.asyncExecutor : this.grantThreads;
-		pending.whenComplete((handle, ex) -> {
-			AsyncGrant grant = (handle != null && handle.isPresent())
-					? new AsyncGrant(KeptLockHandle.keep(handle.get(), request.lockAtLeastFor()), null, this.grantThreads)
-					: null;
+		pending.whenComplete((granted, ex) -> {
+			Grant grant = (granted != null && granted.isPresent())
+					? new Grant(granted.get(), request.mode(), request.lockAtLeastFor(), false) : null;
 			Runnable completion = () -> {
 				if (ex != null) {
-					result.completeExceptionally((ex instanceof CompletionException && ex.getCause() != null)
-							? ex.getCause() : ex);
+					result.completeExceptionally(unwrap(ex));
 				}
 				else if (grant == null) {
 					result.complete(busy(request, keys, waitTime, keysAcquisition));
@@ -243,11 +244,14 @@ public final class LockEngine {
 	private Attempt busy(LockRequest request, List<String> keys, Duration waitTime, @Nullable AsyncKeys multi) {
 		String busyKey = (multi != null) ? multi.busyKey() : null;
 		if (multi == null || busyKey == null) {
-			return Attempt.busy(this.registry.lockPath(keys.get(0)), request.mode(), waitTime,
-					request.isPermit() ? "all " + request.permits() + " permits are held" : "held by another owner");
+			return Attempt.busy(this.registry.lockPath(keys.get(0)), request.mode(), waitTime, busyReason(request));
 		}
 		return Attempt.busy(this.registry.lockPath(busyKey), request.mode(), waitTime,
 				multiBusyReason(multi.acquiredBeforeBusy(), keys.size()));
+	}
+
+	private static String busyReason(LockRequest request) {
+		return request.isPermit() ? "all " + request.permits() + " permits are held" : "held by another owner";
 	}
 
 	private static String multiBusyReason(int acquiredBefore, int keys) {
@@ -256,13 +260,25 @@ public final class LockEngine {
 	}
 
 	/**
-	 * Open the hold observations' scopes of a grant on this thread, for the duration of a callback.
-	 * @param handle the grant
-	 * @return what closes them, or {@code null} when nothing is observed
+	 * Return a {@link Lock} over the grants of one key and mode (see {@link LockView}).
+	 * @param key the key
+	 * @param mode the mode of its grants
+	 * @return the view; sends no request
 	 */
-	public @Nullable Runnable openScope(LockHandle handle) {
-		LockObservations observations = this.observations;
-		return (observations != null) ? observations.openScope(handle) : null;
+	public Lock lock(String key, LockMode mode) {
+		return new LockView(this, key, mode);
+	}
+
+	/**
+	 * Return a {@link ReadWriteLock} over the READ and WRITE grants of one key.
+	 * @param key the key
+	 * @return the views; sends no request
+	 */
+	public ReadWriteLock readWriteLock(String key) {
+		return new ReadWriteViews(lock(key, LockMode.READ), lock(key, LockMode.WRITE));
+	}
+
+	private record ReadWriteViews(Lock readLock, Lock writeLock) implements ReadWriteLock {
 	}
 
 	/**
@@ -288,71 +304,135 @@ public final class LockEngine {
 		}
 	}
 
-	private Attempt acquireOne(LockRequest request, String key, Duration waitTime,
-			LockObservations.@Nullable Parent parent) {
-		LockTarget target = new LockTarget(key, request.mode(), request.reentrant(), request.permits(), waitTime,
-				lockAtMostFor(request));
-		Optional<LockHandle> handle = tryAcquire(target, request, parent);
-		if (handle.isEmpty()) {
-			return Attempt.busy(this.registry.lockPath(key), request.mode(), waitTime,
-					request.isPermit() ? "all " + request.permits() + " permits are held" : "held by another owner");
-		}
-		Duration lockAtLeastFor = request.lockAtLeastFor();
-		return new Attempt(lockAtLeastFor.isZero() ? handle.get() : KeptLockHandle.keep(handle.get(), lockAtLeastFor));
+	/**
+	 * The request of the key-first verbs: a reentrant lock of one key, failing when busy.
+	 * @param key the key
+	 * @param mode the mode
+	 * @param waitTime the wait time, {@code null} for the default
+	 * @return the request
+	 */
+	public static LockRequest request(String key, LockMode mode, @Nullable Duration waitTime) {
+		return new LockRequest(Collections.singletonList(key), mode, true, 0, waitTime, OnBusy.FAIL, Duration.ZERO,
+				null);
 	}
 
-	/** Every key's lock path, validated before any request (an illegal key acquires nothing), sorted, merged. */
-	private TreeMap<String, String> byLockPath(LockRequest request) {
+	/** The cause of a completion's failure. */
+	static Throwable unwrap(Throwable ex) {
+		return (ex instanceof CompletionException && ex.getCause() != null) ? ex.getCause() : ex;
+	}
+
+	/**
+	 * The keys of a request in canonical order: sorted by lock path, duplicates merged. A multi-lock's
+	 * keys are all validated here, before any request (an illegal key acquires nothing); one key is
+	 * validated by the registry as it acquires it.
+	 */
+	private List<String> keys(LockRequest request) {
+		if (!request.isMultiLock()) {
+			return request.keys();
+		}
 		TreeMap<String, String> byLockPath = new TreeMap<>();
 		for (String key : request.keys()) {
 			byLockPath.putIfAbsent(this.registry.lockPath(key), key);
 		}
-		return byLockPath;
+		return List.copyOf(byLockPath.values());
 	}
 
 	/**
-	 * Acquire the keys of a multi-lock one after the other in canonical order, each with what is
-	 * left of the wait budget; when a key stays busy or a request fails, release the keys taken
-	 * so far, last first. Merged to one key, it is that key's ordinary grant.
+	 * Acquire the keys of a request one after the other in canonical order, each with what is left
+	 * of the wait budget; when a key stays busy or a request fails, release the keys taken so far,
+	 * last first.
+	 * @param threadBound whether the grant is bound to the calling thread
 	 */
-	private Attempt acquireKeys(LockRequest request, TreeMap<String, String> byLockPath, Duration waitTime,
-			LockObservations.@Nullable Parent parent) {
-		if (byLockPath.size() == 1) {
-			return acquireOne(request, byLockPath.firstEntry().getValue(), waitTime, parent);
-		}
+	private Attempt acquireKeys(LockRequest request, List<String> keys, Duration waitTime,
+			LockObservations.@Nullable Parent parent, boolean threadBound) {
 		boolean timed = !waitTime.isNegative() && !waitTime.isZero();
 		long deadline = System.nanoTime() + (timed ? waitTime.toNanos() : 0);
-		List<LockHandle> acquired = new ArrayList<>(byLockPath.size());
+		List<Held> acquired = new ArrayList<>(keys.size());
 		Duration lockAtMostFor = lockAtMostFor(request);
+		int permits = (keys.size() == 1) ? request.permits() : 0;
 		try {
-			for (Map.Entry<String, String> entry : byLockPath.entrySet()) {
-				Duration remaining = timed ? Duration.ofNanos(Math.max(0, deadline - System.nanoTime())) : waitTime;
-				LockTarget target = new LockTarget(entry.getValue(), request.mode(), request.reentrant(), 0, remaining,
+			for (String key : keys) {
+				// One budget for all keys; one key waits its wait time as given.
+				Duration remaining = (timed && keys.size() > 1)
+						? Duration.ofNanos(Math.max(0, deadline - System.nanoTime())) : waitTime;
+				LockTarget target = new LockTarget(key, request.mode(), request.reentrant(), permits, remaining,
 						lockAtMostFor);
-				Optional<LockHandle> handle = tryAcquire(target, request, parent);
-				if (handle.isEmpty()) {
+				Optional<RegistryGrant> granted = tryAcquire(target, request, parent);
+				if (granted.isEmpty()) {
 					releaseAll(acquired);
-					return Attempt.busy(entry.getKey(), request.mode(), waitTime,
-							multiBusyReason(acquired.size(), byLockPath.size()));
+					return Attempt.busy(this.registry.lockPath(key), request.mode(), waitTime, (keys.size() == 1)
+							? busyReason(request) : multiBusyReason(acquired.size(), keys.size()));
 				}
-				acquired.add(handle.get());
+				acquired.add(held(granted.get(), request, parent));
 			}
 		}
 		catch (RuntimeException | Error ex) {
 			releaseAll(acquired);
 			throw ex;
 		}
-		return Attempt.granted(
-				KeptLockHandle.keep(new MultiLockHandle(acquired, request.mode()), request.lockAtLeastFor()));
+		return Attempt.granted(new Grant(acquired, request.mode(), request.lockAtLeastFor(), threadBound));
 	}
 
-	private static void releaseAll(List<LockHandle> acquired) {
+	/** A key's grant with the observation of its hold, started now. */
+	private Held held(RegistryGrant key, LockRequest request, LockObservations.@Nullable Parent parent) {
+		LockObservations observations = this.observations;
+		return new Held(key, (observations != null) ? observations.hold(key, request, parent) : null);
+	}
+
+	private CompletableFuture<Optional<Held>> held(CompletableFuture<Optional<RegistryGrant>> pending,
+			LockRequest request, LockObservations.@Nullable Parent parent) {
+		return map(pending, (granted) -> granted.map((key) -> held(key, request, parent)),
+				(held) -> held.ifPresent(Held::releaseAsync));
+	}
+
+	/**
+	 * A future of what an acquisition's future completes with, mapped: cancelling it cancels the
+	 * acquisition, and a grant that completes the acquisition after the cancellation is discarded
+	 * (released), never left behind. (A stage of {@code thenApply} that is cancelled would not see the
+	 * grant at all.)
+	 * @param discard what to do with a value nobody takes any more
+	 */
+	static <T, R> CompletableFuture<R> map(CompletableFuture<T> source, Function<T, R> mapper, Consumer<R> discard) {
+		CompletableFuture<R> mapped = new CompletableFuture<>();
+		source.whenComplete((value, ex) -> {
+			if (ex != null) {
+				mapped.completeExceptionally(unwrap(ex));
+				return;
+			}
+			R result;
+			try {
+				result = mapper.apply(value);
+			}
+			catch (RuntimeException | Error failure) {
+				mapped.completeExceptionally(failure);
+				return;
+			}
+			if (!mapped.complete(result)) {
+				discard.accept(result);
+			}
+		});
+		mapped.whenComplete((value, ex) -> {
+			if (mapped.isCancelled()) {
+				source.cancel(false);
+			}
+		});
+		return mapped;
+	}
+
+	/** Release keys taken so far, last first, logging a failure. */
+	static void releaseAll(List<Held> acquired) {
 		for (int i = acquired.size() - 1; i >= 0; i--) {
-			releaseQuietly(acquired.get(i));
+			Held held = acquired.get(i);
+			try {
+				held.release();
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Failed to release " + held.key().mode() + " lock '" + held.key().path() + "'", ex);
+			}
 		}
 	}
 
-	private Optional<LockHandle> tryAcquire(LockTarget target, LockRequest request,
+	private Optional<RegistryGrant> tryAcquire(LockTarget target, LockRequest request,
 			LockObservations.@Nullable Parent parent) {
 		LockObservations observations = this.observations;
 		return (observations != null) ? observations.tryAcquire(this.registry, target, request, parent)
@@ -409,7 +489,7 @@ public final class LockEngine {
 					Thread.interrupted();
 				}
 			}
-			LockHandle granted = attempt.granted();
+			Grant granted = attempt.grant();
 			if (granted == null) {
 				if (deliver(() -> result.complete(attempt)) != null) {
 					result.complete(attempt);
@@ -418,7 +498,7 @@ public final class LockEngine {
 			}
 			AsyncGrant grant = new AsyncGrant(granted, threadBound ? Thread.currentThread() : null, grantThreads);
 			RuntimeException refused = deliver(() -> {
-				if (!result.complete(Attempt.granted(grant))) {
+				if (!result.complete(Attempt.granted(grant, granted))) {
 					// Cancelled while it was granted.
 					grant.releaseAsync();
 				}

@@ -1,20 +1,20 @@
 package io.github.zklock.engine;
 
-import java.util.ArrayList;
-import java.util.List;
+import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import org.jspecify.annotations.Nullable;
 
 import io.github.zklock.LockHandle;
-import io.github.zklock.LockRegistry;
 import io.github.zklock.LockRequest;
-import io.github.zklock.LockTarget;
+import io.github.zklock.LockState;
 import io.github.zklock.OnBusy;
+import io.github.zklock.spi.LockRegistry;
+import io.github.zklock.spi.LockTarget;
+import io.github.zklock.spi.RegistryGrant;
 
 /**
  * The two observations of a lock, for metrics and tracing through Micrometer:
@@ -23,8 +23,8 @@ import io.github.zklock.OnBusy;
  * (the request's name, such as a key template, never a resolved value), {@code mode} and
  * {@code outcome} ({@code acquired}, {@code timeout}, {@code skipped} when the request's on-busy
  * policy is {@link OnBusy#SKIP}, or {@code error}) and {@code handoff} ({@code local} for a grant
- * handed over by another thread of the application without a ZooKeeper request, see
- * {@link LockHandle#isLocalHandoff()}; {@code none} otherwise);</li>
+ * handed over by another thread of the application without a ZooKeeper request, as the
+ * registry tells; {@code none} otherwise);</li>
  * <li>{@value #HELD}: the time the grant is held; keys {@code name}, {@code mode} and, once it is
  * released, {@code outcome}: {@code released} for a grant held until its release, {@code expired}
  * for one its ceiling ended ({@link LockRequest#withLockAtMostFor lockAtMostFor}), {@code lost}
@@ -62,28 +62,22 @@ public final class LockObservations {
 	private final ObservationRegistry registry;
 
 	/**
-	 * Observe through a registry.
-	 * @param registry the observation registry
+	 * Observe the locks of a template in an observation registry.
+	 * @param registry the registry
 	 */
 	public LockObservations(ObservationRegistry registry) {
 		this.registry = registry;
 	}
 
-	/**
-	 * Acquire one key through the lock registry, observed unless the observation registry is a
-	 * no-op.
-	 * @param parent the observation current on the thread that asked, when the acquisition runs on
-	 * another thread; {@code null} for the current one
-	 */
-	Optional<LockHandle> tryAcquire(LockRegistry lockRegistry, LockTarget target, LockRequest request,
+	/** Acquire one key on the calling thread, observed. */
+	Optional<RegistryGrant> tryAcquire(LockRegistry lockRegistry, LockTarget target, LockRequest request,
 			@Nullable Parent parent) {
-		ObservationRegistry registry = this.registry;
-		if (registry.isNoop()) {
+		if (this.registry.isNoop()) {
 			return lockRegistry.tryAcquire(target);
 		}
-		Observation observation = startAcquire(registry, target, request, parent);
+		Observation observation = startAcquire(target, request, parent);
 		try {
-			return acquired(observation, lockRegistry.tryAcquire(target), request, parent);
+			return acquired(observation, lockRegistry.tryAcquire(target), request);
 		}
 		catch (RuntimeException | Error ex) {
 			failed(observation, ex);
@@ -91,38 +85,25 @@ public final class LockObservations {
 		}
 	}
 
-	/**
-	 * Acquire one key through the lock registry's asynchronous acquisition (see
-	 * {@link LockRegistry#submit}), observed unless the observation registry is a no-op: the
-	 * acquire observation runs until the returned future completes.
-	 * @return the grant, observed; {@code null} when the registry cannot acquire the target so
-	 */
-	@Nullable CompletableFuture<Optional<LockHandle>> submit(LockRegistry lockRegistry, LockTarget target,
+	/** Acquire one key without a thread, observed; {@code null} if the registry cannot. */
+	@Nullable CompletableFuture<Optional<RegistryGrant>> submit(LockRegistry lockRegistry, LockTarget target,
 			LockRequest request, @Nullable Parent parent) {
-		CompletableFuture<Optional<LockHandle>> pending = lockRegistry.submit(target);
-		ObservationRegistry registry = this.registry;
-		if (pending == null || registry.isNoop()) {
+		CompletableFuture<Optional<RegistryGrant>> pending = lockRegistry.submit(target);
+		if (pending == null || this.registry.isNoop()) {
 			return pending;
 		}
-		Observation observation = startAcquire(registry, target, request, parent);
-		CompletableFuture<Optional<LockHandle>> observed = pending.handle((handle, ex) -> {
+		Observation observation = startAcquire(target, request, parent);
+		pending.whenComplete((grant, ex) -> {
 			if (ex != null) {
-				failed(observation, ex);
-				throw (ex instanceof CompletionException completion) ? completion : new CompletionException(ex);
-			}
-			return acquired(observation, handle, request, parent);
-		});
-		observed.whenComplete((handle, ex) -> {
-			if (observed.isCancelled()) {
-				pending.cancel(false);
+				failed(observation, LockEngine.unwrap(ex));
 			}
 		});
-		return observed;
+		return LockEngine.map(pending, (grant) -> acquired(observation, grant, request),
+				(grant) -> grant.ifPresent(RegistryGrant::releaseAsync));
 	}
 
-	private static Observation startAcquire(ObservationRegistry registry, LockTarget target, LockRequest request,
-			@Nullable Parent parent) {
-		return Observation.createNotStarted(ACQUIRE, registry)
+	private Observation startAcquire(LockTarget target, LockRequest request, @Nullable Parent parent) {
+		return Observation.createNotStarted(ACQUIRE, this.registry)
 			.parentObservation((parent != null) ? parent.observation() : null)
 			.contextualName("lock " + request.name())
 			.lowCardinalityKeyValue("name", request.name())
@@ -131,15 +112,14 @@ public final class LockObservations {
 			.start();
 	}
 
-	/** End the acquire observation with its outcome, and observe the hold of a grant. */
-	private Optional<LockHandle> acquired(Observation observation, Optional<LockHandle> handle, LockRequest request,
-			@Nullable Parent parent) {
-		observation.lowCardinalityKeyValue("outcome", handle.isPresent() ? "acquired"
+	private static Optional<RegistryGrant> acquired(Observation observation, Optional<RegistryGrant> grant,
+			LockRequest request) {
+		observation.lowCardinalityKeyValue("outcome", grant.isPresent() ? "acquired"
 				: (request.onBusy() == OnBusy.SKIP) ? "skipped" : "timeout");
 		observation.lowCardinalityKeyValue(HANDOFF,
-				(handle.isPresent() && handle.get().isLocalHandoff()) ? HANDOFF_LOCAL : HANDOFF_NONE);
+				(grant.isPresent() && grant.get().isLocalHandoff()) ? HANDOFF_LOCAL : HANDOFF_NONE);
 		observation.stop();
-		return handle.map((granted) -> observeHold(granted, request, parent));
+		return grant;
 	}
 
 	private static void failed(Observation observation, Throwable ex) {
@@ -150,67 +130,63 @@ public final class LockObservations {
 	}
 
 	/**
-	 * Open the hold observation's scope on this thread, for the duration of a callback; for a
-	 * multi-lock, the scopes of its parts, nested in acquisition order.
-	 * @return what closes the scopes, innermost first, or {@code null} if the grant is not observed
+	 * Start observing the hold of a key's grant, unless the registry is a no-op one.
+	 * @return the hold, {@code null} when nothing is observed
 	 */
-	@Nullable Runnable openScope(LockHandle handle) {
-		LockHandle grant = unwrap(handle);
-		if (grant instanceof ObservedLockHandle observed) {
-			// One key: the common case, without the list.
-			return observed.observation().openScope()::close;
-		}
-		if (!(grant instanceof MultiLockHandle)) {
+	@Nullable Hold hold(RegistryGrant grant, LockRequest request, @Nullable Parent parent) {
+		if (this.registry.isNoop()) {
 			return null;
 		}
-		List<Observation.Scope> scopes = new ArrayList<>(grant.parts().size());
-		for (LockHandle part : grant.parts()) {
-			if (unwrap(part) instanceof ObservedLockHandle observed) {
-				scopes.add(observed.observation().openScope());
-			}
-		}
-		return () -> {
-			for (int i = scopes.size() - 1; i >= 0; i--) {
-				scopes.get(i).close();
-			}
-		};
-	}
-
-	/** The observed grant (or the multi-lock) below the wrappers that keep or own a grant. */
-	private static LockHandle unwrap(LockHandle handle) {
-		LockHandle current = handle;
-		while (current instanceof ForwardingLockHandle forwarding && !(current instanceof ObservedLockHandle)) {
-			current = forwarding.delegate;
-		}
-		return current;
-	}
-
-	/**
-	 * Return the observation current on this thread, to parent the observations of an acquisition
-	 * made on another thread.
-	 * @return the parent, or {@code null} if no observation is current
-	 */
-	@Nullable Parent currentObservation() {
-		Observation current = this.registry.getCurrentObservation();
-		return (current != null) ? new Parent(current) : null;
-	}
-
-	private LockHandle observeHold(LockHandle handle, LockRequest request, @Nullable Parent parent) {
 		Observation held = Observation.createNotStarted(HELD, this.registry)
 			.parentObservation((parent != null) ? parent.observation() : null)
 			.contextualName("hold " + request.name())
 			.lowCardinalityKeyValue("name", request.name())
 			.lowCardinalityKeyValue("mode", request.mode().name())
-			.highCardinalityKeyValue("path", handle.path())
+			.highCardinalityKeyValue("path", grant.path())
 			.start();
-		return new ObservedLockHandle(handle, held);
+		return new Hold(held);
 	}
 
-	/**
-	 * The observation current on a thread that asked for an asynchronous grant, carried to the
-	 * thread that acquires it.
-	 * @param observation the observation
-	 */
+	/** The observation current on the calling thread, as the parent of an acquisition's. */
+	@Nullable Parent currentObservation() {
+		Observation current = this.registry.getCurrentObservation();
+		return (current != null) ? new Parent(current) : null;
+	}
+
+	/** The observation of a grant's hold: stopped once, with its outcome, when the grant is released. */
+	static final class Hold {
+
+		private final Observation held;
+
+		private Hold(Observation held) {
+			this.held = held;
+		}
+
+		/**
+		 * Stop it with the outcome of the key's grant as it is released: {@code released},
+		 * {@code expired} (its ceiling ended it) or {@code lost}.
+		 */
+		void stop(LockHandle key) {
+			String outcome = HOLD_RELEASED;
+			if (key.state() == LockState.LOST) {
+				Instant deadline = key.deadline().orElse(null);
+				outcome = (deadline != null && !Instant.now().isBefore(deadline)) ? HOLD_EXPIRED : HOLD_LOST;
+			}
+			this.held.lowCardinalityKeyValue(OUTCOME, outcome);
+			this.held.stop();
+		}
+
+		/**
+		 * Open its scope on the calling thread, for the callback run under the grant.
+		 * @return what closes the scope
+		 */
+		Runnable openScope() {
+			return this.held.openScope()::close;
+		}
+
+	}
+
+	/** The observation an acquisition is nested in. */
 	record Parent(Observation observation) {
 	}
 

@@ -14,19 +14,18 @@ import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockRequest;
-import io.github.zklock.LockTemplate;
 
 /**
- * A {@link Lock} over the grants of one key and mode of a {@link LockTemplate} (see
- * {@link LockTemplate#lock(String)}). The grants a thread took through views of the key are kept
+ * A {@link Lock} over the grants of one key and mode of a template (see
+ * {@code LockTemplate.lock(String)}). The grants a thread took through views of the key are kept
  * per thread, so that {@code unlock()} releases the latest of them; equal views share them.
  */
-public final class LockView implements Lock {
+final class LockView implements Lock {
 
 	/** Each thread's grants per view, latest last; an entry is removed when its last grant is. */
 	private static final ThreadLocal<Map<LockView, ArrayDeque<LockHandle>>> held = ThreadLocal.withInitial(HashMap::new);
 
-	private final LockTemplate template;
+	private final LockEngine engine;
 
 	private final String path;
 
@@ -34,12 +33,12 @@ public final class LockView implements Lock {
 
 	/**
 	 * Create a view; sends no request.
-	 * @param template the template that grants
+	 * @param engine the engine that grants
 	 * @param path the key
 	 * @param mode the lock mode of the view's grants
 	 */
-	public LockView(LockTemplate template, String path, LockMode mode) {
-		this.template = template;
+	LockView(LockEngine engine, String path, LockMode mode) {
+		this.engine = engine;
 		this.path = path;
 		this.mode = mode;
 	}
@@ -141,7 +140,7 @@ public final class LockView implements Lock {
 	}
 
 	private Optional<LockHandle> acquire(Duration waitTime) {
-		return this.template.tryAcquire(this.path, this.mode, waitTime);
+		return Optional.ofNullable(this.engine.acquire(LockEngine.request(this.path, this.mode, waitTime)).granted());
 	}
 
 	private void granted(LockHandle handle) {
@@ -150,13 +149,13 @@ public final class LockView implements Lock {
 
 	@Override
 	public boolean equals(Object other) {
-		return other instanceof LockView view && this.template == view.template && this.path.equals(view.path)
+		return other instanceof LockView view && this.engine == view.engine && this.path.equals(view.path)
 				&& this.mode == view.mode;
 	}
 
 	@Override
 	public int hashCode() {
-		return Objects.hash(System.identityHashCode(this.template), this.path, this.mode);
+		return Objects.hash(System.identityHashCode(this.engine), this.path, this.mode);
 	}
 
 	@Override

@@ -26,7 +26,7 @@ import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.client.ZKClientConfig;
 
 import io.github.zklock.LockMode;
-import io.github.zklock.LockTarget;
+import io.github.zklock.spi.LockTarget;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;

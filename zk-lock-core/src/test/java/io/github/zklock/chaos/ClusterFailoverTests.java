@@ -32,6 +32,7 @@ import io.github.zklock.LockHandle;
 import io.github.zklock.LockState;
 import io.github.zklock.chaos.Chaos.ClientSocket;
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.spi.RegistryGrant;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -211,7 +212,7 @@ class ClusterFailoverTests {
 
 		private void run() {
 			while (!ClusterFailoverTests.this.stop.get()) {
-				Optional<LockHandle> granted;
+				Optional<RegistryGrant> granted;
 				try {
 					granted = this.registry.tryAcquire(Chaos.exclusive(PATH, Duration.ofSeconds(2)));
 				}

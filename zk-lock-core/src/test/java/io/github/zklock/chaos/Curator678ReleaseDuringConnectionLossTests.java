@@ -26,13 +26,14 @@ import org.junit.jupiter.params.provider.EnumSource;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockState;
-import io.github.zklock.LockTarget;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.curator.LockThread;
+import io.github.zklock.spi.LockTarget;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static io.github.zklock.curator.Admins.admin;
+import static io.github.zklock.curator.Admins.chainLength;
 import static io.github.zklock.curator.Targets.asRequest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -265,7 +266,7 @@ class Curator678ReleaseDuringConnectionLossTests {
 		assertThat(held.await(10, TimeUnit.SECONDS)).as("first thread of A granted").isTrue();
 		Thread secondThread = second.call(Thread::currentThread);
 		CompletableFuture<SecondGrant> secondGrant = second.submit(() -> this.templateA.execute(asRequest(request),
-				(handle) -> new SecondGrant(System.nanoTime(), handle.state(), handle.isLocalHandoff(),
+				(handle) -> new SecondGrant(System.nanoTime(), handle.state(), chainLength(this.registryA, handle) > 1,
 						handle.fencingToken())).result());
 		// Waiting for its turn, in the local queue (not in ZooKeeper's).
 		await().atMost(Duration.ofSeconds(10)).until(() -> secondThread.getState() == Thread.State.TIMED_WAITING);

@@ -24,7 +24,7 @@ package io.github.zklock.chaos;
  * @param outcome what became of its write
  * @param writeMzxid the zxid of its write when the outcome is {@link Outcome#WROTE}, otherwise 0
  * @param handoff whether the grant was handed over locally by another thread of the same worker
- * ({@code LockHandle.isLocalHandoff()}), riding the znode of the grant before it
+ * ({@code RegistryGrant.isLocalHandoff()}), riding the znode of the grant before it
  */
 record GrantRecord(String client, long seq, long token, long startMs, long endMs, long toldMs, long readToken,
 		long readValue, long readMzxid, Outcome outcome, long writeMzxid, boolean handoff) {

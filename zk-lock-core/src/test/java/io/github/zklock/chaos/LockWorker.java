@@ -32,11 +32,15 @@ import org.apache.zookeeper.data.Stat;
 import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockState;
-import io.github.zklock.LockTarget;
 import io.github.zklock.chaos.Chaos.ClientSocket;
 import io.github.zklock.chaos.GrantRecord.Outcome;
+import io.github.zklock.curator.CuratorLockAdmin;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.curator.LocalHandoff;
+import io.github.zklock.spi.LockTarget;
+import io.github.zklock.spi.RegistryGrant;
+
+import static io.github.zklock.curator.Admins.handedOver;
 
 /**
  * The lock client of the multi-JVM chaos tests, started in a child JVM by {@link ChildJvm}.
@@ -148,7 +152,7 @@ final class LockWorker {
 			for (int t = 0; t < threads; t++) {
 				loops.add(pool.submit(() -> {
 					while (!enough.get() && claimed.getAndIncrement() < grants) {
-						Optional<LockHandle> attempt;
+						Optional<RegistryGrant> attempt;
 						try {
 							attempt = async ? submit(registry, Chaos.exclusive(lockPath, Duration.ofSeconds(30)))
 									: registry.tryAcquire(Chaos.exclusive(lockPath, Duration.ofSeconds(30)));
@@ -198,7 +202,7 @@ final class LockWorker {
 	 * Acquire through the registry's asynchronous chain (no thread waits in the registry; this
 	 * worker's thread waits for the future, as a caller joining it would).
 	 */
-	private static Optional<LockHandle> submit(CuratorLockRegistry registry, LockTarget target) throws Exception {
+	private static Optional<RegistryGrant> submit(CuratorLockRegistry registry, LockTarget target) throws Exception {
 		try {
 			return Objects.requireNonNull(registry.submit(target)).get(60, TimeUnit.SECONDS);
 		}
@@ -228,7 +232,7 @@ final class LockWorker {
 			for (int t = 0; t < threads; t++) {
 				loops.add(pool.submit(() -> {
 					while (!stop.get()) {
-						Optional<LockHandle> attempt;
+						Optional<RegistryGrant> attempt;
 						try {
 							attempt = registry.tryAcquire(Chaos.exclusive(path, Duration.ofSeconds(60)));
 						}
@@ -241,7 +245,9 @@ final class LockWorker {
 							continue;
 						}
 						LockHandle handle = attempt.get();
-						long startMs = System.currentTimeMillis();
+						// When the grant was decided (a hand-over: before a pause that delayed its
+						// return, or after it), as the operators' view tells it; not when it returned.
+						long startMs = decidedMs(registry, handle);
 						boolean held = handle.isHeld();
 						long token = -1;
 						try {
@@ -257,7 +263,7 @@ final class LockWorker {
 						long endMs = System.currentTimeMillis();
 						handle.release();
 						synchronized (writer) {
-							writer.write(startMs + "," + endMs + "," + token + "," + handle.isLocalHandoff() + "," + held
+							writer.write(startMs + "," + endMs + "," + token + "," + handedOver(handle) + "," + held
 									+ "," + toldMs(handle, told) + "\n");
 						}
 						if (granted.incrementAndGet() == 50) {
@@ -282,6 +288,17 @@ final class LockWorker {
 		say("DONE " + granted.get());
 	}
 
+	/** When a grant of the calling thread was decided, by the registry's clock (its operators' view). */
+	private static long decidedMs(CuratorLockRegistry registry, LockHandle handle) {
+		String thread = Thread.currentThread().getName();
+		return new CuratorLockAdmin(registry).describeHeldLocks()
+			.stream()
+			.filter((held) -> held.holder().equals(thread) && held.path().equals(handle.path()))
+			.mapToLong((held) -> held.since().toEpochMilli())
+			.findFirst()
+			.orElseGet(System::currentTimeMillis);
+	}
+
 	private static GrantRecord underLock(CuratorFramework client, String name, long seq, LockHandle handle,
 			String counterPath, Map<LockHandle, Long> told) throws InterruptedException {
 		long startMs = System.currentTimeMillis();
@@ -293,7 +310,7 @@ final class LockWorker {
 			held(handle, told);
 			long endMs = System.currentTimeMillis();
 			return new GrantRecord(name, seq, -1, startMs, endMs, toldMs(handle, told), -1, -1, -1, Outcome.NO_TOKEN, 0,
-					handle.isLocalHandoff());
+					handedOver(handle));
 		}
 		long readToken = -1;
 		long readValue = -1;
@@ -346,7 +363,7 @@ final class LockWorker {
 		}
 		long endMs = System.currentTimeMillis();
 		return new GrantRecord(name, seq, token, startMs, endMs, toldMs(handle, told), readToken, readValue, readMzxid,
-				outcome, writeMzxid, handle.isLocalHandoff());
+				outcome, writeMzxid, handedOver(handle));
 	}
 
 	/**

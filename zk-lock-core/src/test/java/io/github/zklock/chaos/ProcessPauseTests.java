@@ -84,7 +84,8 @@ class ProcessPauseTests {
 			.stream()
 			.map((line) -> line.split(","))
 			.toList();
-		// startMs,endMs,token,local,held,toldMs
+		// decidedMs,endMs,token,local,held,toldMs: a grant decided while B held the key, held, is what
+		// must never be; one decided before the pause and returned after it is the known zombie.
 		List<String[]> duringB = records.stream()
 			.filter((r) -> Long.parseLong(r[0]) >= bStart && Long.parseLong(r[0]) < bEnd && Boolean.parseBoolean(r[4]))
 			.toList();
@@ -96,7 +97,7 @@ class ProcessPauseTests {
 				records.size(), zombieHolders, duringB.size(),
 				duringB.stream().filter((r) -> Boolean.parseBoolean(r[3])).count(),
 				duringB.isEmpty() ? "-" : String.join(",", duringB.get(0)));
-		assertThat(duringB).as("grants of the resumed JVM started as held while B held the key (token %d)", bToken)
+		assertThat(duringB).as("grants of the resumed JVM decided, as held, while B held the key (token %d)", bToken)
 			.isEmpty();
 	}
 

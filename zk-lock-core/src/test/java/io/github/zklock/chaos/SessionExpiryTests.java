@@ -30,6 +30,7 @@ import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.curator.LockThread;
 import io.github.zklock.test.ZooKeeperExtension;
 
+import static io.github.zklock.curator.Admins.handedOver;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -184,7 +185,7 @@ class SessionExpiryTests {
 			List<ChainLoad.Grant> after = chain.grants().subList(grantsBefore, chain.count());
 			Chaos.report("chain_expiry release_when=%s state_at_release=%s holder_local=%s holder_token=%d "
 					+ "a_grants_before=%d a_local_before=%d a_grants_after=%d first_after=%s contender_token=%d "
-					+ "lock_exceptions=%d %s", releaseWhen, stateAtRelease, held.isLocalHandoff(), heldToken, before.size(),
+					+ "lock_exceptions=%d %s", releaseWhen, stateAtRelease, handedOver(held), heldToken, before.size(),
 					before.stream().filter(ChainLoad.Grant::local).count(), after.size(), after.get(0), contenderGot[0],
 					chain.lockExceptions().size(), chain.lockExceptions());
 			assertThat(after.get(0).local()).as("first grant of A after the expiry handed over locally").isFalse();

@@ -26,10 +26,11 @@ import io.github.zklock.LockAcquisitionException;
 import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockLostException;
-import io.github.zklock.LockRegistry;
 import io.github.zklock.LockRequest;
 import io.github.zklock.LockState;
-import io.github.zklock.LockTarget;
+import io.github.zklock.spi.LockRegistry;
+import io.github.zklock.spi.LockTarget;
+import io.github.zklock.spi.RegistryGrant;
 import io.github.zklock.test.CountingZooKeeper;
 import io.github.zklock.test.ZooKeeperExtension;
 
@@ -49,7 +50,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
  * release, the handle's states after release and after the session expired, fencing tokens, invalid
  * keys and a missing wait time (refused before any request), an interrupted waiter and a stopped
  * server (a {@link LockException}, never an empty "busy" result), and that no attempt leaves a znode
- * behind. Kind-specific behaviour (reentrancy, READ/WRITE interplay, recipe cache, local queue) is in
+ * behind. Kind-specific behaviour (reentrancy, READ/WRITE interplay, cache of lock keys, local queue) is in
  * {@link CuratorLockRegistryTests}.
  *
  * <p>One server serves each subclass; the clients are made afresh for each test, with a short
@@ -204,7 +205,7 @@ abstract class AbstractLockRegistryContractTests {
 		LockHandle held = grant(this.processA, request(this.key, Duration.ZERO));
 
 		long started = System.nanoTime();
-		Optional<LockHandle> attempt = this.processB.tryAcquire(excludingRequest(this.key, SHORT));
+		Optional<RegistryGrant> attempt = this.processB.tryAcquire(excludingRequest(this.key, SHORT));
 		assertThat(attempt).isEmpty();
 		assertThat(Duration.ofNanos(System.nanoTime() - started)).isGreaterThanOrEqualTo(SHORT);
 		assertThat(lockZnodes()).containsExactly(nodePath(held));
@@ -225,8 +226,8 @@ abstract class AbstractLockRegistryContractTests {
 
 	private void grantedToWaiterAfterRelease(Duration waitTime) throws Exception {
 		LockHandle held = grant(this.processA, request(this.key, Duration.ZERO));
-		CompletableFuture<Optional<LockHandle>> waiter = inNewThread(() -> {
-			Optional<LockHandle> handle = this.processB.tryAcquire(excludingRequest(this.key, waitTime));
+		CompletableFuture<Optional<RegistryGrant>> waiter = inNewThread(() -> {
+			Optional<RegistryGrant> handle = this.processB.tryAcquire(excludingRequest(this.key, waitTime));
 			handle.ifPresent(LockHandle::release);
 			return handle;
 		});
@@ -294,7 +295,7 @@ abstract class AbstractLockRegistryContractTests {
 				.isThrownBy(() -> this.processA.tryAcquire(request(bad, Duration.ZERO)));
 		}
 		assertThat(this.countsA.total()).as("requests sent").isZero();
-		assertThat(admin(this.processA).cachedRecipeCount()).isZero();
+		assertThat(admin(this.processA).cachedKeyCount()).isZero();
 		assertThat(admin(this.processA).heldLockCount()).isZero();
 	}
 
@@ -307,7 +308,7 @@ abstract class AbstractLockRegistryContractTests {
 			.isThrownBy(() -> new LockTarget(target.key(), target.mode(), target.reentrant(), target.permits(), null))
 			.withMessageContaining("waitTime");
 		assertThat(this.countsA.total()).as("requests sent").isZero();
-		assertThat(admin(this.processA).cachedRecipeCount()).isZero();
+		assertThat(admin(this.processA).cachedKeyCount()).isZero();
 	}
 
 	@Test

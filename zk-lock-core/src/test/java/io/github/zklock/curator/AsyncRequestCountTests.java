@@ -12,9 +12,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
-import io.github.zklock.LockTarget;
+import io.github.zklock.spi.LockTarget;
+import io.github.zklock.spi.RegistryGrant;
 import io.github.zklock.test.CountingZooKeeper;
 import io.github.zklock.test.ZooKeeperExtension;
 
@@ -82,7 +82,7 @@ class AsyncRequestCountTests {
 	/** One grant and release, and its requests once the release's deletes were answered. */
 	private Map<String, Long> cycle(LockTarget target) throws Exception {
 		this.counts.reset();
-		Optional<LockHandle> grant = this.registry.submit(target).get(BOUND.toSeconds(), TimeUnit.SECONDS);
+		Optional<RegistryGrant> grant = this.registry.submit(target).get(BOUND.toSeconds(), TimeUnit.SECONDS);
 		long deletes = (target.reentrant() || target.mode() == LockMode.READ) ? 1 : 2;
 		grant.orElseThrow().release();
 		await().atMost(BOUND).until(() -> this.counts.snapshot().getOrDefault("delete", 0L) >= deletes);

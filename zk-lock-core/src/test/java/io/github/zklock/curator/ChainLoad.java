@@ -11,9 +11,15 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
+import org.jspecify.annotations.Nullable;
+
 import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
-import io.github.zklock.LockTarget;
+import io.github.zklock.LockState;
+import io.github.zklock.spi.LockTarget;
+import io.github.zklock.spi.RegistryGrant;
+
+import static io.github.zklock.curator.Admins.handedOver;
 
 /**
  * Threads of one application taking one key in turns until stopped, each grant held for a moment
@@ -37,23 +43,51 @@ public final class ChainLoad implements AutoCloseable {
 
 	/**
 	 * The holders of one key, across applications: counts the times one entered while another was
-	 * inside.
+	 * inside, and among those the untold ones: both grants still HELD as the second entered (a
+	 * holder whose grant was ended, by a revocation or its ceiling, is told LOST before the next
+	 * is granted, and may still finish its work).
 	 */
 	public static final class Section {
 
-		private final AtomicInteger inside = new AtomicInteger();
-
 		private final AtomicInteger overlaps = new AtomicInteger();
 
-		/** Enter; counts an overlap if somebody else is inside. */
+		private final List<String> untold = new CopyOnWriteArrayList<>();
+
+		/** The grants inside, {@code null} for a holder that entered without one (guarded by itself). */
+		private final List<@Nullable LockHandle> inside = new ArrayList<>();
+
+		/** Enter without a grant to check; counts an overlap if somebody else is inside. */
 		public void enter() {
-			if (this.inside.incrementAndGet() != 1) {
-				this.overlaps.incrementAndGet();
+			enter(null);
+		}
+
+		/**
+		 * Enter with a grant; counts an overlap if somebody else is inside, and notes it as untold
+		 * when both grants are HELD.
+		 */
+		public void enter(@Nullable LockHandle handle) {
+			synchronized (this.inside) {
+				if (!this.inside.isEmpty()) {
+					this.overlaps.incrementAndGet();
+					for (LockHandle other : this.inside) {
+						if (other != null && handle != null && other.state() == LockState.HELD
+								&& handle.state() == LockState.HELD) {
+							this.untold.add(other + " and " + handle);
+						}
+					}
+				}
+				this.inside.add(handle);
 			}
 		}
 
 		public void leave() {
-			this.inside.decrementAndGet();
+			leave(null);
+		}
+
+		public void leave(@Nullable LockHandle handle) {
+			synchronized (this.inside) {
+				this.inside.remove(handle);
+			}
 		}
 
 		/**
@@ -61,18 +95,32 @@ public final class ChainLoad implements AutoCloseable {
 		 * @param hold how long
 		 */
 		public void hold(Duration hold) {
-			enter();
+			hold(null, hold);
+		}
+
+		/**
+		 * Hold the section for a while with a grant, as work under the lock.
+		 * @param handle the grant, checked against the others inside
+		 * @param hold how long
+		 */
+		public void hold(@Nullable LockHandle handle, Duration hold) {
+			enter(handle);
 			try {
 				LockSupport.parkNanos(hold.toNanos());
 			}
 			finally {
-				leave();
+				leave(handle);
 			}
 		}
 
 		/** @return how often somebody entered while another was inside */
 		public int overlaps() {
 			return this.overlaps.get();
+		}
+
+		/** @return the overlaps of two grants that were both HELD, neither holder told */
+		public List<String> untoldOverlaps() {
+			return List.copyOf(this.untold);
 		}
 
 	}
@@ -130,7 +178,7 @@ public final class ChainLoad implements AutoCloseable {
 	private void run(CuratorLockRegistry registry, LockTarget request, Duration hold, Section section) {
 		try {
 			while (!this.stop.get()) {
-				Optional<LockHandle> granted;
+				Optional<RegistryGrant> granted;
 				try {
 					granted = registry.tryAcquire(request);
 				}
@@ -158,13 +206,13 @@ public final class ChainLoad implements AutoCloseable {
 						}
 						held = false;
 					}
-					Grant grant = new Grant(System.nanoTime(), token, handle.isLocalHandoff(), held,
+					Grant grant = new Grant(System.nanoTime(), token, handedOver(handle), held,
 							Thread.currentThread().getName());
 					synchronized (this.grants) {
 						this.grants.add(grant);
 					}
 					if (held) {
-						section.hold(hold);
+						section.hold(handle, hold);
 					}
 				}
 				finally {

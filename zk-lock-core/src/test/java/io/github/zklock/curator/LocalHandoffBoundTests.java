@@ -16,7 +16,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
-import io.github.zklock.LockTarget;
+import io.github.zklock.spi.LockTarget;
+import io.github.zklock.spi.RegistryGrant;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static io.github.zklock.curator.Admins.admin;
@@ -167,7 +168,7 @@ class LocalHandoffBoundTests {
 		LockHandle first = holder.acquire(this.processA, exclusive(key, LONG));
 		long asked = System.nanoTime();
 		CompletableFuture<Long> remoteGrant = remote.submit(() -> {
-			Optional<LockHandle> granted = this.processB.tryAcquire(exclusive(key, remoteWait));
+			Optional<RegistryGrant> granted = this.processB.tryAcquire(exclusive(key, remoteWait));
 			if (granted.isEmpty()) {
 				return -1L;
 			}

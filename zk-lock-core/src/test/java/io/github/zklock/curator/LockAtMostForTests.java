@@ -356,7 +356,10 @@ class LockAtMostForTests {
 			.withMessageContaining("lockAtMostFor must not be shorter than lockAtLeastFor");
 		assertThatExceptionOfType(IllegalArgumentException.class)
 			.isThrownBy(() -> request.withLockAtMostFor(Duration.ofSeconds(-1)))
-			.withMessageContaining("use zero for no ceiling");
+			.withMessageContaining("NO_CEILING for none");
+		assertThatExceptionOfType(IllegalArgumentException.class)
+			.isThrownBy(() -> request.withLockAtMostFor(Duration.ZERO))
+			.withMessageContaining("use a positive duration, or NO_CEILING for none");
 		assertThat(request.withLockAtMostFor(Duration.ofSeconds(2)).lockAtMostFor()).isEqualTo(Duration.ofSeconds(2));
 	}
 

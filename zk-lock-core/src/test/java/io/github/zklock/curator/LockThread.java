@@ -10,7 +10,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 import io.github.zklock.LockHandle;
-import io.github.zklock.LockTarget;
+import io.github.zklock.spi.LockTarget;
+import io.github.zklock.spi.RegistryGrant;
 
 /**
  * A thread of an application that a test tells what to do, one task after the other: acquire,
@@ -38,7 +39,7 @@ public final class LockThread implements AutoCloseable {
 	 * @param request what to lock
 	 * @return the answer of {@code tryAcquire}, once it comes
 	 */
-	public CompletableFuture<Optional<LockHandle>> tryAcquire(CuratorLockRegistry registry, LockTarget request) {
+	public CompletableFuture<Optional<RegistryGrant>> tryAcquire(CuratorLockRegistry registry, LockTarget request) {
 		return submit(() -> registry.tryAcquire(request));
 	}
 

@@ -23,10 +23,12 @@ import io.github.zklock.LockMode;
 import io.github.zklock.LockRequest;
 import io.github.zklock.LockState;
 import io.github.zklock.LockStateEvent;
-import io.github.zklock.LockTarget;
 import io.github.zklock.LockTemplate;
+import io.github.zklock.spi.LockTarget;
+import io.github.zklock.spi.RegistryGrant;
 import io.github.zklock.test.ZooKeeperExtension;
 
+import static io.github.zklock.curator.Admins.handedOver;
 import static io.github.zklock.curator.Admins.admin;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -88,7 +90,7 @@ class RevocationTests {
 		LockHandle held = this.holderLocks.acquire(request(kind));
 		long token = held.fencingToken();
 		try (LockThread waiter = new LockThread("waiter")) {
-			CompletableFuture<Optional<LockHandle>> waiting = queueExcludedWaiter(waiter, kind);
+			CompletableFuture<Optional<RegistryGrant>> waiting = queueExcludedWaiter(waiter, kind);
 
 			Revocation revocation = admin(this.other).revoke(this.key, RevocationMode.REQUEST, BOUND);
 
@@ -115,7 +117,7 @@ class RevocationTests {
 		LockHandle held = this.holderLocks.acquire(request(kind));
 		long token = held.fencingToken();
 		try (LockThread waiter = new LockThread("waiter")) {
-			CompletableFuture<Optional<LockHandle>> waiting = queueExcludedWaiter(waiter, kind);
+			CompletableFuture<Optional<RegistryGrant>> waiting = queueExcludedWaiter(waiter, kind);
 
 			Revocation revocation = admin(this.other).revoke(this.key, RevocationMode.FORCE, Duration.ZERO);
 
@@ -143,7 +145,7 @@ class RevocationTests {
 		String revokedNode = admin(this.holder).describeHeldLocks().get(0).node();
 		long revokedToken = first.fencingToken();
 		try (LockThread secondThread = new LockThread("second")) {
-			CompletableFuture<Optional<LockHandle>> second = secondThread.tryAcquire(this.holder,
+			CompletableFuture<Optional<RegistryGrant>> second = secondThread.tryAcquire(this.holder,
 					new LockTarget(this.key, LockMode.EXCLUSIVE, true, 0, BOUND));
 			await().atMost(BOUND).until(() -> admin(this.holder).describeWaitingLocks().size() == 1);
 
@@ -152,7 +154,7 @@ class RevocationTests {
 			first.release();
 
 			LockHandle next = second.get(BOUND.toSeconds(), TimeUnit.SECONDS).orElseThrow();
-			assertThat(next.isLocalHandoff()).as("handed over on the revoked znode").isFalse();
+			assertThat(handedOver(next)).as("handed over on the revoked znode").isFalse();
 			assertThat(admin(this.holder).describeHeldLocks()).singleElement()
 				.satisfies((lock) -> assertThat(lock.node()).isNotEqualTo(revokedNode));
 			assertThat(next.fencingToken()).isGreaterThan(revokedToken);
@@ -196,12 +198,12 @@ class RevocationTests {
 	void participantsShowHolderProcessWaitersAndChainLength() throws Exception {
 		LockHandle first = this.holderLocks.acquire(this.key, LockMode.WRITE, null);
 		try (LockThread secondThread = new LockThread("second"); LockThread readerThread = new LockThread("reader")) {
-			CompletableFuture<Optional<LockHandle>> second = secondThread.tryAcquire(this.holder,
+			CompletableFuture<Optional<RegistryGrant>> second = secondThread.tryAcquire(this.holder,
 					new LockTarget(this.key, LockMode.WRITE, true, 0, BOUND));
 			await().atMost(BOUND).until(() -> admin(this.holder).describeWaitingLocks().size() == 1);
 			first.release();
 			LockHandle handedOver = second.get(BOUND.toSeconds(), TimeUnit.SECONDS).orElseThrow();
-			CompletableFuture<Optional<LockHandle>> reader = readerThread.tryAcquire(this.other,
+			CompletableFuture<Optional<RegistryGrant>> reader = readerThread.tryAcquire(this.other,
 					new LockTarget(this.key, LockMode.READ, true, 0, BOUND));
 			await().atMost(BOUND).until(() -> admin(this.other).describeWaitingLocks().size() == 1);
 
@@ -232,9 +234,9 @@ class RevocationTests {
 		LockHandle held = this.holderLocks.acquire(this.key, LockMode.EXCLUSIVE, null);
 		try (LockThread localThread = new LockThread("local"); LockThread otherThread = new LockThread("other")) {
 			// Queues behind the holder's turn on its znode (local hand-off): no znode of its own.
-			CompletableFuture<Optional<LockHandle>> local = localThread.tryAcquire(this.holder,
+			CompletableFuture<Optional<RegistryGrant>> local = localThread.tryAcquire(this.holder,
 					new LockTarget(this.key, LockMode.EXCLUSIVE, true, 0, BOUND));
-			CompletableFuture<Optional<LockHandle>> remote = otherThread.tryAcquire(this.other,
+			CompletableFuture<Optional<RegistryGrant>> remote = otherThread.tryAcquire(this.other,
 					new LockTarget(this.key, LockMode.EXCLUSIVE, true, 0, BOUND));
 			await().atMost(BOUND).until(() -> admin(this.holder).describeQueue(this.key).participants().size() == 2
 					&& admin(this.holder).describeWaitingLocks().size() == 1);
@@ -261,7 +263,7 @@ class RevocationTests {
 		LockHandle first = this.holderLocks.acquire(Targets.asRequest(permit));
 		LockHandle second = this.holderLocks.acquire(Targets.asRequest(permit));
 		try (LockThread waiter = new LockThread("waiter")) {
-			CompletableFuture<Optional<LockHandle>> third = waiter.tryAcquire(this.other, permit);
+			CompletableFuture<Optional<RegistryGrant>> third = waiter.tryAcquire(this.other, permit);
 			await().atMost(BOUND).until(() -> admin(this.other).describeParticipants(this.key).size() == 3);
 
 			LockQueue queue = admin(this.other).describeQueue(this.key);
@@ -295,8 +297,8 @@ class RevocationTests {
 	 * Queue the other application, on the waiter's thread, for the key in a mode the holder's grant
 	 * of the kind excludes; return once it waits.
 	 */
-	private CompletableFuture<Optional<LockHandle>> queueExcludedWaiter(LockThread waiter, String kind) {
-		CompletableFuture<Optional<LockHandle>> waiting = waiter.tryAcquire(this.other,
+	private CompletableFuture<Optional<RegistryGrant>> queueExcludedWaiter(LockThread waiter, String kind) {
+		CompletableFuture<Optional<RegistryGrant>> waiting = waiter.tryAcquire(this.other,
 				Targets.asTarget(request(kind).withMode(excluding(kind)).withWaitTime(BOUND)));
 		await().atMost(BOUND).until(() -> admin(this.other).describeWaitingLocks().size() == 1);
 		return waiting;

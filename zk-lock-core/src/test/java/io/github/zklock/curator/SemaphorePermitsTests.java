@@ -27,9 +27,9 @@ import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockRequest;
-import io.github.zklock.LockTarget;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.PermitsMismatchException;
+import io.github.zklock.spi.LockTarget;
 import io.github.zklock.test.CountingZooKeeper;
 import io.github.zklock.test.ZooKeeperExtension;
 
@@ -143,7 +143,7 @@ class SemaphorePermitsTests {
 		byte[] data = this.observer.getData().storingStatIn(stat).forPath(this.lockPath);
 		assertThat(new String(data, StandardCharsets.UTF_8)).isEqualTo("permits=2");
 		assertThat(ZKPaths.getPathAndNode(((CuratorLockHandle) held).nodePath()).getPath())
-			.isEqualTo(ZKPaths.makePath(this.lockPath, LockRecipe.Leases.LEASES));
+			.isEqualTo(ZKPaths.makePath(this.lockPath, Protocol.LEASES));
 		// The other participants agree and leave the number as it is.
 		this.applicationB.tryAcquire(permits(2, Duration.ZERO)).orElseThrow().release();
 		assertThat(this.observer.checkExists().forPath(this.lockPath).getVersion()).isEqualTo(stat.getVersion());
@@ -331,11 +331,11 @@ class SemaphorePermitsTests {
 	}
 
 	private List<String> leaseZnodes() throws Exception {
-		return ZooKeeperExtension.ephemeralZnodes(this.observer, ZKPaths.makePath(this.lockPath, LockRecipe.Leases.LEASES));
+		return ZooKeeperExtension.ephemeralZnodes(this.observer, ZKPaths.makePath(this.lockPath, Protocol.LEASES));
 	}
 
 	private List<String> internalLockZnodes() throws Exception {
-		return ZooKeeperExtension.ephemeralZnodes(this.observer, ZKPaths.makePath(this.lockPath, LockRecipe.Leases.LOCKS));
+		return ZooKeeperExtension.ephemeralZnodes(this.observer, ZKPaths.makePath(this.lockPath, Protocol.LOCKS));
 	}
 
 }

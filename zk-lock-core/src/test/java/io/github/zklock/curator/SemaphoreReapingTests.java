@@ -9,8 +9,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
-import io.github.zklock.LockTarget;
 import io.github.zklock.PermitsMismatchException;
+import io.github.zklock.spi.LockTarget;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;

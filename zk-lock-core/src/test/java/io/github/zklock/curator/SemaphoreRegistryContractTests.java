@@ -5,7 +5,7 @@ import java.time.Duration;
 import org.apache.curator.utils.ZKPaths;
 
 import io.github.zklock.LockMode;
-import io.github.zklock.LockTarget;
+import io.github.zklock.spi.LockTarget;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -33,7 +33,7 @@ class SemaphoreRegistryContractTests extends AbstractLockRegistryContractTests {
 	@Override
 	protected void assertRecipeZnode(String lockPath, String node) {
 		ZKPaths.PathAndNode parts = ZKPaths.getPathAndNode(node);
-		assertThat(parts.getPath()).isEqualTo(ZKPaths.makePath(lockPath, LockRecipe.Leases.LEASES));
+		assertThat(parts.getPath()).isEqualTo(ZKPaths.makePath(lockPath, Protocol.LEASES));
 		assertThat(parts.getNode()).contains("lease-");
 	}
 

@@ -14,7 +14,6 @@ import java.util.function.Supplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
-import org.apache.curator.framework.recipes.locks.LockInternals;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
@@ -30,8 +29,8 @@ import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockRequest;
 import io.github.zklock.LockState;
-import io.github.zklock.LockTarget;
 import io.github.zklock.LockTemplate;
+import io.github.zklock.spi.LockTarget;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static io.github.zklock.curator.Admins.admin;
@@ -323,14 +322,13 @@ class SemaphoreTests {
 		// The first waiter takes the semaphore's internal lock, creates its lease znode and waits for
 		// a lease to go; the second waits for the internal lock.
 		Waiter leaseWaiter = new Waiter(registry(1), permits(2, LockRequest.WAIT_FOREVER));
-		await().atMost(LONG).until(() -> parkedIn(leaseWaiter.thread, InterProcessSemaphoreV2.class));
+		await().atMost(LONG).until(() -> leaseZnodes().size() == 3 && internalLockZnodes().size() == 1);
 		Waiter lockWaiter = new Waiter(registry(1), permits(2, LockRequest.WAIT_FOREVER));
-		await().atMost(LONG).until(() -> parkedIn(lockWaiter.thread, LockInternals.class));
+		await().atMost(LONG).until(() -> internalLockZnodes().size() == 2);
 		assertThat(leaseZnodes()).hasSize(3);
-		assertThat(internalLockZnodes()).hasSize(2);
+		assertThat(admin(registry(1)).describeWaitingLocks()).hasSize(2);
 
-		// Curator deletes a waiter's znodes as the request fails, in the background when the
-		// interrupt flag, set again, cuts the delete's wait short.
+		// A waiter's znodes are deleted as its wait is given up, in the background.
 		lockWaiter.interruptAndAssertFailed();
 		await().atMost(LONG).until(() -> internalLockZnodes().size() == 1);
 		assertThat(leaseZnodes()).hasSize(3);
@@ -362,8 +360,8 @@ class SemaphoreTests {
 			waiterThread.set(Thread.currentThread());
 			return registry(1).tryAcquire(permits(2, LONG)).orElse(null);
 		});
-		await().atMost(LONG).until(() -> waiterThread.get() != null
-				&& parkedIn(waiterThread.get(), InterProcessSemaphoreV2.class));
+		await().atMost(LONG).until(() -> waiterThread.get() != null && leaseZnodes().size() == 3
+				&& internalLockZnodes().size() == 1);
 		List<String> expiredSessionZnodes = new ArrayList<>(leaseZnodes());
 		expiredSessionZnodes.removeAll(held);
 		expiredSessionZnodes.addAll(internalLockZnodes());
@@ -477,32 +475,33 @@ class SemaphoreTests {
 
 	}
 
-	/**
-	 * Whether a thread waits in {@code Object.wait()} called from a class of the Curator recipe, not
-	 * in a ZooKeeper request: an interrupt then reaches the recipe's own wait.
-	 */
-	private static boolean parkedIn(Thread thread, Class<?> recipeClass) {
-		if (thread.getState() != Thread.State.WAITING && thread.getState() != Thread.State.TIMED_WAITING) {
-			return false;
-		}
-		for (StackTraceElement frame : thread.getStackTrace()) {
-			if (!frame.getClassName().equals(Object.class.getName())) {
-				return frame.getClassName().equals(recipeClass.getName());
-			}
-		}
-		return false;
-	}
-
 	private LockTarget permits(int permits, Duration waitTime) {
 		return new LockTarget(this.key, LockMode.EXCLUSIVE, false, permits, waitTime);
 	}
 
-	private static String node(LockHandle handle) {
-		return ((CuratorLockHandle) handle).nodePath();
+	/** The lease znode of a grant: a registry's own, or, for a template's, its only part held by that registry. */
+	private String node(LockHandle handle) {
+		if (handle instanceof CuratorLockHandle grant) {
+			return grant.nodePath();
+		}
+		return this.applications.stream()
+			.flatMap((application) -> admin(application.registry()).describeHeldLocks().stream())
+			.filter((held) -> held.path().equals(handle.path()))
+			.map(HeldLock::node)
+			.filter((node) -> {
+				try {
+					return this.observer.checkExists().forPath(node).getCzxid() == handle.fencingToken();
+				}
+				catch (Exception ex) {
+					return false;
+				}
+			})
+			.findFirst()
+			.orElseThrow(() -> new AssertionError("No lease znode held for " + handle));
 	}
 
 	private String leasesPath() {
-		return ZKPaths.makePath(this.lockPath, LockRecipe.Leases.LEASES);
+		return ZKPaths.makePath(this.lockPath, Protocol.LEASES);
 	}
 
 	/** The lease znodes of the test's semaphore, held or waiting, of every client. */
@@ -512,7 +511,7 @@ class SemaphoreTests {
 
 	/** The znodes of the semaphore's internal lock (Curator's {@code locks} child). */
 	private List<String> internalLockZnodes() throws Exception {
-		return ZooKeeperExtension.ephemeralZnodes(this.observer, ZKPaths.makePath(this.lockPath, LockRecipe.Leases.LOCKS));
+		return ZooKeeperExtension.ephemeralZnodes(this.observer, ZKPaths.makePath(this.lockPath, Protocol.LOCKS));
 	}
 
 	private CuratorFramework client(int index) {

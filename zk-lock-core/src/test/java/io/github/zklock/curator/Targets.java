@@ -3,7 +3,7 @@ package io.github.zklock.curator;
 import java.util.Objects;
 
 import io.github.zklock.LockRequest;
-import io.github.zklock.LockTarget;
+import io.github.zklock.spi.LockTarget;
 
 /**
  * Lock targets as requests, for tests that take the same lock through a registry and through a

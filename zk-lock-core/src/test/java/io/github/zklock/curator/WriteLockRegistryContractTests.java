@@ -5,7 +5,7 @@ import java.time.Duration;
 import org.apache.curator.utils.ZKPaths;
 
 import io.github.zklock.LockMode;
-import io.github.zklock.LockTarget;
+import io.github.zklock.spi.LockTarget;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

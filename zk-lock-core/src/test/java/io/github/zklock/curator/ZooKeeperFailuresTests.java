@@ -11,7 +11,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.github.zklock.LockException;
 import io.github.zklock.LockMode;
-import io.github.zklock.LockTarget;
+import io.github.zklock.spi.LockTarget;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -104,8 +104,8 @@ class ZooKeeperFailuresTests {
 	void waitEndedWithoutConnectionIsNotBusy() {
 		assertThat(ZooKeeperFailures.lostWhileWaiting(LOCK_PATH, LockMode.READ, client))
 			.isExactlyInstanceOf(LockException.class)
-			.hasMessage("Could not acquire READ lock '" + LOCK_PATH + "': ZooKeeper connection lost while waiting "
-					+ "(connect string " + zooKeeper.getConnectString() + ")");
+			.hasMessage("Could not acquire READ lock '" + LOCK_PATH + "': ZooKeeper is unreachable "
+					+ "(connect string " + zooKeeper.getConnectString() + "): not connected when the wait ended");
 	}
 
 	@Test

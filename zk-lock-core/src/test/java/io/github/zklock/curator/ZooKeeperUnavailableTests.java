@@ -20,7 +20,7 @@ import io.github.zklock.LockLostException;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockState;
 import io.github.zklock.LockStateEvent;
-import io.github.zklock.LockTarget;
+import io.github.zklock.spi.LockTarget;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static io.github.zklock.curator.Admins.admin;

@@ -175,10 +175,18 @@ public class ZkLockProvider implements ExtensibleLockProvider {
 			.withWaitTime(Duration.ZERO)
 			.withOnBusy(OnBusy.SKIP)
 			.withLockAtLeastFor(lockConfiguration.getLockAtLeastFor())
-			.withLockAtMostFor(lockConfiguration.getLockAtMostFor())
+			.withLockAtMostFor(lockAtMostFor(lockConfiguration.getLockAtMostFor()))
 			.withName(METRICS_NAME_PREFIX + name);
 		return this.template.tryAcquire(request)
 			.map((handle) -> new ZkSimpleLock(handle, name));
+	}
+
+	/**
+	 * The ceiling of a ShedLock {@code lockAtMostFor}: the same, or none for zero (ShedLock accepts
+	 * zero, and zk-lock spells none {@link LockRequest#NO_CEILING}).
+	 */
+	private static Duration lockAtMostFor(Duration lockAtMostFor) {
+		return lockAtMostFor.isZero() ? LockRequest.NO_CEILING : lockAtMostFor;
 	}
 
 	/**

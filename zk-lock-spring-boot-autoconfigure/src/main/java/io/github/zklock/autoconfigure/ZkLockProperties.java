@@ -59,9 +59,9 @@ public class ZkLockProperties implements Validator {
 	 * @DistributedSemaphore, LockRequest.withLockAtMostFor): once a grant has been held that long,
 	 * this application ends it as lost and deletes its znode, so that a stuck holder cannot keep
 	 * the key from the others. Covers a running application only; a frozen or dead one frees its
-	 * locks with its session. Zero sets no ceiling; negative values are rejected.
+	 * locks with its session. Unset, there is no ceiling; zero and negative values are rejected.
 	 */
-	private Duration defaultLockAtMostFor = Duration.ZERO;
+	private @Nullable Duration defaultLockAtMostFor;
 
 	/**
 	 * Order of the @DistributedLock advisor. It must be lower (outer) than the transaction
@@ -70,8 +70,8 @@ public class ZkLockProperties implements Validator {
 	private int aspectOrder = Ordered.LOWEST_PRECEDENCE - 100;
 
 	/**
-	 * How many lock paths to keep cached with their idle recipe instances. Paths being waited on
-	 * or held are kept beyond it.
+	 * How many idle lock paths to keep cached with their state (created again when needed). Paths
+	 * being waited on or held are kept beyond it.
 	 */
 	private int cacheCapacity = 10_000;
 
@@ -192,11 +192,11 @@ public class ZkLockProperties implements Validator {
 		this.defaultWaitTime = defaultWaitTime;
 	}
 
-	public Duration getDefaultLockAtMostFor() {
+	public @Nullable Duration getDefaultLockAtMostFor() {
 		return this.defaultLockAtMostFor;
 	}
 
-	public void setDefaultLockAtMostFor(Duration defaultLockAtMostFor) {
+	public void setDefaultLockAtMostFor(@Nullable Duration defaultLockAtMostFor) {
 		this.defaultLockAtMostFor = defaultLockAtMostFor;
 	}
 

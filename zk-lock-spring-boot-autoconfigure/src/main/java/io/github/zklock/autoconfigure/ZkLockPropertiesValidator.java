@@ -9,7 +9,7 @@ import org.apache.zookeeper.client.ConnectStringParser;
 import org.jspecify.annotations.Nullable;
 import org.springframework.validation.Errors;
 
-import io.github.zklock.LockRequest;
+import io.github.zklock.spi.RequestRules;
 
 /**
  * The checks behind {@link ZkLockProperties#validate(Object, Errors)}. Field errors are keyed by
@@ -43,14 +43,14 @@ final class ZkLockPropertiesValidator {
 					+ MAX_RETRIES + " (Curator's limit), was " + maxRetries);
 		}
 		Duration defaultWaitTime = properties.getDefaultWaitTime();
-		if (defaultWaitTime == null || (defaultWaitTime.isNegative() && !LockRequest.waitsForever(defaultWaitTime))) {
+		if (defaultWaitTime == null || (defaultWaitTime.isNegative() && !RequestRules.waitsForever(defaultWaitTime))) {
 			errors.rejectValue("defaultWaitTime", INVALID, "zk.lock.default-wait-time must be 0 for one attempt, a "
 					+ "positive duration, or -1ms to wait without limit, was " + defaultWaitTime);
 		}
 		Duration defaultLockAtMostFor = properties.getDefaultLockAtMostFor();
-		if (defaultLockAtMostFor == null || defaultLockAtMostFor.isNegative()) {
-			errors.rejectValue("defaultLockAtMostFor", INVALID, "zk.lock.default-lock-at-most-for must be 0 for no "
-					+ "ceiling or a positive duration, was " + defaultLockAtMostFor);
+		if (defaultLockAtMostFor != null && (defaultLockAtMostFor.isNegative() || defaultLockAtMostFor.isZero())) {
+			errors.rejectValue("defaultLockAtMostFor", INVALID, "zk.lock.default-lock-at-most-for must be a positive "
+					+ "duration; leave it unset for no ceiling, was " + defaultLockAtMostFor);
 		}
 		if (properties.getCacheCapacity() < 1) {
 			errors.rejectValue("cacheCapacity", INVALID,

@@ -1,5 +1,6 @@
 package io.github.zklock.autoconfigure;
 
+import java.time.Duration;
 import java.util.concurrent.Executor;
 
 import io.micrometer.observation.ObservationRegistry;
@@ -14,7 +15,6 @@ import org.springframework.boot.thread.Threading;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 
-import io.github.zklock.LockRegistry;
 import io.github.zklock.LockStateListener;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.LockTemplateBuilder;
@@ -23,6 +23,7 @@ import io.github.zklock.aop.DistributedLockConfiguration;
 import io.github.zklock.curator.CuratorLockAdmin;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.curator.LocalHandoff;
+import io.github.zklock.spi.LockRegistry;
 
 /**
  * The lock part of {@link ZkLockAutoConfiguration}: a {@link CuratorLockRegistry} on the Curator
@@ -80,9 +81,13 @@ class ZkLockTemplateConfiguration {
 			Environment environment) {
 		LockTemplateBuilder template = LockTemplate.builder(lockRegistry)
 			.defaultWaitTime(properties.getDefaultWaitTime())
-			.defaultLockAtMostFor(properties.getDefaultLockAtMostFor())
 			.asyncExecutor(applicationTaskExecutor.getIfAvailable())
 			.virtualGrantThreads(Threading.VIRTUAL.isActive(environment));
+		// Unset: the builder's default, no ceiling.
+		Duration defaultLockAtMostFor = properties.getDefaultLockAtMostFor();
+		if (defaultLockAtMostFor != null) {
+			template.defaultLockAtMostFor(defaultLockAtMostFor);
+		}
 		observationRegistry.ifAvailable(template::observationRegistry);
 		return template.build();
 	}

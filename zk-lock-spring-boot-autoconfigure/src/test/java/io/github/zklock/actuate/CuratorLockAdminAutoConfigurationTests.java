@@ -15,8 +15,6 @@ import org.springframework.context.annotation.Configuration;
 
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
-import io.github.zklock.LockRegistry;
-import io.github.zklock.LockTarget;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.autoconfigure.ZkLockAutoConfiguration;
 import io.github.zklock.autoconfigure.actuate.ZkLockHealthContributorAutoConfiguration;
@@ -24,6 +22,9 @@ import io.github.zklock.autoconfigure.actuate.ZkLockMetricsAutoConfiguration;
 import io.github.zklock.autoconfigure.actuate.ZkLocksEndpointAutoConfiguration;
 import io.github.zklock.curator.CuratorLockAdmin;
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.spi.LockRegistry;
+import io.github.zklock.spi.LockTarget;
+import io.github.zklock.spi.RegistryGrant;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -116,7 +117,7 @@ class CuratorLockAdminAutoConfigurationTests {
 	static class OwnRegistry implements LockRegistry {
 
 		@Override
-		public Optional<LockHandle> tryAcquire(LockTarget target) {
+		public Optional<RegistryGrant> tryAcquire(LockTarget target) {
 			return Optional.empty();
 		}
 

@@ -37,7 +37,6 @@ import io.github.zklock.LockAcquisitionException;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockRequest;
-import io.github.zklock.LockTarget;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.annotation.DistributedLock;
 import io.github.zklock.autoconfigure.ZkLockAutoConfiguration;
@@ -47,6 +46,7 @@ import io.github.zklock.autoconfigure.actuate.ZkLocksEndpointAutoConfiguration;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.curator.HeldLock;
 import io.github.zklock.curator.LockParticipant;
+import io.github.zklock.spi.LockTarget;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -190,7 +190,8 @@ class ZkLockActuatorTests {
 			first.release();
 			LockHandle ridden = second.get(10, TimeUnit.SECONDS);
 			try {
-				assertThat(ridden.isLocalHandoff()).isTrue();
+				// Handed over locally: the second grant of the first one's znode, with its token.
+				assertThat(ridden.fencingToken()).isEqualTo(token);
 				assertThat(endpoint.locks().held()).singleElement().satisfies((lock) -> {
 					assertThat(lock.holder()).isEqualTo("second-in-chain");
 					assertThat(lock.chainLength()).isEqualTo(2);

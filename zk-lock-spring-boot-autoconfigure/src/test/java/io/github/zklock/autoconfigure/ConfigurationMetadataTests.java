@@ -62,9 +62,10 @@ class ConfigurationMetadataTests {
 		assertThat(properties).filteredOn((property) -> !property.containsKey("defaultValue"))
 			.extracting((property) -> property.get("name"))
 			.as("properties without a default value in the metadata")
-			.containsExactlyInAnyOrder("zk.lock.auth.credentials", "zk.lock.leadership.participant-id",
-					"zk.lock.retry.max-sleep");
+			.containsExactlyInAnyOrder("zk.lock.auth.credentials", "zk.lock.default-lock-at-most-for",
+					"zk.lock.leadership.participant-id", "zk.lock.retry.max-sleep");
 		ZkLockProperties defaults = new ZkLockProperties();
+		assertThat(defaults.getDefaultLockAtMostFor()).as("unset: no ceiling").isNull();
 		assertThat(defaults.getAuth().getCredentials()).isNull();
 		assertThat(defaults.getLeadership().getParticipantId()).isNull();
 		assertThat(defaults.getRetry().getMaxSleep()).isNull();
@@ -98,7 +99,8 @@ class ConfigurationMetadataTests {
 		assertThat(waitTimes).containsExactly("-1ms", "0ms", "5s");
 		List<String> ceilings = JsonPath.read(own,
 				"$.hints[?(@.name == 'zk.lock.default-lock-at-most-for')].values[*].value");
-		assertThat(ceilings).containsExactly("0ms", "5m");
+		// No hint for none: it is the property unset (zero is rejected).
+		assertThat(ceilings).containsExactly("5m");
 	}
 
 	@Test

@@ -35,8 +35,8 @@ import static org.awaitility.Awaitility.await;
  * ZooKeeper: a method without its own {@code lockAtMostFor} that is stuck loses its lock at the
  * property's ceiling (told as a {@link LockStateEvent}), and another process, with Curator's own
  * {@link InterProcessMutex} on the key, is granted within a second of it; a method with
- * {@code lockAtMostFor = "0"} keeps its lock past that ceiling; a method's own ceiling wins over
- * the property.
+ * {@code lockAtMostFor = DistributedLock.NO_CEILING} ({@code "none"}) keeps its lock past that
+ * ceiling; a method's own ceiling wins over the property.
  */
 class DefaultLockAtMostForTests {
 
@@ -172,7 +172,7 @@ class DefaultLockAtMostForTests {
 			return stuck(entered, unstick);
 		}
 
-		@DistributedLock(path = "/ceiling/opted-out", lockAtMostFor = "0")
+		@DistributedLock(path = "/ceiling/opted-out", lockAtMostFor = DistributedLock.NO_CEILING)
 		public LockState optedOut(CountDownLatch entered, CountDownLatch unstick) {
 			return stuck(entered, unstick);
 		}

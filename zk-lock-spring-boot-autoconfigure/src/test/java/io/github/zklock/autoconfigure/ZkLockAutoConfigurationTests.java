@@ -432,7 +432,8 @@ class ZkLockAutoConfigurationTests {
 			"zk.lock.retry.max-retries, 30", "zk.lock.retry.max-retries, -1", "zk.lock.root-path, /locks/",
 			"zk.lock.root-path, /a/../b", "zk.lock.connection-timeout, 500us", "zk.lock.connect-string, ' '",
 			"zk.lock.default-wait-time, -5s", "zk.lock.default-wait-time, -2ms",
-			"zk.lock.default-lock-at-most-for, -1s", "zk.lock.local-handoff.max-grants, 0",
+			"zk.lock.default-lock-at-most-for, -1s", "zk.lock.default-lock-at-most-for, 0s",
+			"zk.lock.local-handoff.max-grants, 0",
 			"zk.lock.local-handoff.max-time, 0ms", "zk.lock.local-handoff.max-time, -1s" })
 	void failsOnBadValueNamingTheProperty(String property, String value) {
 		this.contextRunner.withPropertyValues(property + "=" + value).run((context) -> {

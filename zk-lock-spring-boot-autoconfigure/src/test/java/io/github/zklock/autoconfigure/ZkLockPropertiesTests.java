@@ -43,7 +43,7 @@ class ZkLockPropertiesTests {
 			assertThat(context).hasNotFailed();
 			ZkLockProperties properties = context.getBean(ZkLockProperties.class);
 			assertThat(properties.isFailFast()).isFalse();
-			assertThat(properties.getDefaultLockAtMostFor()).as("no ceiling").isZero();
+			assertThat(properties.getDefaultLockAtMostFor()).as("unset: no ceiling").isNull();
 			assertThat(properties.getAuth().getScheme()).isEqualTo("digest");
 			assertThat(properties.getAuth().getCredentials()).isNull();
 			assertThat(properties.getAuth().hasCredentials()).isFalse();
@@ -215,23 +215,23 @@ class ZkLockPropertiesTests {
 	}
 
 	@ParameterizedTest(name = "zk.lock.default-lock-at-most-for={0}")
-	@CsvSource({ "-1ms, PT-0.001S", "-5s, PT-5S" })
-	void rejectsANegativeDefaultLockAtMostFor(String value, Duration bound) {
+	@CsvSource({ "-1ms, PT-0.001S", "-5s, PT-5S", "0, PT0S", "0s, PT0S" })
+	void rejectsAZeroOrNegativeDefaultLockAtMostFor(String value, Duration bound) {
 		this.contextRunner.withPropertyValues("zk.lock.default-lock-at-most-for=" + value).run((context) -> {
 			assertThat(context).hasFailed();
 			BindValidationException ex = cause(context.getStartupFailure(), BindValidationException.class);
 			assertThat(ex.getValidationErrors().getAllErrors()).singleElement()
 				.isInstanceOfSatisfying(FieldError.class, (error) -> {
 					assertThat(error.getField()).isEqualTo("defaultLockAtMostFor");
-					assertThat(error.getDefaultMessage()).isEqualTo("zk.lock.default-lock-at-most-for must be 0 for "
-							+ "no ceiling or a positive duration, was " + bound);
+					assertThat(error.getDefaultMessage()).isEqualTo("zk.lock.default-lock-at-most-for must be a "
+							+ "positive duration; leave it unset for no ceiling, was " + bound);
 				});
 		});
 	}
 
 	@ParameterizedTest(name = "zk.lock.default-lock-at-most-for={0}")
-	@CsvSource({ "0, 0", "0s, 0", "1500ms, 1500", "PT5M, 300000" })
-	void acceptsNoCeilingOrAPositiveDefaultLockAtMostFor(String value, long millis) {
+	@CsvSource({ "1, 1", "1500ms, 1500", "PT5M, 300000" })
+	void acceptsAPositiveDefaultLockAtMostFor(String value, long millis) {
 		this.contextRunner.withPropertyValues("zk.lock.default-lock-at-most-for=" + value).run((context) -> {
 			assertThat(context).hasNotFailed();
 			assertThat(context.getBean(ZkLockProperties.class).getDefaultLockAtMostFor())

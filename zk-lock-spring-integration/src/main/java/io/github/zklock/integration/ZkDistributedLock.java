@@ -25,14 +25,16 @@ import io.github.zklock.LockLostException;
 import io.github.zklock.LockRequest;
 import io.github.zklock.LockState;
 import io.github.zklock.LockTemplate;
+import io.github.zklock.spi.RequestRules;
 
 /**
  * The {@link DistributedLock} of one key of a {@link ZkLockRegistry}: each {@code lock} or
  * successful {@code tryLock} is a reentrant EXCLUSIVE grant of the template, whose time to live
- * is the grant's ceiling ({@link LockRequest#withLockAtMostFor(Duration) lockAtMostFor}). The
- * grants a thread took are kept per thread, latest last, so that {@code unlock()} releases the
- * latest and {@link ZkLockRegistry#renewLock} finds them; locks of the same template and key are
- * equal and share them.
+ * is the grant's ceiling ({@link LockRequest#withLockAtMostFor(Duration) lockAtMostFor}; a time to
+ * live of zero, none, is {@link LockRequest#NO_CEILING}). The grants a thread took are kept per
+ * thread, latest last, so that {@code unlock()} releases the latest and
+ * {@link ZkLockRegistry#renewLock} finds them; locks of the same template and key are equal and
+ * share them.
  */
 final class ZkDistributedLock implements DistributedLock {
 
@@ -237,7 +239,9 @@ final class ZkDistributedLock implements DistributedLock {
 	}
 
 	private Optional<LockHandle> acquire(Duration waitTime, Duration ttl) {
-		return this.template.tryAcquire(LockRequest.of(this.key).withWaitTime(waitTime).withLockAtMostFor(ttl));
+		return this.template.tryAcquire(LockRequest.of(this.key)
+			.withWaitTime(waitTime)
+			.withLockAtMostFor(expires(ttl) ? ttl : LockRequest.NO_CEILING));
 	}
 
 	/**
@@ -247,7 +251,7 @@ final class ZkDistributedLock implements DistributedLock {
 	 */
 	private void granted(LockHandle handle, Duration ttl) {
 		ArrayDeque<Grant> mine = held.get().computeIfAbsent(this, (lock) -> new ArrayDeque<>(2));
-		if (!ttl.isZero()) {
+		if (expires(ttl)) {
 			for (Grant outer : mine) {
 				try {
 					outer.handle().extend(ttl);
@@ -263,7 +267,7 @@ final class ZkDistributedLock implements DistributedLock {
 
 	private @Nullable ScheduledFuture<?> scheduleRenewal(LockHandle handle, Duration ttl) {
 		TaskScheduler scheduler = this.registry.getRenewalTaskScheduler();
-		if (scheduler == null || ttl.isZero()) {
+		if (scheduler == null || !expires(ttl)) {
 			return null;
 		}
 		Renewal renewal = new Renewal(handle, ttl);
@@ -278,7 +282,26 @@ final class ZkDistributedLock implements DistributedLock {
 	}
 
 	private static void checkTtl(Duration ttl) {
-		LockRequest.checkLockAtMostFor(ttl, "The time to live (ttl)");
+		checkTtl(ttl, "The time to live (ttl)");
+	}
+
+	/**
+	 * Check a time to live: zero (none), positive, or {@link LockRequest#NO_CEILING} (none as
+	 * zk-lock spells it).
+	 * @param ttl the time to live
+	 * @param what what it is, for the message
+	 * @throws IllegalArgumentException if it is negative
+	 */
+	static void checkTtl(Duration ttl, String what) {
+		Objects.requireNonNull(ttl, () -> what + " must not be null");
+		if (ttl.isNegative()) {
+			throw new IllegalArgumentException(what + " is " + ttl + ": use a positive duration, or zero for none");
+		}
+	}
+
+	/** Whether a checked time to live ends a grant: neither zero nor {@link LockRequest#NO_CEILING}. */
+	static boolean expires(Duration ttl) {
+		return !ttl.isZero() && !RequestRules.noCeiling(ttl);
 	}
 
 	/** Whether the grant's ceiling has passed by the local clock (whether or not it ran yet). */

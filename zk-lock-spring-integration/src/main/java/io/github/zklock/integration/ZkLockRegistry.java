@@ -39,7 +39,7 @@ import io.github.zklock.expression.PathSegmentEncoder;
  * Each {@code Lock} takes reentrant EXCLUSIVE zk-lock grants of the key; locks of equal keys
  * from registries on the same template are equal and interchangeable (a lock taken through one
  * is released through another), and creating one sends no request, so nothing is cached here and
- * nothing needs expiring (the lock registry below caches Curator's recipes, bounded by its
+ * nothing needs expiring (the lock registry below keeps the state of idle keys, bounded by its
  * capacity). The methods:
  * <ul>
  * <li>{@code lock()} and {@code lock(ttl)} wait without limit and are not interruptible: an
@@ -221,13 +221,13 @@ public class ZkLockRegistry implements RenewableLockRegistry<DistributedLock> {
 	 * Set the time to live of the locks taken without one ({@code lock()},
 	 * {@code lockInterruptibly()}, {@code tryLock()}, {@code tryLock(time, unit)}) and of
 	 * {@link #renewLock(Object)}. Applies to later grants.
-	 * @param defaultTtl a positive time to live, {@link LockRequest#NO_CEILING} (zero) for none,
-	 * or {@code null} for the template's default {@code lockAtMostFor} (the initial setting)
+	 * @param defaultTtl a positive time to live, zero (or {@link LockRequest#NO_CEILING}) for
+	 * none, or {@code null} for the template's default {@code lockAtMostFor} (the initial setting)
 	 * @throws IllegalArgumentException if it is negative
 	 */
 	public void setDefaultTtl(@Nullable Duration defaultTtl) {
 		if (defaultTtl != null) {
-			LockRequest.checkLockAtMostFor(defaultTtl, "The default time to live (ttl)");
+			ZkDistributedLock.checkTtl(defaultTtl, "The default time to live (ttl)");
 		}
 		this.defaultTtl = defaultTtl;
 	}
@@ -239,7 +239,11 @@ public class ZkLockRegistry implements RenewableLockRegistry<DistributedLock> {
 	 */
 	public Duration getDefaultTtl() {
 		Duration ttl = this.defaultTtl;
-		return (ttl != null) ? ttl : this.template.getDefaultLockAtMostFor();
+		if (ttl == null) {
+			ttl = this.template.getDefaultLockAtMostFor();
+		}
+		// Spring Integration's spelling of none, whatever zk-lock's.
+		return ZkDistributedLock.expires(ttl) ? ttl : Duration.ZERO;
 	}
 
 	/**

@@ -59,14 +59,14 @@ import static org.awaitility.Awaitility.await;
  * <li>{@code voidLockFailsWhenServerDown}: {@link ZkLockRegistryOutageTests} (a server stop is
  * a {@code LockException} there, not {@code false});</li>
  * <li>{@code concurrentObtainCapacityTest}:
- * {@link #manyThreadsLockManyKeysAndTheRecipeCacheStaysWithinItsCapacity}.</li>
+ * {@link #manyThreadsLockManyKeysAndTheKeyCacheStaysWithinItsCapacity}.</li>
  * </ul>
  * Not applicable: {@code expireUnusedOlderThan} (in {@code testLock}), the cache capacity and LRU
  * order of obtained locks ({@code concurrentObtainRemoveOrderTest},
  * {@code concurrentObtainAccessRemoveOrderTest}, {@code setCapacityTest}) and the bounded
  * key-to-path strategy that disables expiry ({@code testLockWithBoundedStrategy}):
  * {@code ZkLockRegistry} keeps no locks (a lock holds nothing but its key), so there is
- * nothing to expire or evict; Curator's recipes are cached, bounded and evicted by the zk-lock
+ * nothing to expire or evict; the keys' state is kept, bounded and evicted by the zk-lock
  * registry below, whose eviction zk-lock-core tests. The keys map to znodes through the key
  * prefix and the segment encoding ({@link #mapsAKeyToOneEncodedSegmentBelowTheKeyPrefix}).
  *
@@ -264,7 +264,8 @@ class ZkLockRegistryTests {
 
 		assertThatExceptionOfType(LockLostException.class).isThrownBy(lock::tryLock)
 			.withMessageContaining(Application.lockPath("lost"))
-			.withMessageContaining("lost with its ZooKeeper session");
+			.withMessageContaining("enclosing grant of the lock was lost")
+			.withMessageContaining("session was lost");
 		assertThatExceptionOfType(LockLostException.class).isThrownBy(() -> lock.tryLock(1, TimeUnit.SECONDS));
 		assertThatExceptionOfType(LockLostException.class).isThrownBy(lock::lock);
 		Lock taken = this.second.locks().obtain("lost");
@@ -286,7 +287,7 @@ class ZkLockRegistryTests {
 	}
 
 	@Test
-	void manyThreadsLockManyKeysAndTheRecipeCacheStaysWithinItsCapacity() throws Exception {
+	void manyThreadsLockManyKeysAndTheKeyCacheStaysWithinItsCapacity() throws Exception {
 		Application small = Application.start(zooKeeper, (builder) -> {
 		}, 17);
 		ExecutorService threads = Executors.newFixedThreadPool(4);
@@ -311,7 +312,7 @@ class ZkLockRegistryTests {
 			small.registry().close();
 		}
 		assertThat(new CuratorLockAdmin(small.registry()).heldLockCount()).isZero();
-		assertThat(new CuratorLockAdmin(small.registry()).cachedRecipeCount()).isLessThanOrEqualTo(17);
+		assertThat(new CuratorLockAdmin(small.registry()).cachedKeyCount()).isLessThanOrEqualTo(17);
 		assertThat(this.observer.getChildren().forPath(Application.ROOT + ZkLockRegistry.DEFAULT_KEY_PREFIX))
 			.filteredOn((key) -> key.startsWith("capacity:"))
 			.hasSize(50)

@@ -68,8 +68,8 @@ import static org.awaitility.Awaitility.await;
  * {@link #anotherThreadsFailedAttemptLeavesTheTtl}.</li>
  * </ul>
  * Also: renewing a lock whose ttl passed fails; a plain {@code lock()} has no ttl unless the
- * registry or the template gives a default; a re-entry renews the grants it nests in; the
- * arguments are checked.
+ * registry or the template gives a default; a ttl of zero is none; a re-entry renews the grants
+ * it nests in; the arguments are checked.
  */
 class ZkLockRegistryTtlTests {
 
@@ -377,6 +377,27 @@ class ZkLockRegistryTtlTests {
 		assertThat(other.tryLock(TTL.plusSeconds(1).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
 		assertThatExceptionOfType(ConcurrentModificationException.class).isThrownBy(lock::unlock);
 		other.unlock();
+	}
+
+	@ParameterizedTest
+	@EnumSource
+	void aZeroTtlIsNone(TtlAcquisition acquisition) throws Exception {
+		// Zero is none: neither the default (here a ttl) nor a ceiling reached at once.
+		this.first.locks().setDefaultTtl((acquisition == TtlAcquisition.DEFAULT_TTL) ? Duration.ZERO : TTL);
+		DistributedLock lock = this.first.locks().obtain(this.key);
+		acquisition.acquire(lock, Duration.ZERO);
+		try {
+			assertThat(heldBy(this.first)).singleElement().satisfies((handle) -> {
+				assertThat(handle.deadline()).isEmpty();
+				assertThat(handle.isHeld()).isTrue();
+			});
+		}
+		finally {
+			lock.unlock();
+		}
+		if (acquisition == TtlAcquisition.DEFAULT_TTL) {
+			assertThat(this.first.locks().getDefaultTtl()).isZero();
+		}
 	}
 
 	@Test

@@ -115,6 +115,13 @@ public @interface DistributedLock {
 	String WAIT_FOREVER = "-1ms";
 
 	/**
+	 * The value of {@link #lockAtMostFor()} that sets no ceiling, whatever
+	 * {@code zk.lock.default-lock-at-most-for} says: {@code "none"}, read as
+	 * {@code LockRequest.NO_CEILING}.
+	 */
+	String NO_CEILING = "none";
+
+	/**
 	 * The key or keys to lock, below {@code zk.lock.root-path}, each starting with {@code /}, for
 	 * example {@code /orders/#{#orderId}}. Literal text must form a legal ZooKeeper path. Templates
 	 * {@code #{...}} are SpEL expressions over the method arguments (by name, {@code #p0} or
@@ -180,9 +187,9 @@ public @interface DistributedLock {
 	 * naming the method.
 	 * <p>A lock kept after its method must not be bound to the calling thread, so a lock with
 	 * {@code lockAtLeastFor} is a non-reentrant one whatever {@link #reentrant()} says (a nested
-	 * call on the same key fails after its wait); it is allowed for {@link LockMode#EXCLUSIVE}
-	 * only (READ and WRITE locks are bound to their thread; rejected at start-up). For a
-	 * multi-lock, all keys are kept together.
+	 * call on the same key fails after its wait), as {@code LockRequest.withLockAtLeastFor} makes
+	 * it; it is allowed for {@link LockMode#EXCLUSIVE} only (READ and WRITE locks are bound to
+	 * their thread; rejected at start-up). For a multi-lock, all keys are kept together.
 	 * <p>If the application dies while the lock is kept, the key is freed with its ZooKeeper
 	 * session (after {@code zk.lock.session-timeout}), not at the end of {@code lockAtLeastFor}:
 	 * unlike ShedLock, whose timestamp record survives a crash, nothing persists here. A holder
@@ -218,16 +225,17 @@ public @interface DistributedLock {
 	 * For a multi-lock the ceiling applies to each key's grant.
 	 * <p>A duration string (see the type's description), measured by the holder's own clock. Left
 	 * out (empty), {@code zk.lock.default-lock-at-most-for} applies (no ceiling unless set);
-	 * {@code "0"} sets no ceiling whatever the default ({@code LockRequest.NO_CEILING}); a positive
-	 * duration is the ceiling. A negative or malformed value, or one shorter than a positive
-	 * {@link #lockAtLeastFor()}, is rejected at start-up, naming the method.
+	 * {@link #NO_CEILING} ({@code "none"}) sets no ceiling whatever the default
+	 * ({@code LockRequest.NO_CEILING}); a positive duration is the ceiling. Zero, a negative or
+	 * malformed value, or one shorter than a positive {@link #lockAtLeastFor()}, is rejected at
+	 * start-up, naming the method.
 	 * <p>It covers a stuck holder in a running application only, since the holder's own process
 	 * enforces it. A process frozen as a whole (a long garbage collection pause, a stopped VM) or
 	 * dead cannot end its grant: its ZooKeeper session timeout ({@code zk.lock.session-timeout})
 	 * frees the key instead, as without a ceiling, and the fencing token makes the store reject what
 	 * it writes when it wakes up. Choose a ceiling well above the method's longest normal run: a
 	 * holder still working at the ceiling loses its lock.
-	 * @return the longest time the lock is held, empty for the default, {@code "0"} for none
+	 * @return the longest time the lock is held, empty for the default, {@link #NO_CEILING} for none
 	 * @see io.github.zklock.LockRequest#withLockAtMostFor(java.time.Duration)
 	 */
 	String lockAtMostFor() default "";

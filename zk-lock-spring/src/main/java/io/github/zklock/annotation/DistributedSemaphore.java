@@ -56,6 +56,13 @@ import io.github.zklock.OnBusy;
 public @interface DistributedSemaphore {
 
 	/**
+	 * The value of {@link #lockAtMostFor()} that sets no ceiling, whatever
+	 * {@code zk.lock.default-lock-at-most-for} says: {@code "none"}, as
+	 * {@link DistributedLock#NO_CEILING}.
+	 */
+	String NO_CEILING = DistributedLock.NO_CEILING;
+
+	/**
 	 * The key of the semaphore, below {@code zk.lock.root-path}, starting with {@code /}: a
 	 * template with {@code #{...}} SpEL expressions, with the rules of
 	 * {@link DistributedLock#path()}.
@@ -99,10 +106,10 @@ public @interface DistributedSemaphore {
 	 * result fails with {@link io.github.zklock.LockLostException}. A frozen or dead process frees
 	 * its permit with its session instead.
 	 * <p>A duration string (see {@link DistributedLock}): left out (empty),
-	 * {@code zk.lock.default-lock-at-most-for} applies (no ceiling unless set); {@code "0"} sets no
-	 * ceiling; a positive duration is the ceiling; a negative or malformed value is rejected at
-	 * start-up, naming the method.
-	 * @return the longest time the permit is held, empty for the default, {@code "0"} for none
+	 * {@code zk.lock.default-lock-at-most-for} applies (no ceiling unless set); {@link #NO_CEILING}
+	 * ({@code "none"}) sets no ceiling; a positive duration is the ceiling; zero, a negative or
+	 * malformed value is rejected at start-up, naming the method.
+	 * @return the longest time the permit is held, empty for the default, {@link #NO_CEILING} for none
 	 * @see io.github.zklock.LockRequest#withLockAtMostFor(java.time.Duration)
 	 */
 	String lockAtMostFor() default "";

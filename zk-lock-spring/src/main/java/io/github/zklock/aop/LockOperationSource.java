@@ -37,6 +37,7 @@ import io.github.zklock.annotation.DistributedLock;
 import io.github.zklock.annotation.DistributedSemaphore;
 import io.github.zklock.expression.LockPathExpressionEvaluator;
 import io.github.zklock.expression.LockPathTemplate;
+import io.github.zklock.spi.RequestRules;
 
 /**
  * Finds and validates {@link DistributedLock @DistributedLock} and
@@ -98,11 +99,11 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 	 * {@code CompletableFuture}, Reactor's {@code Mono} or {@code Flux}, a malformed duration, a rule
 	 * of {@link LockRequest} broken (a negative wait time other than {@code WAIT_FOREVER},
 	 * {@code reentrant = false} on READ or WRITE, fewer than one permit, a negative
-	 * {@code lockAtLeastFor} or one on READ or WRITE, a negative {@code lockAtMostFor} or one shorter
-	 * than a positive {@code lockAtLeastFor}), {@code onBusy = SKIP} with a primitive return
-	 * type other than {@code void}, or a key template already used by another method with a kind
-	 * that would not exclude this one (EXCLUSIVE vs READ/WRITE vs semaphore, reentrant vs not,
-	 * semaphores with different permits)
+	 * {@code lockAtLeastFor} or one on READ or WRITE, a zero or negative {@code lockAtMostFor} (none
+	 * is written {@code "none"}) or one shorter than a positive {@code lockAtLeastFor}),
+	 * {@code onBusy = SKIP} with a primitive return type other than {@code void}, or a key template
+	 * already used by another method with a kind that would not exclude this one (EXCLUSIVE vs
+	 * READ/WRITE vs semaphore, reentrant vs not, semaphores with different permits)
 	 */
 	public @Nullable LockOperation getOperation(Method method, @Nullable Class<?> targetClass) {
 		MethodClassKey key = new MethodClassKey(method, targetClass);
@@ -171,13 +172,12 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 			keys.add(parse(template, LOCK, where));
 		}
 		Duration lockAtLeastFor = duration("lockAtLeastFor", annotation.lockAtLeastFor(), LOCK, where);
-		boolean kept = lockAtLeastFor != null && !lockAtLeastFor.isZero();
-		Duration lockAtMostFor = duration("lockAtMostFor", annotation.lockAtMostFor(), LOCK, where);
+		Duration lockAtMostFor = lockAtMostFor(annotation.lockAtMostFor(), LOCK, where);
 		LockRequest prototype = request(LOCK, where, () -> LockRequest.of(sources(keys))
 			.withMode(annotation.mode())
-			// An EXCLUSIVE lock kept after the call is released by another thread, so it is not
-			// reentrant; READ and WRITE stay as written, for LockRequest to refuse what they cannot do.
-			.withReentrant(annotation.reentrant() && (annotation.mode() != LockMode.EXCLUSIVE || !kept))
+			// As written: LockRequest makes an EXCLUSIVE lock kept after the call non-reentrant, and
+			// refuses what READ and WRITE cannot do.
+			.withReentrant(annotation.reentrant())
 			.withWaitTime(waitTime(annotation.waitTime(), LOCK, where))
 			.withOnBusy(annotation.onBusy())
 			.withLockAtLeastFor((lockAtLeastFor != null) ? lockAtLeastFor : Duration.ZERO)
@@ -196,7 +196,7 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 		}
 		rejectSkipOfPrimitive(method, annotation.onBusy(), SEMAPHORE, where);
 		LockPathTemplate key = parse(annotation.path(), SEMAPHORE, where);
-		Duration lockAtMostFor = duration("lockAtMostFor", annotation.lockAtMostFor(), SEMAPHORE, where);
+		Duration lockAtMostFor = lockAtMostFor(annotation.lockAtMostFor(), SEMAPHORE, where);
 		LockRequest prototype = request(SEMAPHORE, where, () -> LockRequest.permit(key.getSource(), annotation.permits())
 			.withWaitTime(waitTime(annotation.waitTime(), SEMAPHORE, where))
 			.withOnBusy(annotation.onBusy())
@@ -230,7 +230,7 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 		Duration waitTime = duration("waitTime", value, annotation, where);
 		if (waitTime != null) {
 			try {
-				LockRequest.checkWaitTime(waitTime, "waitTime '" + value + "'");
+				RequestRules.checkWaitTime(waitTime, "waitTime '" + value + "'");
 			}
 			catch (IllegalArgumentException ex) {
 				throw new IllegalStateException(annotation + " on " + where + ": " + ex.getMessage()
@@ -242,14 +242,35 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 	}
 
 	/**
+	 * Parse the ceiling: {@link DistributedLock#NO_CEILING} ({@code "none"}) for
+	 * {@link LockRequest#NO_CEILING}, else a duration named as written when {@link RequestRules}'
+	 * rule refuses it (zero, which would read as one attempt elsewhere, and negative values).
+	 */
+	private @Nullable Duration lockAtMostFor(String value, String annotation, String where) {
+		String resolved = resolve(value);
+		if (resolved != null && DistributedLock.NO_CEILING.equalsIgnoreCase(resolved.trim())) {
+			return LockRequest.NO_CEILING;
+		}
+		Duration lockAtMostFor = duration("lockAtMostFor", value, annotation, where);
+		if (lockAtMostFor != null) {
+			try {
+				RequestRules.checkLockAtMostFor(lockAtMostFor, "lockAtMostFor '" + value + "'");
+			}
+			catch (IllegalArgumentException ex) {
+				throw new IllegalStateException(annotation + " on " + where + ": " + ex.getMessage()
+						+ ", written \"none\" on the annotation (" + annotation.substring(1) + ".NO_CEILING); leave it "
+						+ "out for zk.lock.default-lock-at-most-for");
+			}
+		}
+		return lockAtMostFor;
+	}
+
+	/**
 	 * Parse a duration attribute: empty for "not given", else ISO-8601, the simple style or a
 	 * number of milliseconds, after {@code ${...}} placeholders are resolved.
 	 */
 	private @Nullable Duration duration(String attribute, String value, String annotation, String where) {
-		String resolved = value;
-		if (this.valueResolver != null && StringUtils.hasText(value)) {
-			resolved = this.valueResolver.resolveStringValue(value);
-		}
+		String resolved = resolve(value);
 		if (!StringUtils.hasText(resolved)) {
 			return null;
 		}
@@ -261,6 +282,14 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 					+ (resolved.equals(value) ? "" : " ('" + resolved + "')") + " is not a duration; use ISO-8601 "
 					+ "(PT2S), the simple style (2s, 500ms) or a number of milliseconds", ex);
 		}
+	}
+
+	/** Resolve {@code ${...}} placeholders in an attribute, when there is a resolver. */
+	private @Nullable String resolve(String value) {
+		if (this.valueResolver != null && StringUtils.hasText(value)) {
+			return this.valueResolver.resolveStringValue(value);
+		}
+		return value;
 	}
 
 	/**

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.curator.framework.CuratorFramework;
@@ -16,15 +17,15 @@ import org.springframework.context.annotation.AnnotationConfigApplicationContext
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
-import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
-import io.github.zklock.LockRegistry;
 import io.github.zklock.LockState;
-import io.github.zklock.LockTarget;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.annotation.DistributedLock;
 import io.github.zklock.annotation.EnableDistributedLocks;
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.spi.LockRegistry;
+import io.github.zklock.spi.LockTarget;
+import io.github.zklock.spi.RegistryGrant;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -153,7 +154,7 @@ class CallPathTests {
 		}
 
 		@Override
-		public Optional<LockHandle> tryAcquire(LockTarget target) {
+		public Optional<RegistryGrant> tryAcquire(LockTarget target) {
 			this.acquires.incrementAndGet();
 			List<String> frames = new ArrayList<>();
 			StackWalker.getInstance().forEach((frame) -> {
@@ -172,11 +173,11 @@ class CallPathTests {
 		}
 
 		/** A grant whose release is counted. */
-		private final class Counted implements LockHandle {
+		private final class Counted implements RegistryGrant {
 
-			private final LockHandle grant;
+			private final RegistryGrant grant;
 
-			Counted(LockHandle grant) {
+			Counted(RegistryGrant grant) {
 				this.grant = grant;
 			}
 
@@ -211,11 +212,29 @@ class CallPathTests {
 			}
 
 			@Override
+			public boolean isLocalHandoff() {
+				return this.grant.isLocalHandoff();
+			}
+
+			@Override
 			public void release() {
 				if (this.grant.isHeld()) {
 					RecordingRegistry.this.releases.incrementAndGet();
 				}
 				this.grant.release();
+			}
+
+			@Override
+			public CompletableFuture<Void> releaseAsync() {
+				if (this.grant.isHeld()) {
+					RecordingRegistry.this.releases.incrementAndGet();
+				}
+				return this.grant.releaseAsync();
+			}
+
+			@Override
+			public CompletionStage<Void> whenLost() {
+				return this.grant.whenLost();
 			}
 
 		}

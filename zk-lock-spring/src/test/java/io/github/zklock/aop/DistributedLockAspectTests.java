@@ -26,12 +26,12 @@ import io.github.zklock.LockAcquisitionException;
 import io.github.zklock.LockContext;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
-import io.github.zklock.LockTarget;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.LockUpgradeException;
 import io.github.zklock.annotation.DistributedLock;
 import io.github.zklock.annotation.EnableDistributedLocks;
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.spi.LockTarget;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -95,7 +95,7 @@ class LeaderOnlyTests {
 			assertThat(second.getBean(LedgerJob.class).close()).isNull();
 			assertThat(second.getBean(LedgerJob.class).runs()).isZero();
 			// Leadership is checked first: no recipe was made, so no znode of the lock's path either.
-			assertThat(new CuratorLockAdmin(second.getBean(CuratorLockRegistry.class)).cachedRecipeCount()).isZero();
+			assertThat(new CuratorLockAdmin(second.getBean(CuratorLockRegistry.class)).cachedKeyCount()).isZero();
 			assertThat(zk.checkExists().forPath("/locks/ledger/close")).isNull();
 
 			// The leader runs the method under the lock.

@@ -39,7 +39,6 @@ import io.github.zklock.LockHandle;
 import io.github.zklock.LockLostException;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockState;
-import io.github.zklock.LockTarget;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.LockUpgradeException;
 import io.github.zklock.OnBusy;
@@ -49,6 +48,7 @@ import io.github.zklock.curator.CuratorLockAdmin;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.curator.HeldLock;
 import io.github.zklock.curator.LocalHandoff;
+import io.github.zklock.spi.LockTarget;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -59,14 +59,15 @@ import static org.awaitility.Awaitility.await;
  * {@code @DistributedLock} methods called by several threads of one application on one key, with
  * local hand-off on (the registry's default): a chain of grants riding one lock znode keeps what
  * a grant through ZooKeeper gives. Each grant is its own handle in {@link LockContext}, held while
- * the method runs, {@link LockHandle#isLocalHandoff()} for the ridden ones, with the fencing token
- * of the grant before it; nested annotated calls re-enter the ridden grant and a WRITE holder
- * reads under it, locally; a session expiry mid-chain loses the grants of the running link, the
- * commit guard rolls its transaction back and the next thread is granted through ZooKeeper, not
- * handed the dead znode; {@code zk.lock.acquire} carries {@code handoff=local} or
- * {@code handoff=none} on every outcome. Switched off, every grant is made through ZooKeeper. A
- * plain Spring context per test ({@code @EnableDistributedLocks}, {@code @EnableTransactionManagement},
- * H2), on a real ZooKeeper.
+ * the method runs; the ridden ones (a {@link HeldLock#chainLength() chain length} above 1 in the
+ * operators' view) have the fencing token of the grant before it; nested annotated calls re-enter
+ * the ridden grant and a WRITE holder reads under it, locally, on the same znode, never observed as
+ * a hand-over; a session expiry mid-chain loses the grants of the running link, the commit guard
+ * rolls its transaction back and the next thread is granted through ZooKeeper, not handed the dead
+ * znode, without waiting for the lost link to return; {@code zk.lock.acquire} carries
+ * {@code handoff=local} or {@code handoff=none} on every outcome. Switched off, every grant is made
+ * through ZooKeeper. A plain Spring context per test ({@code @EnableDistributedLocks},
+ * {@code @EnableTransactionManagement}, H2), on a real ZooKeeper.
  */
 class LocalHandoffSpringTests {
 
@@ -120,24 +121,26 @@ class LocalHandoffSpringTests {
 	@Test
 	void nestedCallsReenterARiddenExclusiveGrant() throws Exception {
 		HotKeys hotKeys = this.context.getBean(HotKeys.class);
+		AcquireObservations observations = AcquireObservations.observe(this.context);
 		runThreads(4, 8, (call) -> hotKeys.exclusiveThenNested("sku-2", call));
 
 		List<Seen> outer = hotKeys.seen();
 		assertThat(outer).hasSize(32).as("grants handed over locally").anyMatch(Seen::localHandoff);
 		assertChained(outer);
-		assertNestedGrants(hotKeys, outer, LockMode.EXCLUSIVE);
+		assertNestedGrants(hotKeys, outer, observations, LockMode.EXCLUSIVE);
 	}
 
 	@Test
 	void nestedWriteReentersAndReadRunsUnderARiddenWriteGrant() throws Exception {
 		HotKeys hotKeys = this.context.getBean(HotKeys.class);
+		AcquireObservations observations = AcquireObservations.observe(this.context);
 		runThreads(4, 8, (call) -> hotKeys.writeThenNested("sku-3", call));
 
 		List<Seen> outer = hotKeys.seen();
 		assertThat(outer).hasSize(32).as("grants handed over locally").anyMatch(Seen::localHandoff);
 		assertThat(outer).allSatisfy((call) -> assertThat(call.handle().mode()).isEqualTo(LockMode.WRITE));
 		assertChained(outer);
-		assertNestedGrants(hotKeys, outer, LockMode.WRITE, LockMode.READ);
+		assertNestedGrants(hotKeys, outer, observations, LockMode.WRITE, LockMode.READ);
 	}
 
 	@Test
@@ -169,17 +172,20 @@ class LocalHandoffSpringTests {
 		await().atMost(Duration.ofSeconds(10))
 			.untilAsserted(() -> assertThat(riding.held()).allSatisfy(
 					(handle) -> assertThat(handle.state()).isEqualTo(LockState.LOST)));
-		assertThat(third.future()).as("next thread while the lost grant runs").isNotDone();
+
+		// The lost turn is taken away from its holder at once: the next thread does not wait for the
+		// lost call to return, and is granted through ZooKeeper while that call still runs.
+		Seen next = third.result();
+		assertThat(second.future()).as("the lost call, held at its gate").isNotDone();
+		assertThat(next.localHandoff()).as("the next grant is made through ZooKeeper").isFalse();
+		assertThat(next.state()).isEqualTo(LockState.HELD);
+		assertThat(next.token()).isGreaterThan(riding.token());
 
 		gates.open("second");
 		assertThatExceptionOfType(ExecutionException.class).isThrownBy(second::result)
 			.havingCause()
 			.isInstanceOf(LockLostException.class)
 			.withMessageContaining("/locks/ledger/account-1");
-		Seen next = third.result();
-		assertThat(next.localHandoff()).as("the next grant is made through ZooKeeper").isFalse();
-		assertThat(next.state()).isEqualTo(LockState.HELD);
-		assertThat(next.token()).isGreaterThan(riding.token());
 		JdbcTemplate jdbc = this.context.getBean(JdbcTemplate.class);
 		assertThat(jdbc.queryForList("select id from entries order by id", String.class))
 			.as("committed entries")
@@ -273,25 +279,33 @@ class LocalHandoffSpringTests {
 
 	/**
 	 * Check the grants nested in each outer grant: each its own held handle, innermost in
-	 * {@link LockContext}, above the outer one, never a hand-over; a re-entry shares the outer
-	 * grant's token.
+	 * {@link LockContext}, above the outer one, on the outer grant's znode (its token), never
+	 * observed as a hand-over. One grant holds the key at a time, and each acquisition is observed
+	 * while its grant holds it, so the observations come in grant order: each outer grant's, then
+	 * its nested ones'.
 	 */
-	private static void assertNestedGrants(HotKeys hotKeys, List<Seen> outer, LockMode... nestedModes) {
+	private static void assertNestedGrants(HotKeys hotKeys, List<Seen> outer, AcquireObservations observations,
+			LockMode... nestedModes) {
+		List<String> expectedHandoffs = new ArrayList<>();
 		for (Seen call : outer) {
 			List<Seen> nested = hotKeys.nestedIn(call.call());
 			assertThat(nested).as("grants nested in %s", call.call()).hasSize(nestedModes.length);
+			expectedHandoffs.add(call.localHandoff() ? "local" : "none");
 			for (int i = 0; i < nestedModes.length; i++) {
 				Seen inner = nested.get(i);
 				assertThat(inner.handle()).isNotSameAs(call.handle());
 				assertThat(inner.handle().mode()).isEqualTo(nestedModes[i]);
 				assertThat(inner.state()).as("nested %s in %s", nestedModes[i], call.call()).isEqualTo(LockState.HELD);
-				assertThat(inner.localHandoff()).as("nested grant handed over").isFalse();
 				assertThat(inner.held()).containsExactly(call.handle(), inner.handle());
-				if (nestedModes[i] == call.handle().mode()) {
-					assertThat(inner.token()).as("token of a re-entry").isEqualTo(call.token());
-				}
+				// A re-entry, and a READ under WRITE, ride the outer grant's znode.
+				assertThat(inner.token()).as("token of nested %s in %s", nestedModes[i], call.call())
+					.isEqualTo(call.token());
+				expectedHandoffs.add("none");
 			}
 		}
+		assertThat(observations.tags()).extracting((tags) -> tags.get("handoff"))
+			.as("handoff tags of the outer grants, each followed by its nested grants'")
+			.containsExactlyElementsOf(expectedHandoffs);
 	}
 
 	/**
@@ -332,14 +346,16 @@ class LocalHandoffSpringTests {
 	}
 
 	/**
-	 * What a call saw of its innermost grant while it ran: the handle and its state, whether it was
-	 * handed over, its fencing token and chain length, and every grant of the thread
-	 * ({@link LockContext#held()}).
+	 * What a call saw of its innermost grant while it ran: the handle and its state, its fencing
+	 * token and chain length, and every grant of the thread ({@link LockContext#held()}).
 	 */
-	record Seen(String call, LockHandle handle, LockState state, boolean localHandoff, long token, int chainLength,
+	record Seen(String call, LockHandle handle, LockState state, long token, int chainLength,
 			List<LockHandle> held) {
 
-		/** What an outermost grant sees, with its chain length from the registry's snapshot. */
+		/**
+		 * What an outermost grant sees, with its chain length from the registry's snapshot (the
+		 * operators' view, {@link CuratorLockAdmin#describeHeldLocks()}).
+		 */
 		static Seen outermost(String call, CuratorLockRegistry registry) {
 			LockHandle handle = LockContext.require();
 			List<HeldLock> snapshots = new CuratorLockAdmin(registry).describeHeldLocks()
@@ -347,21 +363,28 @@ class LocalHandoffSpringTests {
 				.filter((held) -> held.holder().equals(Thread.currentThread().getName()))
 				.toList();
 			assertThat(snapshots).as("grants of %s", call).singleElement();
-			return new Seen(call, handle, handle.state(), handle.isLocalHandoff(), handle.fencingToken(),
-					snapshots.get(0).chainLength(), LockContext.held());
+			return new Seen(call, handle, handle.state(), handle.fencingToken(), snapshots.get(0).chainLength(),
+					LockContext.held());
+		}
+
+		/** What a nested grant sees (no chain length: 0). */
+		static Seen now(String call) {
+			LockHandle handle = LockContext.require();
+			return new Seen(call, handle, handle.state(), handle.fencingToken(), 0, LockContext.held());
+		}
+
+		/**
+		 * Whether an outermost grant was handed over locally: its znode served grants before it
+		 * (a chain length above 1); a grant through ZooKeeper starts a chain.
+		 */
+		boolean localHandoff() {
+			return this.chainLength > 1;
 		}
 
 		@Override
 		public String toString() {
-			return this.call + (this.localHandoff ? " ridden" : " through ZooKeeper") + " token " + this.token
+			return this.call + (localHandoff() ? " ridden" : " through ZooKeeper") + " token " + this.token
 					+ " chain length " + this.chainLength + " " + this.state;
-		}
-
-		/** What a grant sees (no chain length: 0). */
-		static Seen now(String call) {
-			LockHandle handle = LockContext.require();
-			return new Seen(call, handle, handle.state(), handle.isLocalHandoff(), handle.fencingToken(), 0,
-					LockContext.held());
 		}
 
 	}
@@ -496,8 +519,8 @@ class LocalHandoffSpringTests {
 		}
 
 		@Bean
-		Ledger ledger(JdbcTemplate jdbc, Nested nested) {
-			return new Ledger(jdbc, nested);
+		Ledger ledger(JdbcTemplate jdbc, CuratorLockRegistry registry, Nested nested) {
+			return new Ledger(jdbc, registry, nested);
 		}
 
 	}
@@ -624,8 +647,8 @@ class LocalHandoffSpringTests {
 		 */
 		@DistributedLock(path = "/ledger/#{#key}", waitTime = "0")
 		public void gated(String key, Seen outer) throws InterruptedException {
-			this.gates.pass(new Seen(outer.call(), outer.handle(), outer.state(), outer.localHandoff(), outer.token(),
-					outer.chainLength(), LockContext.held()));
+			this.gates.pass(new Seen(outer.call(), outer.handle(), outer.state(), outer.token(), outer.chainLength(),
+					LockContext.held()));
 		}
 
 		private void record(String call) {
@@ -643,10 +666,13 @@ class LocalHandoffSpringTests {
 
 		private final JdbcTemplate jdbc;
 
+		private final CuratorLockRegistry registry;
+
 		private final Nested nested;
 
-		Ledger(JdbcTemplate jdbc, Nested nested) {
+		Ledger(JdbcTemplate jdbc, CuratorLockRegistry registry, Nested nested) {
 			this.jdbc = jdbc;
+			this.registry = registry;
 			this.nested = nested;
 		}
 
@@ -654,7 +680,7 @@ class LocalHandoffSpringTests {
 		@Transactional
 		public Seen record(String key, String call) throws InterruptedException {
 			this.jdbc.update("insert into entries (id) values (?)", call);
-			Seen seen = Seen.now(call);
+			Seen seen = Seen.outermost(call, this.registry);
 			this.nested.gated(key, seen);
 			return seen;
 		}

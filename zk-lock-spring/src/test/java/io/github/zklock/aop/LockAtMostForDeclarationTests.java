@@ -29,10 +29,11 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 /**
  * How {@code lockAtMostFor} of {@code @DistributedLock} and {@code @DistributedSemaphore} is read
  * into the method's prototype request: left out it is {@code null} (the template's default
- * applies), {@code "0"} is {@link LockRequest#NO_CEILING}, every duration style and placeholders
- * are read as {@code lockAtLeastFor} is; it changes neither the kind nor the reentrancy of the
- * lock; a malformed or negative value, or one shorter than {@code lockAtLeastFor}, is rejected
- * naming the method and the attribute, also at the start of a plain Spring context. No ZooKeeper
+ * applies), {@code "none"} ({@link DistributedLock#NO_CEILING}) is {@link LockRequest#NO_CEILING},
+ * every duration style and placeholders are read as {@code lockAtLeastFor} is; it changes neither
+ * the kind nor the reentrancy of the lock; a malformed, zero or negative value, or one shorter than
+ * {@code lockAtLeastFor}, is rejected naming the method and the attribute (zero pointing to
+ * {@code "none"}), also at the start of a plain Spring context. No ZooKeeper
  * involved: the behaviour at the ceiling is tested in {@link LockAtMostForMethodTests}.
  */
 class LockAtMostForDeclarationTests {
@@ -43,20 +44,22 @@ class LockAtMostForDeclarationTests {
 	void placeholders() {
 		StandardEnvironment environment = new StandardEnvironment();
 		environment.getPropertySources()
-			.addFirst(new MapPropertySource("test", Map.of("lock.ceiling", "PT45S", "lock.no-ceiling", "0")));
+			.addFirst(new MapPropertySource("test",
+					Map.of("lock.ceiling", "PT45S", "lock.no-ceiling", "none", "lock.zero", "0")));
 		this.source.setEmbeddedValueResolver(environment::resolvePlaceholders);
 	}
 
 	@Test
-	void leftOutItIsTheTemplatesDefaultAndZeroIsNoCeiling() {
+	void leftOutItIsTheTemplatesDefaultAndNoneIsNoCeiling() {
 		assertThat(lock("notGiven").prototype().lockAtMostFor()).isNull();
 		assertThat(lock("empty").prototype().lockAtMostFor()).isNull();
-		assertThat(lock("zero").prototype().lockAtMostFor()).isEqualTo(LockRequest.NO_CEILING);
-		assertThat(lock("zeroSeconds").prototype().lockAtMostFor()).isEqualTo(LockRequest.NO_CEILING);
-		assertThat(lock("placeholderOfZero").prototype().lockAtMostFor()).isEqualTo(LockRequest.NO_CEILING);
+		assertThat(lock("none").prototype().lockAtMostFor()).isEqualTo(LockRequest.NO_CEILING);
+		assertThat(lock("placeholderOfNone").prototype().lockAtMostFor()).isEqualTo(LockRequest.NO_CEILING);
 		assertThat(lock("placeholderWithEmptyDefault").prototype().lockAtMostFor()).as("resolved to empty").isNull();
 		assertThat(lock("semaphoreNotGiven").prototype().lockAtMostFor()).isNull();
-		assertThat(lock("semaphoreZero").prototype().lockAtMostFor()).isEqualTo(LockRequest.NO_CEILING);
+		assertThat(lock("semaphoreNone").prototype().lockAtMostFor()).isEqualTo(LockRequest.NO_CEILING);
+		// No ceiling is not shorter than any lockAtLeastFor.
+		assertThat(lock("keptWithoutCeiling").prototype().lockAtMostFor()).isEqualTo(LockRequest.NO_CEILING);
 	}
 
 	@Test
@@ -94,22 +97,41 @@ class LockAtMostForDeclarationTests {
 		assertThatIllegalStateException().isThrownBy(() -> lock("negative"))
 			.withMessageContaining("@DistributedLock on")
 			.withMessageContaining("Invalid.negative")
-			.withMessageContaining("lockAtMostFor")
-			.withMessageContaining("use zero for no ceiling");
+			.withMessageContaining("lockAtMostFor '-1s'")
+			.withMessageContaining("written \"none\" on the annotation (DistributedLock.NO_CEILING)");
 		assertThatIllegalStateException().isThrownBy(() -> lock("shorterThanLockAtLeastFor"))
 			.withMessageContaining("Invalid.shorterThanLockAtLeastFor")
 			.withMessageContaining("lockAtMostFor must not be shorter than lockAtLeastFor");
 		assertThatIllegalStateException().isThrownBy(() -> lock("negativePermit"))
 			.withMessageContaining("@DistributedSemaphore on")
 			.withMessageContaining("Invalid.negativePermit")
-			.withMessageContaining("use zero for no ceiling");
+			.withMessageContaining("written \"none\" on the annotation (DistributedSemaphore.NO_CEILING)");
 		assertThatIllegalStateException().isThrownBy(() -> lock("malformedPermit"))
 			.withMessageContaining("Invalid.malformedPermit")
 			.withMessageContaining("lockAtMostFor '1 hour' is not a duration");
 	}
 
+	@Test
+	void zeroIsRejectedNamingTheMethodAndPointingToNone() {
+		// Zero once meant no ceiling; as a wait time it means one attempt: it means nothing here.
+		for (String method : new String[] { "zero", "zeroSeconds", "placeholderOfZero" }) {
+			assertThatIllegalStateException().isThrownBy(() -> lock(method))
+				.withMessageContaining("@DistributedLock on")
+				.withMessageContaining("Invalid." + method)
+				.withMessageContaining("is PT0S: use a positive duration")
+				.withMessageContaining("written \"none\" on the annotation (DistributedLock.NO_CEILING)")
+				.withMessageContaining("leave it out for zk.lock.default-lock-at-most-for");
+		}
+		assertThatIllegalStateException().isThrownBy(() -> lock("zeroPermit"))
+			.withMessageContaining("@DistributedSemaphore on")
+			.withMessageContaining("Invalid.zeroPermit")
+			.withMessageContaining("lockAtMostFor '0' is PT0S")
+			.withMessageContaining("written \"none\" on the annotation (DistributedSemaphore.NO_CEILING)");
+	}
+
 	@ParameterizedTest
-	@ValueSource(classes = { NegativeCeiling.class, CeilingBelowFloor.class, NegativePermitCeiling.class })
+	@ValueSource(classes = { NegativeCeiling.class, ZeroCeiling.class, CeilingBelowFloor.class,
+			NegativePermitCeiling.class, ZeroPermitCeiling.class })
 	void invalidCeilingFailsTheStartNamingTheMethod(Class<?> service) {
 		try (AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext()) {
 			context.register(Advice.class);
@@ -142,16 +164,12 @@ class LockAtMostForDeclarationTests {
 		void empty() {
 		}
 
-		@DistributedLock(path = "/ceiling/zero", lockAtMostFor = "0")
-		void zero() {
+		@DistributedLock(path = "/ceiling/none", lockAtMostFor = DistributedLock.NO_CEILING)
+		void none() {
 		}
 
-		@DistributedLock(path = "/ceiling/zero-seconds", lockAtMostFor = "0s")
-		void zeroSeconds() {
-		}
-
-		@DistributedLock(path = "/ceiling/placeholder-zero", lockAtMostFor = "${lock.no-ceiling}")
-		void placeholderOfZero() {
+		@DistributedLock(path = "/ceiling/placeholder-none", lockAtMostFor = "${lock.no-ceiling}")
+		void placeholderOfNone() {
 		}
 
 		@DistributedLock(path = "/ceiling/placeholder-empty", lockAtMostFor = "${lock.unset:}")
@@ -190,6 +208,10 @@ class LockAtMostForDeclarationTests {
 		void keptAndCapped() {
 		}
 
+		@DistributedLock(path = "/ceiling/kept", lockAtLeastFor = "1m", lockAtMostFor = DistributedLock.NO_CEILING)
+		void keptWithoutCeiling() {
+		}
+
 		@DistributedSemaphore(path = "/ceiling/semaphore", permits = 2, lockAtMostFor = "3s")
 		void semaphore() {
 		}
@@ -198,8 +220,9 @@ class LockAtMostForDeclarationTests {
 		void semaphoreNotGiven() {
 		}
 
-		@DistributedSemaphore(path = "/ceiling/semaphore-zero", permits = 2, lockAtMostFor = "0")
-		void semaphoreZero() {
+		@DistributedSemaphore(path = "/ceiling/semaphore-none", permits = 2,
+				lockAtMostFor = DistributedSemaphore.NO_CEILING)
+		void semaphoreNone() {
 		}
 
 	}
@@ -212,6 +235,22 @@ class LockAtMostForDeclarationTests {
 
 		@DistributedLock(path = "/ceiling/negative", lockAtMostFor = "-1s")
 		void negative() {
+		}
+
+		@DistributedLock(path = "/ceiling/zero", lockAtMostFor = "0")
+		void zero() {
+		}
+
+		@DistributedLock(path = "/ceiling/zero-seconds", lockAtMostFor = "0s")
+		void zeroSeconds() {
+		}
+
+		@DistributedLock(path = "/ceiling/placeholder-zero", lockAtMostFor = "${lock.zero}")
+		void placeholderOfZero() {
+		}
+
+		@DistributedSemaphore(path = "/ceiling/zero-permit", permits = 2, lockAtMostFor = "0")
+		void zeroPermit() {
 		}
 
 		@DistributedLock(path = "/ceiling/below-floor", lockAtLeastFor = "2s", lockAtMostFor = "1s")
@@ -243,6 +282,14 @@ class LockAtMostForDeclarationTests {
 
 	}
 
+	static class ZeroCeiling {
+
+		@DistributedLock(path = "/start/zero-ceiling", lockAtMostFor = "0")
+		public void work() {
+		}
+
+	}
+
 	static class CeilingBelowFloor {
 
 		@DistributedLock(path = "/start/below-floor", lockAtLeastFor = "1m", lockAtMostFor = "30s")
@@ -254,6 +301,14 @@ class LockAtMostForDeclarationTests {
 	static class NegativePermitCeiling {
 
 		@DistributedSemaphore(path = "/start/negative-permit-ceiling", permits = 2, lockAtMostFor = "-1ms")
+		public void work() {
+		}
+
+	}
+
+	static class ZeroPermitCeiling {
+
+		@DistributedSemaphore(path = "/start/zero-permit-ceiling", permits = 2, lockAtMostFor = "0")
 		public void work() {
 		}
 

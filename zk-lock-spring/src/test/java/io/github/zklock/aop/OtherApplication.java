@@ -7,8 +7,9 @@ import org.apache.curator.framework.CuratorFramework;
 
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
-import io.github.zklock.LockTarget;
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.spi.LockTarget;
+import io.github.zklock.spi.RegistryGrant;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -40,7 +41,7 @@ final class OtherApplication implements AutoCloseable {
 
 	/** Try the key without waiting, releasing at once if granted. */
 	boolean canTake(String key, LockMode mode) {
-		Optional<LockHandle> handle = this.registry.tryAcquire(new LockTarget(key, mode, true, 0, Duration.ZERO));
+		Optional<RegistryGrant> handle = this.registry.tryAcquire(new LockTarget(key, mode, true, 0, Duration.ZERO));
 		handle.ifPresent(LockHandle::release);
 		return handle.isPresent();
 	}

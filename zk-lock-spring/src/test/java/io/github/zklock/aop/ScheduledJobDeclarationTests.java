@@ -65,7 +65,8 @@ class ScheduledJobDeclarationTests {
 			.withMessageContaining("negative");
 		assertThatIllegalStateException().isThrownBy(() -> lock("write"))
 			.withMessageContaining("Jobs.write")
-			.withMessageContaining("as a WRITE lock, whose grant is bound to the acquiring thread");
+			.withMessageContaining("keeps its WRITE grant for at least PT1S")
+			.withMessageContaining("a WRITE grant is bound to the thread that acquired it");
 	}
 
 	@Test

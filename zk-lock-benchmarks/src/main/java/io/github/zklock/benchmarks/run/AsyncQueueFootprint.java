@@ -115,17 +115,17 @@ public final class AsyncQueueFootprint {
 	}
 
 	/**
-	 * The heap in use after full GCs ({@link RecipeCacheFootprint#usedHeapAfterGc()}) once it has
+	 * The heap in use after full GCs ({@link KeyCacheFootprint#usedHeapAfterGc()}) once it has
 	 * settled: read again every half second until two readings differ by less than 16 bytes per grant, so that what is only on its way (responses
 	 * still arriving, each permit request's listing of the whole queue among them) is not counted
 	 * as what a waiting grant keeps. Gives up after {@value #SETTLE_READINGS} readings and returns
 	 * the last one.
 	 */
 	private static long settledHeap(int grants) throws InterruptedException {
-		long previous = RecipeCacheFootprint.usedHeapAfterGc();
+		long previous = KeyCacheFootprint.usedHeapAfterGc();
 		for (int i = 1; i < SETTLE_READINGS; i++) {
 			Thread.sleep(500);
-			long current = RecipeCacheFootprint.usedHeapAfterGc();
+			long current = KeyCacheFootprint.usedHeapAfterGc();
 			if (Math.abs(current - previous) < 16L * grants) {
 				return current;
 			}

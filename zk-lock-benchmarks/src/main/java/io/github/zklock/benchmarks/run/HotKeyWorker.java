@@ -30,10 +30,12 @@ import org.redisson.config.Config;
 import io.github.zklock.AsyncLockTemplate;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockRequest;
+import io.github.zklock.LockResult;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.benchmarks.ZooKeeperServers;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.curator.LocalHandoff;
+import io.github.zklock.spi.RegistryGrant;
 
 /**
  * One application of the hot-key scenario, in a JVM of its own (started by {@link HotKeyScenario},
@@ -48,7 +50,8 @@ import io.github.zklock.curator.LocalHandoff;
  * <li>{@code QUIT} (or the end of the input): close and exit.</li>
  * </ul>
  * Contenders: {@code zk_lock} ({@link LockTemplate} on a {@link CuratorLockRegistry} with
- * {@link LocalHandoff#DEFAULT}), {@code zk_lock_no_handoff} ({@link LocalHandoff#DISABLED}),
+ * {@link LocalHandoff#DEFAULT}, through a {@link HandoffRecordingRegistry} that tells which grants
+ * were handed over locally), {@code zk_lock_no_handoff} ({@link LocalHandoff#DISABLED}),
  * {@code raw_mutex} (one Curator {@link InterProcessMutex} per thread) and {@code redisson}
  * (Redisson's {@link RLock}, {@code lock()} and {@code unlock()}); and, asynchronously, with
  * {@code <threads>} callers that each keep one request in flight and start the next from the
@@ -87,9 +90,13 @@ public final class HotKeyWorker {
 
 	private final CuratorLockRegistry handoffRegistry;
 
+	private final HandoffRecordingRegistry handoffGrants;
+
 	private final LockTemplate handoff;
 
 	private final CuratorLockRegistry noHandoffRegistry;
+
+	private final HandoffRecordingRegistry noHandoffGrants;
 
 	private final LockTemplate noHandoff;
 
@@ -113,10 +120,12 @@ public final class HotKeyWorker {
 		this.redisson = redisson;
 		this.handoffRegistry = new CuratorLockRegistry(client, basePath + "/zk-lock", 10_000);
 		this.handoffRegistry.setLocalHandoff(LocalHandoff.DEFAULT);
-		this.handoff = new LockTemplate(this.handoffRegistry, LockRequest.WAIT_FOREVER);
+		this.handoffGrants = new HandoffRecordingRegistry(this.handoffRegistry);
+		this.handoff = new LockTemplate(this.handoffGrants, LockRequest.WAIT_FOREVER);
 		this.noHandoffRegistry = new CuratorLockRegistry(client, basePath + "/zk-lock-no-handoff", 10_000);
 		this.noHandoffRegistry.setLocalHandoff(LocalHandoff.DISABLED);
-		this.noHandoff = new LockTemplate(this.noHandoffRegistry, LockRequest.WAIT_FOREVER);
+		this.noHandoffGrants = new HandoffRecordingRegistry(this.noHandoffRegistry);
+		this.noHandoff = new LockTemplate(this.noHandoffGrants, LockRequest.WAIT_FOREVER);
 	}
 
 	/**
@@ -273,11 +282,17 @@ public final class HotKeyWorker {
 			case "zk_lock_async" -> {
 				AsyncLockTemplate async = this.handoff.async();
 				LockRequest request = LockRequest.of("/hot-async").withWaitTime(WAIT_TIME);
-				yield (caller, criticalSection, local) -> async.execute(request, (handle) -> {
-					local[0] = handle.isLocalHandoff();
-					criticalSection.run();
-					return DONE;
-				});
+				yield (caller, criticalSection, local) -> {
+					CompletableFuture<LockResult<Object>> executed = async.execute(request, (handle) -> {
+						criticalSection.run();
+						return DONE;
+					});
+					// Started on this thread by execute; granted before the work ran and was released.
+					return executed.thenCombine(this.handoffGrants.takeSubmitted(), (result, grant) -> {
+						local[0] = grant.map(RegistryGrant::isLocalHandoff).orElse(false);
+						return result;
+					});
+				};
 			}
 			case "redisson_async" -> {
 				if (this.redisson == null) {
@@ -299,8 +314,8 @@ public final class HotKeyWorker {
 
 	private Cycle cycle(String contender) {
 		return switch (contender) {
-			case "zk_lock" -> templateCycle(this.handoff);
-			case "zk_lock_no_handoff" -> templateCycle(this.noHandoff);
+			case "zk_lock" -> templateCycle(this.handoff, this.handoffGrants);
+			case "zk_lock_no_handoff" -> templateCycle(this.noHandoff, this.noHandoffGrants);
 			case "raw_mutex" -> {
 				InterProcessMutex mutex = new InterProcessMutex(this.client, this.basePath + "/raw/hot");
 				yield (criticalSection, local) -> {
@@ -332,9 +347,10 @@ public final class HotKeyWorker {
 		};
 	}
 
-	private static Cycle templateCycle(LockTemplate template) {
+	private static Cycle templateCycle(LockTemplate template, HandoffRecordingRegistry grants) {
 		return (criticalSection, local) -> template.execute("/hot", LockMode.EXCLUSIVE, WAIT_TIME, (handle) -> {
-			local[0] = handle.isLocalHandoff();
+			// Granted on this thread, just before.
+			local[0] = grants.lastWasLocalHandoff();
 			criticalSection.run();
 			return null;
 		});

@@ -16,7 +16,7 @@ import io.github.zklock.benchmarks.ZooKeeperServers;
 /**
  * Scenario 4, host side: for each library, starts an in-process server whose container reaper
  * first runs {@value #REAP_AFTER_MS} ms after the start and then without the default rate limit of
- * 10,000 a minute, and runs {@link RecipeCacheFootprint} against it in a child JVM, so that the heap
+ * 10,000 a minute, and runs {@link KeyCacheFootprint} against it in a child JVM, so that the heap
  * it measures holds the client only, not the server's data tree. The run of N lock cycles is
  * normally over before the reaper's first pass, so the child sees the empty container parents the
  * run leaves, then sees them go (on a slow or busy machine the first pass may come during the run,
@@ -54,7 +54,7 @@ final class MemoryScenario {
 			System.setProperty(CHECK_INTERVAL, Integer.toString(REAP_AFTER_MS));
 			System.setProperty(MAX_PER_MINUTE, "6000000");
 			try (TestingServer server = ZooKeeperServers.startInProcess()) {
-				lines.addAll(runChild(workDir, library, RecipeCacheFootprint.class, server.getConnectString(), library,
+				lines.addAll(runChild(workDir, library, KeyCacheFootprint.class, server.getConnectString(), library,
 						Integer.toString(paths), "/memory-" + library));
 			}
 			finally {

@@ -27,19 +27,19 @@ import io.github.zklock.curator.CuratorLockRegistry;
  * <li>the heap the lock registry's cache retains: heap in use after full GCs, minus the same before
  * the run (registry already built, code path warmed on a throw-away registry); and, as a check, the
  * heap freed when the registry is dropped;</li>
- * <li>the number of cached recipes;</li>
+ * <li>the number of cached entries (zk-lock: lock paths kept, Spring Integration: its locks);</li>
  * <li>the znodes left below the root right after the run, and after the server has reaped the empty
  * container parents (see {@link MemoryScenario} for the server's settings).</li>
  * </ul>
  * Arguments: connect string, {@code zk-lock} or {@code spring-integration}, N, root path.
  */
-public final class RecipeCacheFootprint {
+public final class KeyCacheFootprint {
 
 	private static final LockCallback<Object> NOTHING = (handle) -> null;
 
 	private static final long REAP_TIMEOUT_MS = 90_000;
 
-	private RecipeCacheFootprint() {
+	private KeyCacheFootprint() {
 	}
 
 	/**
@@ -164,7 +164,7 @@ public final class RecipeCacheFootprint {
 
 		@Override
 		public int cachedCount() {
-			return new CuratorLockAdmin(this.registry).cachedRecipeCount();
+			return new CuratorLockAdmin(this.registry).cachedKeyCount();
 		}
 
 		@Override

@@ -23,21 +23,20 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import io.github.zklock.curator.ZnodeQueue.LockZnode;
 import io.github.zklock.test.ZooKeeperExtension;
 
-import static io.github.zklock.curator.ZnodeQueue.Protocol.MUTEX;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Tests for {@link ZnodeQueue} on a real ZooKeeper server: its znodes follow
- * {@code InterProcessMutex}'s protocol, so raw Curator mutexes and these acquisitions exclude
- * each other both ways and queue in one FIFO order; a wait that runs out or is cancelled leaves no
- * znode; thousands of queued acquisitions add no thread; an expired session fails the wait.
+ * Tests for {@link ZnodeAcquisition} through {@link CuratorZnodes} on a real ZooKeeper server: its
+ * znodes follow {@code InterProcessMutex}'s protocol, so raw Curator mutexes and these acquisitions
+ * exclude each other both ways and queue in one FIFO order; a wait that is ended leaves no znode,
+ * also when its create answers only afterwards; a refused look has sent its delete before it
+ * answers; thousands of queued acquisitions add no thread; an expired session fails the wait.
  */
-class ZnodeQueueTests {
+class ZnodeAcquisitionTests {
 
 	@RegisterExtension
 	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
@@ -50,7 +49,7 @@ class ZnodeQueueTests {
 
 	private ScheduledExecutorService timer;
 
-	private ZnodeQueue queue;
+	private Znodes znodes;
 
 	private String lockPath;
 
@@ -59,7 +58,7 @@ class ZnodeQueueTests {
 		this.client = zooKeeper.newClient();
 		this.otherClient = zooKeeper.newClient();
 		this.timer = Executors.newSingleThreadScheduledExecutor();
-		this.queue = new ZnodeQueue(this.client, this.timer);
+		this.znodes = new CuratorZnodes(this.client);
 		this.lockPath = "/locks/" + testInfo.getTestMethod().orElseThrow().getName();
 	}
 
@@ -70,28 +69,29 @@ class ZnodeQueueTests {
 
 	@Test
 	void freeLockIsGrantedWithInterProcessMutexNamesAndTheCreatesCzxid() throws Exception {
-		LockZnode znode = grant(this.queue.acquire(this.lockPath, MUTEX, -1));
-		assertThat(znode.nodePath()).startsWith(this.lockPath + "/_c_").contains("-lock-");
-		Stat stat = this.client.checkExists().forPath(znode.nodePath());
+		ZnodeAcquisition znode = grant(acquire(false));
+		assertThat(znode.node()).startsWith(this.lockPath + "/_c_").contains("-lock-");
+		Stat stat = this.client.checkExists().forPath(znode.node());
 		assertThat(stat).isNotNull();
 		assertThat(znode.czxid()).isEqualTo(stat.getCzxid());
 		assertThat(stat.getEphemeralOwner()).isEqualTo(this.client.getZookeeperClient().getZooKeeper().getSessionId());
-		assertThat(new String(this.client.getData().forPath(znode.nodePath()))).isEqualTo(LockNodeData.IDENTITY);
+		assertThat(new String(this.client.getData().forPath(znode.node()))).isEqualTo(LockNodeData.IDENTITY);
 
-		this.queue.release(znode).get(BOUND_MS, TimeUnit.MILLISECONDS);
-		assertThat(ZooKeeperExtension.ephemeralZnodes(this.client, this.lockPath)).isEmpty();
+		znode.end();
+		await().atMost(Duration.ofMillis(BOUND_MS))
+			.until(() -> ZooKeeperExtension.ephemeralZnodes(this.client, this.lockPath).isEmpty());
 	}
 
 	@Test
 	void grantExcludesARawInterProcessMutexUntilReleased() throws Exception {
-		LockZnode znode = grant(this.queue.acquire(this.lockPath, MUTEX, -1));
+		ZnodeAcquisition znode = grant(acquire(false));
 		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
 		assertThat(raw.acquire(200, TimeUnit.MILLISECONDS)).isFalse();
 
 		ExecutorService rawThread = Executors.newSingleThreadExecutor();
 		try {
 			Future<Boolean> waiting = rawThread.submit(() -> raw.acquire(BOUND_MS, TimeUnit.MILLISECONDS));
-			this.queue.release(znode);
+			znode.end();
 			assertThat(waiting.get(BOUND_MS, TimeUnit.MILLISECONDS)).isTrue();
 			rawThread.submit(() -> {
 				raw.release();
@@ -108,14 +108,15 @@ class ZnodeQueueTests {
 	void rawInterProcessMutexHolderExcludesTheAcquisitionUntilItReleases() throws Exception {
 		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
 		raw.acquire();
-		CompletableFuture<LockZnode> waiting = this.queue.acquire(this.lockPath, MUTEX, -1);
+		Acquired waiting = acquire(false);
 		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 2);
 		assertThat(waiting).isNotDone();
 
 		raw.release();
-		LockZnode znode = grant(waiting);
-		assertThat(this.client.checkExists().forPath(znode.nodePath())).isNotNull();
-		this.queue.release(znode).get(BOUND_MS, TimeUnit.MILLISECONDS);
+		ZnodeAcquisition znode = grant(waiting);
+		assertThat(this.client.checkExists().forPath(znode.node())).isNotNull();
+		znode.end();
+		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 0);
 	}
 
 	@Test
@@ -127,9 +128,9 @@ class ZnodeQueueTests {
 		for (int i = 0; i < 6; i++) {
 			String name = "participant-" + i;
 			if (i % 2 == 0) {
-				done.add(this.queue.acquire(this.lockPath, MUTEX, -1).thenCompose((znode) -> {
+				done.add(acquire(false).thenAccept((znode) -> {
 					order.add(name);
-					return this.queue.release(znode);
+					znode.end();
 				}));
 			}
 			else {
@@ -164,8 +165,10 @@ class ZnodeQueueTests {
 	void waitThatRunsOutCompletesEmptyAndLeavesNoZnode() throws Exception {
 		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
 		raw.acquire();
-		assertThat(this.queue.acquire(this.lockPath, MUTEX, 0).get(BOUND_MS, TimeUnit.MILLISECONDS)).isNull();
-		assertThat(this.queue.acquire(this.lockPath, MUTEX, 300).get(BOUND_MS, TimeUnit.MILLISECONDS)).isNull();
+		assertThat(acquire(true).get(BOUND_MS, TimeUnit.MILLISECONDS)).isNull();
+		Acquired timed = acquire(false);
+		this.timer.schedule(() -> timed.cancel(false), 300, TimeUnit.MILLISECONDS);
+		assertThat(timed).failsWithin(Duration.ofMillis(BOUND_MS));
 		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 1);
 		raw.release();
 	}
@@ -181,7 +184,7 @@ class ZnodeQueueTests {
 		try {
 			for (int i = 0; i < 5; i++) {
 				CompletableFuture<List<String>> listedAfterAnswer = new CompletableFuture<>();
-				CompletableFuture<LockZnode> attempt = this.queue.acquire(this.lockPath, MUTEX, 0);
+				Acquired attempt = acquire(true);
 				attempt.whenComplete((znode, ex) -> {
 					try {
 						this.client.getChildren()
@@ -205,23 +208,23 @@ class ZnodeQueueTests {
 	void cancellingWhileWaitingLeavesNoZnodeAndTheNextWaiterIsGranted() throws Exception {
 		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
 		raw.acquire();
-		CompletableFuture<LockZnode> first = this.queue.acquire(this.lockPath, MUTEX, -1);
+		Acquired first = acquire(false);
 		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 2);
-		CompletableFuture<LockZnode> second = this.queue.acquire(this.lockPath, MUTEX, -1);
+		Acquired second = acquire(false);
 		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 3);
 
 		first.cancel(false);
 		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 2);
 		raw.release();
-		LockZnode znode = grant(second);
-		this.queue.release(znode).get(BOUND_MS, TimeUnit.MILLISECONDS);
-		assertThat(childCount()).isZero();
+		ZnodeAcquisition znode = grant(second);
+		znode.end();
+		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 0);
 	}
 
 	@Test
 	void cancellingAtOnceDeletesTheZnodeWhenTheCreateAnswersLater() throws Exception {
 		for (int i = 0; i < 50; i++) {
-			this.queue.acquire(this.lockPath, MUTEX, -1).cancel(false);
+			acquire(false).cancel(false);
 		}
 		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> this.client.checkExists().forPath(this.lockPath) != null
 				&& childCount() == 0);
@@ -232,9 +235,9 @@ class ZnodeQueueTests {
 		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
 		raw.acquire();
 		int threadsBefore = ManagementFactory.getThreadMXBean().getThreadCount();
-		List<CompletableFuture<LockZnode>> waiting = new ArrayList<>();
+		List<Acquired> waiting = new ArrayList<>();
 		for (int i = 0; i < 2_000; i++) {
-			waiting.add(this.queue.acquire(this.lockPath, MUTEX, -1));
+			waiting.add(acquire(false));
 		}
 		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 2_001);
 		int threadsQueued = ManagementFactory.getThreadMXBean().getThreadCount();
@@ -253,7 +256,7 @@ class ZnodeQueueTests {
 	void expiredSessionFailsTheWait() throws Exception {
 		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
 		raw.acquire();
-		CompletableFuture<LockZnode> waiting = this.queue.acquire(this.lockPath, MUTEX, -1);
+		Acquired waiting = acquire(false);
 		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 2);
 
 		zooKeeper.expireSession(this.client);
@@ -264,10 +267,38 @@ class ZnodeQueueTests {
 		raw.release();
 	}
 
-	private static LockZnode grant(CompletableFuture<LockZnode> acquisition) throws Exception {
-		LockZnode znode = acquisition.get(BOUND_MS, TimeUnit.MILLISECONDS);
+	/** An acquisition as a future: its grant, {@code null} when not granted; cancelling it ends it. */
+	private Acquired acquire(boolean oneLook) {
+		Acquired acquired = new Acquired();
+		acquired.acquisition = new ZnodeAcquisition(this.znodes, this.lockPath, Protocol.MUTEX, 1, oneLook,
+				(decided) -> {
+					if (decided.failure() != null) {
+						acquired.completeExceptionally(decided.failure());
+					}
+					else {
+						acquired.complete(decided.granted() ? decided : null);
+					}
+				});
+		acquired.acquisition.start();
+		return acquired;
+	}
+
+	private static ZnodeAcquisition grant(Acquired acquisition) throws Exception {
+		ZnodeAcquisition znode = acquisition.get(BOUND_MS, TimeUnit.MILLISECONDS);
 		assertThat(znode).isNotNull();
 		return znode;
+	}
+
+	private static final class Acquired extends CompletableFuture<ZnodeAcquisition> {
+
+		ZnodeAcquisition acquisition;
+
+		@Override
+		public boolean cancel(boolean mayInterruptIfRunning) {
+			this.acquisition.end();
+			return super.cancel(mayInterruptIfRunning);
+		}
+
 	}
 
 	private int childCount() throws Exception {

@@ -1,12 +1,18 @@
-package io.github.zklock;
+package io.github.zklock.spi;
 
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 import org.jspecify.annotations.Nullable;
 
+import io.github.zklock.InvalidLockPathException;
+import io.github.zklock.LockException;
+import io.github.zklock.LockLostException;
+import io.github.zklock.LockUpgradeException;
+import io.github.zklock.PermitsMismatchException;
+
 /**
- * The backend that grants locks, one key at a time: {@link LockTemplate}, and through it every
+ * The backend that grants locks, one key at a time: {@link io.github.zklock.LockTemplate}, and through it every
  * other way of locking (the annotations, the asynchronous and reactive forms, the adapters), asks
  * it for every grant. The ZooKeeper implementation is
  * {@code io.github.zklock.curator.CuratorLockRegistry}, on Apache Curator's lock recipes.
@@ -39,13 +45,13 @@ public interface LockRegistry {
 	 * @throws LockException if ZooKeeper cannot serve the request, or the thread was interrupted
 	 * while waiting (its interrupt flag is set again); never reported as an empty result
 	 */
-	Optional<LockHandle> tryAcquire(LockTarget target);
+	Optional<RegistryGrant> tryAcquire(LockTarget target);
 
 	/**
 	 * Acquire a lock without a thread waiting for it, for an asynchronous grant, if this registry
 	 * can for the target: the returned future completes when the lock is granted or the wait time
 	 * runs out, on a thread of the registry's (never block in a callback of it). The grant is an
-	 * {@link AsyncLockHandle}, owned by no thread. Cancelling the future gives up the wait (a grant
+	 * {@link RegistryGrant} (an {@link io.github.zklock.AsyncLockHandle}), owned by no thread. Cancelling the future gives up the wait (a grant
 	 * made meanwhile is released). The default can for no target: asynchronous grants are then
 	 * made by {@link #tryAcquire(LockTarget)} on a thread of the template's.
 	 * @param target what to lock, with its wait time
@@ -54,7 +60,7 @@ public interface LockRegistry {
 	 * {@code null} when this registry cannot acquire the target without a thread
 	 * @throws InvalidLockPathException if the key is not a legal lock key (nothing requested)
 	 */
-	default @Nullable CompletableFuture<Optional<LockHandle>> submit(LockTarget target) {
+	default @Nullable CompletableFuture<Optional<RegistryGrant>> submit(LockTarget target) {
 		return null;
 	}
 

@@ -1,0 +1,340 @@
+package io.github.zklock.curator;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.LongSupplier;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import io.github.zklock.LockException;
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockLostException;
+import io.github.zklock.LockMode;
+import io.github.zklock.spi.RegistryGrant;
+
+/**
+ * The registry's grants without Curator: the {@link LockKey} of each lock path in use, the grants
+ * held ({@link HeldLocks}), the clock, the timer of ceilings and asynchronous waits, and the ending
+ * of a held znode (revocation, ceiling, lost session). {@link CuratorLockRegistry} puts Curator
+ * behind it ({@link CuratorZnodes}, the connection state, the revocation check); the concurrency
+ * tests put an in-memory ZooKeeper.
+ *
+ * <p>Keys are kept while anything waits or is held on them, idle ones up to the capacity; creating
+ * one sends no request.
+ */
+final class Grants {
+
+	private static final Log logger = LogFactory.getLog(Grants.class);
+
+	/** What a caller is told of a failure, in the library's terms (never "busy"). */
+	interface Failures {
+
+		/** A failure of ZooKeeper (or the library's own, passed on as it is) while acquiring. */
+		RuntimeException translate(Throwable failure, String lockPath, LockMode mode);
+
+		/** A wait that ended without a grant while the client was not connected. */
+		RuntimeException lostWhileWaiting(String lockPath, LockMode mode);
+
+	}
+
+	/** Reads the czxid of a znode whose create did not return it, for a fencing token; may block. */
+	@FunctionalInterface
+	interface CzxidReader {
+
+		long read(String node, String lockPath, LockMode mode);
+
+	}
+
+	private final ConcurrentHashMap<String, LockKey> keys = new ConcurrentHashMap<>();
+
+	private final int capacity;
+
+	private final Znodes znodes;
+
+	private final HeldLocks heldLocks;
+
+	private final ScheduledExecutorService timer;
+
+	private final LongSupplier clock;
+
+	private final Failures failures;
+
+	private final CzxidReader czxids;
+
+	private volatile LocalHandoff handoff = LocalHandoff.DEFAULT;
+
+	Grants(Znodes znodes, HeldLocks heldLocks, ScheduledExecutorService timer, LongSupplier clock, int capacity,
+			Failures failures, CzxidReader czxids) {
+		if (capacity < 1) {
+			throw new IllegalArgumentException("Lock key cache capacity must be positive, was " + capacity);
+		}
+		this.znodes = znodes;
+		this.heldLocks = heldLocks;
+		this.timer = timer;
+		this.clock = clock;
+		this.capacity = capacity;
+		this.failures = failures;
+		this.czxids = czxids;
+	}
+
+	/**
+	 * Queue a request on its lock path.
+	 * @param lockPath the validated lock path
+	 * @param waiter the request
+	 */
+	void submit(String lockPath, Waiter waiter) {
+		while (!this.keys.computeIfAbsent(lockPath, (path) -> new LockKey(path, this)).enqueue(waiter)) {
+			// Dropped between the look-up and the enqueue: its replacement is found next time.
+			Thread.onSpinWait();
+		}
+	}
+
+	/**
+	 * Wait on the calling thread for a synchronous request's outcome, at most until the deadline,
+	 * whether ZooKeeper answers meanwhile or not. A wait that ends without a grant leaves the queue
+	 * (what it sent is deleted once answered); ended while the client was not connected, it fails
+	 * rather than reports the key busy.
+	 * @param deadline in {@link #nanoTime()}; ignored for a request that waits without limit
+	 * @return the grant, or empty when not granted in time
+	 */
+	Optional<RegistryGrant> await(Waiter waiter, String lockPath, long deadline) {
+		try {
+			return waiter.forever ? waiter.get() : waiter.get(Math.max(0, deadline - nanoTime()), TimeUnit.NANOSECONDS);
+		}
+		catch (TimeoutException ex) {
+			if (withdraw(waiter)) {
+				if (!this.znodes.connected()) {
+					throw this.failures.lostWhileWaiting(lockPath, waiter.mode);
+				}
+				return Optional.empty();
+			}
+			// Granted, or failed, as the wait ended.
+			return outcome(waiter, lockPath);
+		}
+		catch (InterruptedException ex) {
+			if (!withdraw(waiter)) {
+				outcome(waiter, lockPath).ifPresent(LockHandle::release);
+			}
+			Thread.currentThread().interrupt();
+			throw new LockException("Could not acquire " + waiter.mode + " lock '" + lockPath
+					+ "': interrupted while waiting", ex);
+		}
+		catch (ExecutionException ex) {
+			throw this.failures.translate(ex.getCause(), lockPath, waiter.mode);
+		}
+	}
+
+	/** End an asynchronous request's wait: empty, or a failure when the client is not connected. */
+	void timeOut(Waiter waiter, String lockPath) {
+		if (withdraw(waiter)) {
+			if (this.znodes.connected()) {
+				waiter.complete(Optional.empty());
+			}
+			else {
+				waiter.completeExceptionally(this.failures.lostWhileWaiting(lockPath, waiter.mode));
+			}
+		}
+	}
+
+	/**
+	 * Take a request out of its queue as its wait ends.
+	 * @return whether it was still waiting; {@code false} when it was granted or failed meanwhile
+	 */
+	boolean withdraw(Waiter waiter) {
+		LockKey key = waiter.key;
+		if (key != null) {
+			return key.giveUp(waiter);
+		}
+		// Not queued yet (its permits are being checked): it will not queue once done.
+		boolean waiting = waiter.complete(Optional.empty());
+		key = waiter.key;
+		if (key != null) {
+			key.giveUp(waiter);
+		}
+		return waiting;
+	}
+
+	/** What a waiter that no longer waits was given: a grant, empty, or its failure thrown. */
+	private Optional<RegistryGrant> outcome(Waiter waiter, String lockPath) {
+		try {
+			return waiter.join();
+		}
+		catch (CompletionException ex) {
+			throw this.failures.translate(ex.getCause(), lockPath, waiter.mode);
+		}
+	}
+
+	/**
+	 * Track a new grant and give it to its waiter. A grant that was ended before it was handed out
+	 * (revoked, its session lost, as it was made) is let go, and the waiter queues again: its wait
+	 * goes on, as nobody held that grant. One ended just after it was handed out fails the wait with
+	 * a {@link LockLostException}. A grant whose waiter is gone (cancelled) is released.
+	 */
+	void deliver(Waiter waiter, CuratorLockHandle handle) {
+		if (!handle.handOut()) {
+			handle.end();
+			submit(handle.path(), waiter);
+			return;
+		}
+		this.heldLocks.add(handle, this.znodes);
+		if (handle.state() != io.github.zklock.LockState.HELD
+				&& handle.state() != io.github.zklock.LockState.IN_DOUBT) {
+			// Ended just after it was handed out, and told as a held grant is.
+			String reason = handle.lostMessage();
+			handle.end();
+			waiter.completeExceptionally(new LockLostException(handle.path(), handle.mode(),
+					"lost while it was granted (" + reason + ")"));
+			return;
+		}
+		handle.startCeiling(waiter.lockAtMostFor);
+		if (!waiter.complete(Optional.of(handle))) {
+			handle.end();
+		}
+	}
+
+	/**
+	 * Wait for the delete a synchronous release sent, at most the client's connection timeout, and
+	 * not at all while the client is not connected; log a delete that did not answer in time
+	 * (Curator's guaranteed delete goes on).
+	 */
+	void awaitDelete(CompletableFuture<Void> deleted, CuratorLockHandle handle) {
+		if (deleted.isDone() || !this.znodes.connected()) {
+			return;
+		}
+		try {
+			deleted.get(Math.max(1, this.znodes.connectionTimeoutMs()), TimeUnit.MILLISECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			logger.warn("Released " + handle + " without an answer to the delete of its znode within the connection "
+					+ "timeout; Curator deletes it once reconnected (guaranteed delete), or ZooKeeper when the "
+					+ "session ends");
+		}
+	}
+
+	/** A grant was released: no longer tracked. */
+	void untrack(CuratorLockHandle handle) {
+		this.heldLocks.remove(handle);
+	}
+
+	/**
+	 * End this application's hold on a znode: its grants become LOST (listeners told), a turn on it
+	 * is taken away, and the znode is deleted. A revocation, or a grant's ceiling.
+	 * @param node the znode's full path
+	 * @param reason why
+	 * @param signalWork whether to tell the work of grants owned by no thread ({@code whenLost()})
+	 * even without interrupt-on-lost
+	 * @return whether this application still held the znode
+	 */
+	boolean endZnode(String node, String reason, boolean signalWork) {
+		LockKey key = this.keys.get(lockPathOf(node));
+		return key != null && key.endZnode(node, reason, signalWork, null);
+	}
+
+	/**
+	 * End a grant at its ceiling: as {@link #endZnode} does, if the grant still holds its znode (not
+	 * released meanwhile, its turn not handed over).
+	 * @param grant the grant
+	 * @param reason why
+	 */
+	void endGrant(CuratorLockHandle grant, String reason) {
+		grant.hold().key().endZnode(grant.nodePath(), reason, true, grant);
+	}
+
+	/** The lock path a lock znode belongs to: its parent, or for a lease its semaphore's. */
+	static String lockPathOf(String node) {
+		String parent = node.substring(0, Math.max(1, node.lastIndexOf('/')));
+		return parent.endsWith("/" + Protocol.LEASES) ? parent.substring(0, parent.length() - Protocol.LEASES.length() - 1)
+				: parent;
+	}
+
+	/** Drop idle keys once more than the capacity are kept. */
+	void maybeIdle(LockKey key) {
+		if (this.keys.size() <= this.capacity) {
+			return;
+		}
+		// Go a little below capacity so that a busy map does not sweep on every release.
+		int target = this.capacity - Math.max(1, this.capacity / 10);
+		if (key.dropIfIdle()) {
+			this.keys.remove(key.lockPath(), key);
+		}
+		for (LockKey each : this.keys.values()) {
+			if (this.keys.size() <= target) {
+				return;
+			}
+			if (each.dropIfIdle()) {
+				this.keys.remove(each.lockPath(), each);
+			}
+		}
+	}
+
+	/** The requests waiting, for the operators' view. */
+	List<WaitingLock> waiting() {
+		List<WaitingLock> waiting = new ArrayList<>();
+		for (LockKey key : this.keys.values()) {
+			waiting.addAll(key.waiting());
+		}
+		return waiting;
+	}
+
+	/** How many lock paths are kept, in use or idle. */
+	int keyCount() {
+		return this.keys.size();
+	}
+
+	/**
+	 * Run a task after a delay, on the timer.
+	 * @return the scheduled task, {@code null} once the timer is shut down
+	 */
+	@Nullable Future<?> schedule(Runnable task, long delayNanos) {
+		try {
+			return this.timer.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+		}
+		catch (RejectedExecutionException ex) {
+			return null;
+		}
+	}
+
+	RuntimeException translate(Throwable failure, String lockPath, LockMode mode) {
+		return this.failures.translate(failure, lockPath, mode);
+	}
+
+	long readCzxid(String node, String lockPath, LockMode mode) {
+		return this.czxids.read(node, lockPath, mode);
+	}
+
+	Znodes znodes() {
+		return this.znodes;
+	}
+
+	HeldLocks heldLocks() {
+		return this.heldLocks;
+	}
+
+	long nanoTime() {
+		return this.clock.getAsLong();
+	}
+
+	LocalHandoff handoff() {
+		return this.handoff;
+	}
+
+	void handoff(LocalHandoff handoff) {
+		this.handoff = handoff;
+	}
+
+}

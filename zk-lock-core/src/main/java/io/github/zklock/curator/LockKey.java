@@ -1,0 +1,831 @@
+package io.github.zklock.curator;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Watcher;
+import org.jspecify.annotations.Nullable;
+
+import io.github.zklock.LockAcquisitionException;
+import io.github.zklock.LockLostException;
+import io.github.zklock.LockMode;
+import io.github.zklock.LockUpgradeException;
+
+/**
+ * Everything this application asks of one lock path, synchronous and asynchronous alike, under one
+ * monitor: what waits, what is held, and the znodes behind them.
+ *
+ * <p><b>Exclusive requests</b> (EXCLUSIVE reentrant: {@code InterProcessMutex}'s protocol; WRITE:
+ * the write side of {@code InterProcessReadWriteLock}'s) wait in one FIFO queue per protocol, a
+ * {@link Line}, threads and asynchronous requests alike. The application queues one znode for them
+ * in ZooKeeper (a {@link Link}); the head waiter is granted a {@link Turn} on it, and when a turn
+ * ends while others wait here, the next one is granted on the same znode without a request (local
+ * hand-off), within {@link LocalHandoff}'s bounds while another participant queues behind it, half a
+ * negotiated session timeout after the requests that granted the znode, and while its session is
+ * connected and unchanged; else the znode is deleted and the head waiter queues a new one. A
+ * thread whose turn it is re-enters (EXCLUSIVE, WRITE, and READ under WRITE) as further holds of
+ * its turn. This follows {@code AbstractQueuedSynchronizer}: one wait queue, and ownership handed
+ * with the grant.
+ *
+ * <p><b>READ requests and leases</b> (a non-reentrant EXCLUSIVE lock, a permit) each have a znode
+ * of their own (a {@link Single}): readers hold together, and a lease may be returned by any
+ * thread, as in the recipes. A thread's nested READ is a further hold of its READ.
+ *
+ * <p><b>Ending a held znode</b>: a release, a revocation, a ceiling or a lost session end a hold
+ * here ({@link #release}, {@link #endZnode}), and its znode through its
+ * {@link ZnodeAcquisition#end()}, the one place that deletes it. A turn ended by anything but its
+ * own release is taken away from its holder at once, so that the next waiter need not wait for a
+ * holder that may be stuck; the holder learns it where it acts (its grant is LOST, its nested
+ * requests fail, its release changes nothing).
+ *
+ * <p>Every decision is made under this object's monitor; what follows from it (requests, a waiter
+ * completed, a grant tracked) runs after the monitor is released, in the order decided. Nothing
+ * blocks under the monitor.
+ */
+final class LockKey {
+
+	private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
+
+	private final String lockPath;
+
+	private final Grants grants;
+
+	private final Line mutex = new Line(Protocol.MUTEX);
+
+	private final Line write = new Line(Protocol.WRITE);
+
+	/** READ requests and leases: waiting, held, or ended and not yet released by their thread. */
+	private final List<Single> singles = new ArrayList<>(2);
+
+	/** Turns taken away from their thread that the thread has not released yet. */
+	private final List<Turn> takenAway = new ArrayList<>(0);
+
+	/** Whether the registry dropped this key: nothing may queue here any more. */
+	private boolean dropped;
+
+	LockKey(String lockPath, Grants grants) {
+		this.lockPath = lockPath;
+		this.grants = grants;
+	}
+
+	String lockPath() {
+		return this.lockPath;
+	}
+
+	/**
+	 * Queue a request. A request that can never be granted is failed at once: a READ holder asking
+	 * for WRITE ({@link LockUpgradeException}), a request nested in a grant that was taken away
+	 * ({@link LockLostException}), a lease holder waiting without limit for the last lease it holds
+	 * itself ({@link LockAcquisitionException}).
+	 * @return {@code false} if this key was dropped meanwhile: look it up again
+	 */
+	boolean enqueue(Waiter waiter) {
+		List<Runnable> after = new ArrayList<>(2);
+		synchronized (this) {
+			if (this.dropped) {
+				return false;
+			}
+			waiter.key = this;
+			if (waiter.isDone()) {
+				// Given up before it could queue.
+				return true;
+			}
+			switch (waiter.protocol) {
+				case MUTEX -> this.mutex.enqueue(waiter, after);
+				case WRITE -> {
+					Thread thread = waiter.boundThread();
+					Single read = (thread != null) ? readOf(thread) : null;
+					if (read != null && !this.write.isTurnOf(thread)) {
+						fail(waiter, new LockUpgradeException(this.lockPath), after);
+					}
+					else {
+						this.write.enqueue(waiter, after);
+					}
+				}
+				case READ -> enqueueRead(waiter, after);
+				case LEASE -> enqueueLease(waiter, after);
+			}
+		}
+		run(after);
+		return true;
+	}
+
+	private void enqueueRead(Waiter waiter, List<Runnable> after) {
+		Thread thread = waiter.boundThread();
+		if (thread != null) {
+			if (this.write.isTurnOf(thread)) {
+				// READ under WRITE: a further hold of the thread's WRITE turn.
+				this.write.nest(waiter, after);
+				return;
+			}
+			if (this.write.refuseIfTakenAway(waiter, after)) {
+				return;
+			}
+			Single held = readOf(thread);
+			if (held != null) {
+				if (held.endedBy != null) {
+					fail(waiter, enclosingLost(waiter.mode, held.endedBy), after);
+				}
+				else {
+					held.holds++;
+					grant(waiter, held, after);
+				}
+				return;
+			}
+		}
+		startSingle(waiter, after);
+	}
+
+	private void enqueueLease(Waiter waiter, List<Runnable> after) {
+		Thread caller = waiter.caller;
+		if (waiter.forever && caller != null) {
+			int held = 0;
+			for (Single single : this.singles) {
+				held += (single.caller == caller && single.waiter.protocol == Protocol.LEASE && single.znode != null
+						&& single.endedBy == null) ? 1 : 0;
+			}
+			if (held >= waiter.leases) {
+				// The leases this thread holds can only be returned by this thread's caller.
+				fail(waiter, new LockAcquisitionException(this.lockPath, waiter.mode, Duration.ZERO,
+						(waiter.leases == 1)
+								? "already held by this thread and not reentrant; waiting without limit would never end"
+								: "this thread holds all " + waiter.leases
+										+ " permits of the semaphore; waiting without limit would never end"),
+						after);
+				return;
+			}
+		}
+		startSingle(waiter, after);
+	}
+
+	private void startSingle(Waiter waiter, List<Runnable> after) {
+		Single single = new Single(waiter);
+		this.singles.add(single);
+		after.add(single.acquisition::start);
+	}
+
+	/**
+	 * Give a wait up (its time ran out, its thread was interrupted, it was cancelled): it leaves the
+	 * queue, and the acquisition nobody waits for any more is ended. The caller completes it.
+	 * @return whether it was still waiting; {@code false} when it was granted or failed meanwhile (a
+	 * synchronous caller then takes what it was given)
+	 */
+	boolean giveUp(Waiter waiter) {
+		List<Runnable> after = new ArrayList<>(2);
+		boolean waiting;
+		synchronized (this) {
+			waiting = this.mutex.remove(waiter, after) || this.write.remove(waiter, after);
+			for (int i = 0; !waiting && i < this.singles.size(); i++) {
+				Single single = this.singles.get(i);
+				if (single.waiter == waiter && single.znode == null) {
+					this.singles.remove(i);
+					after.add(single.acquisition::end);
+					waiting = true;
+				}
+			}
+		}
+		run(after);
+		this.grants.maybeIdle(this);
+		return waiting;
+	}
+
+	/**
+	 * End the holds on a znode that this application may no longer hold: it was revoked, deleted by
+	 * another client, its grant's ceiling passed, or its session was lost. Under the monitor, before
+	 * any other grant can be made, the grants on it become LOST and a turn on it is taken away from
+	 * its holder; then the listeners are told, and the znode is deleted (by its acquisition).
+	 * @param node the znode's full path
+	 * @param reason why, for the grants that hold it
+	 * @param signalWork whether to tell the work of every grant on it ({@code whenLost()}), as a
+	 * ceiling does
+	 * @param cause the grant whose own end this is (its ceiling): nothing is ended unless it still
+	 * holds the znode, so that a ceiling that falls as its grant is released never ends the turn
+	 * that was handed over on the same znode; {@code null} for an end of the znode itself
+	 * @return whether this key held the znode
+	 */
+	boolean endZnode(String node, String reason, boolean signalWork, @Nullable CuratorLockHandle cause) {
+		List<Runnable> after = new ArrayList<>(2);
+		List<CuratorLockHandle> lost = new ArrayList<>(1);
+		boolean held;
+		synchronized (this) {
+			if (cause != null && !cause.hold().handles.contains(cause)) {
+				return false;
+			}
+			held = this.mutex.endLink(node, reason, lost, after) | this.write.endLink(node, reason, lost, after);
+			for (Single single : this.singles) {
+				LockZnode znode = single.znode;
+				if (znode != null && single.endedBy == null && znode.path.equals(node)) {
+					znode.endedBy(reason);
+					single.endedBy = reason;
+					single.lose(reason, lost);
+					after.add(single.acquisition::end);
+					held = true;
+				}
+			}
+			// A single no thread will release is forgotten now; a thread's is kept until it releases.
+			this.singles.removeIf((single) -> single.endedBy != null && single.holds == 0);
+		}
+		for (CuratorLockHandle handle : lost) {
+			this.grants.heldLocks().told(handle, signalWork);
+		}
+		run(after);
+		this.grants.maybeIdle(this);
+		return held;
+	}
+
+	/** Whether nothing waits or is held here. */
+	synchronized boolean idle() {
+		return this.mutex.idle() && this.write.idle() && this.singles.isEmpty() && this.takenAway.isEmpty();
+	}
+
+	/**
+	 * Drop this key if it is idle: nothing may queue on it afterwards.
+	 * @return whether it was dropped
+	 */
+	synchronized boolean dropIfIdle() {
+		if (!this.dropped && idle()) {
+			this.dropped = true;
+		}
+		return this.dropped;
+	}
+
+	/** The requests waiting here, for the operators' view. */
+	synchronized List<WaitingLock> waiting() {
+		List<WaitingLock> waiting = new ArrayList<>();
+		this.mutex.collectWaiting(waiting);
+		this.write.collectWaiting(waiting);
+		for (Single single : this.singles) {
+			if (single.znode == null) {
+				waiting.add(new WaitingLock(this.lockPath, single.waiter.mode, single.waiter.waiterName(),
+						single.waiter.since));
+			}
+		}
+		return waiting;
+	}
+
+	private @Nullable Single readOf(Thread thread) {
+		for (Single single : this.singles) {
+			if (single.thread == thread && single.znode != null && single.holds > 0) {
+				return single;
+			}
+		}
+		return null;
+	}
+
+	private void grant(Waiter waiter, Hold hold, List<Runnable> after) {
+		// The first grant on a hold opened it; a further one (a re-entry, READ under WRITE) rides it.
+		CuratorLockHandle handle = new CuratorLockHandle(this.grants, hold, this.lockPath, waiter.mode,
+				waiter.boundThread(), waiter.waiterName(), waiter.caller != null, this.grants.nanoTime(),
+				hold.handedOver() && hold.handles.isEmpty());
+		hold.handles.add(handle);
+		after.add(() -> this.grants.deliver(waiter, handle));
+	}
+
+	/**
+	 * Whether a waiter of a failed acquisition queues again, its wait going on: its znode went
+	 * before it was granted (with an expired session, or deleted by another client: a forced
+	 * revocation), or the connection was lost (Curator's retries ran out) and the wait has a limit
+	 * (the next create waits for the connection, at most the connection timeout, and a wait that
+	 * ends meanwhile fails as ZooKeeper unreachable). A wait without limit fails on a lost
+	 * connection, as Curator's recipes do, rather than hold its thread through an outage; other
+	 * failures (access denied, a closed client) end every wait.
+	 */
+	private static boolean requeues(KeeperException failure, Waiter waiter) {
+		KeeperException.Code code = failure.code();
+		if (code == KeeperException.Code.CONNECTIONLOSS) {
+			return !waiter.forever;
+		}
+		return code == KeeperException.Code.SESSIONEXPIRED || code == KeeperException.Code.NONODE;
+	}
+
+	private void fail(Waiter waiter, RuntimeException failure, List<Runnable> after) {
+		after.add(() -> waiter.completeExceptionally(failure));
+	}
+
+	private LockLostException enclosingLost(LockMode mode, String reason) {
+		return new LockLostException(this.lockPath, mode, "this thread's enclosing grant of the lock was lost ("
+				+ reason + "); release it before locking again");
+	}
+
+	private static void run(List<Runnable> actions) {
+		for (Runnable action : actions) {
+			action.run();
+		}
+	}
+
+	/**
+	 * What a grant holds, which its release goes back to: a {@link Turn} of a line, or a
+	 * {@link Single}.
+	 */
+	abstract class Hold {
+
+		/** The grants on this hold not released yet (guarded by the key). */
+		final List<CuratorLockHandle> handles = new ArrayList<>(1);
+
+		/** The znode the grant rides. */
+		abstract LockZnode znode();
+
+		/** Which grant of its znode this is: 1 for the one made through ZooKeeper. */
+		abstract int position();
+
+		/** Whether the grant was handed over on a znode an earlier turn kept. */
+		boolean handedOver() {
+			return false;
+		}
+
+		/**
+		 * End one hold: the grant was released.
+		 * @return completes once the znode's delete was answered, when this release ended the znode;
+		 * completed at once otherwise (a further hold remains, or the key was handed on)
+		 */
+		abstract CompletableFuture<Void> release(CuratorLockHandle handle);
+
+		/**
+		 * Make the grants on this hold LOST (guarded by the key); collect the ones to tell. A grant
+		 * not handed out yet is taken back silently: its requester's wait goes on.
+		 */
+		void lose(String reason, List<CuratorLockHandle> lost) {
+			for (CuratorLockHandle handle : this.handles) {
+				if (handle.lose(reason) && !handle.withdrawn()) {
+					lost.add(handle);
+				}
+			}
+		}
+
+		/** The key this hold is of. */
+		LockKey key() {
+			return LockKey.this;
+		}
+
+	}
+
+	/** One grant's turn on a line's znode, with its further holds (re-entry, READ under WRITE). */
+	final class Turn extends Hold {
+
+		final Line line;
+
+		/** The thread it is bound to, {@code null} for an asynchronous grant. */
+		final @Nullable Thread thread;
+
+		final Link link;
+
+		final int position;
+
+		/** Holds not released yet (guarded by the key). */
+		int holds = 1;
+
+		/** WRITE holds not released yet (guarded by the key). */
+		int writeHolds;
+
+		/** Whether it was taken away from its holder (guarded by the key). */
+		boolean taken;
+
+		Turn(Line line, @Nullable Thread thread, Link link, LockMode mode) {
+			this.line = line;
+			this.thread = thread;
+			this.link = link;
+			this.position = link.grants;
+			this.writeHolds = (mode == LockMode.WRITE) ? 1 : 0;
+		}
+
+		@Override
+		LockZnode znode() {
+			return this.link.znode;
+		}
+
+		@Override
+		int position() {
+			return this.position;
+		}
+
+		@Override
+		boolean handedOver() {
+			return this.position > 1;
+		}
+
+		@Override
+		CompletableFuture<Void> release(CuratorLockHandle handle) {
+			List<Runnable> after = new ArrayList<>(2);
+			boolean linkEnded = false;
+			synchronized (LockKey.this) {
+				if (!this.handles.remove(handle) || this.holds == 0) {
+					return DONE;
+				}
+				this.holds--;
+				if (handle.mode() == LockMode.WRITE) {
+					this.writeHolds--;
+				}
+				if (this.holds > 0) {
+					return DONE;
+				}
+				if (this.taken) {
+					LockKey.this.takenAway.remove(this);
+				}
+				else {
+					this.line.turn = null;
+					this.line.pump(after);
+					linkEnded = this.line.link != this.link;
+				}
+			}
+			run(after);
+			LockKey.this.grants.maybeIdle(LockKey.this);
+			return linkEnded ? this.link.acquisition.end() : DONE;
+		}
+
+	}
+
+	/** A READ request or a lease, with a znode of its own: its acquisition, then its grant. */
+	final class Single extends Hold {
+
+		final Waiter waiter;
+
+		/** The caller's thread (for a thread's nested READ and its leases), {@code null} if asynchronous. */
+		final @Nullable Thread caller;
+
+		/** The thread the READ grant is bound to, {@code null} for a lease or an asynchronous grant. */
+		final @Nullable Thread thread;
+
+		/** Its acquisition (guarded by the key: replaced when its session expired while it waited). */
+		ZnodeAcquisition acquisition;
+
+		/** The granted znode (guarded by the key); {@code null} while waiting. */
+		@Nullable LockZnode znode;
+
+		/** Holds not released yet (guarded by the key). */
+		int holds;
+
+		/** Why its znode was ended by something other than its release (guarded by the key). */
+		@Nullable String endedBy;
+
+		Single(Waiter waiter) {
+			this.waiter = waiter;
+			this.caller = waiter.caller;
+			this.thread = waiter.boundThread();
+			this.acquisition = newAcquisition();
+		}
+
+		private ZnodeAcquisition newAcquisition() {
+			return new ZnodeAcquisition(LockKey.this.grants.znodes(), LockKey.this.lockPath, this.waiter.protocol,
+					Math.max(1, this.waiter.leases), this.waiter.oneAttempt, this::decided);
+		}
+
+		private void decided(ZnodeAcquisition acquisition) {
+			List<Runnable> after = new ArrayList<>(2);
+			synchronized (LockKey.this) {
+				if (!LockKey.this.singles.contains(this) || this.znode != null || acquisition != this.acquisition) {
+					// Given up meanwhile: its acquisition was ended, and with it the znode.
+					return;
+				}
+				KeeperException failure = acquisition.failure();
+				String node = acquisition.node();
+				if (acquisition.granted() && node != null
+						&& acquisition.session() != LockKey.this.grants.znodes().sessionInstance()) {
+					// Granted in a session that is not the client's now (or not known): never handed out.
+					// Its znode goes, and the wait goes on in the current session.
+					after.add(acquisition::end);
+					this.acquisition = newAcquisition();
+					after.add(this.acquisition::start);
+				}
+				else if (acquisition.granted() && node != null) {
+					this.znode = new LockZnode(node, acquisition.session(), acquisition.czxid(),
+							LockKey.this.grants.nanoTime());
+					this.holds = 1;
+					grant(this.waiter, this, after);
+				}
+				else if (failure != null && requeues(failure, this.waiter)) {
+					// The znode went (its session expired, another client deleted it) or the connection was
+					// lost: the wait goes on.
+					this.acquisition = newAcquisition();
+					after.add(this.acquisition::start);
+				}
+				else {
+					LockKey.this.singles.remove(this);
+					if (failure != null) {
+						fail(this.waiter, LockKey.this.grants.translate(failure, LockKey.this.lockPath,
+								this.waiter.mode), after);
+					}
+					else {
+						after.add(() -> this.waiter.complete(Optional.empty()));
+					}
+				}
+			}
+			run(after);
+			LockKey.this.grants.maybeIdle(LockKey.this);
+		}
+
+		@Override
+		LockZnode znode() {
+			LockZnode granted = this.znode;
+			if (granted == null) {
+				throw new IllegalStateException("Not granted: " + this.acquisition);
+			}
+			return granted;
+		}
+
+		@Override
+		int position() {
+			return 1;
+		}
+
+		@Override
+		CompletableFuture<Void> release(CuratorLockHandle handle) {
+			synchronized (LockKey.this) {
+				if (!this.handles.remove(handle) || this.holds == 0) {
+					return DONE;
+				}
+				this.holds--;
+				if (this.holds > 0) {
+					return DONE;
+				}
+				LockKey.this.singles.remove(this);
+			}
+			CompletableFuture<Void> deleted = this.acquisition.end();
+			LockKey.this.grants.maybeIdle(LockKey.this);
+			return deleted;
+		}
+
+	}
+
+	/**
+	 * The znode this application holds for a line's turns, granted through ZooKeeper and ridden by
+	 * consecutive turns.
+	 */
+	final class Link {
+
+		final ZnodeAcquisition acquisition;
+
+		final LockZnode znode;
+
+		/** Before the requests that granted the znode: the server heard from the session after it. */
+		final long requestedAt;
+
+		/** Turns granted on it so far (guarded by the key). */
+		int grants;
+
+		/** Whether its children are listed, to learn whether another participant queues behind it (guarded by the key). */
+		boolean watching;
+
+		/** Whether another participant queues behind it; only ever set. */
+		volatile boolean othersWaiting;
+
+		/** Lists the children again when they change while nobody else was seen queued; one per link. */
+		private final Watcher childrenWatcher;
+
+		Link(ZnodeAcquisition acquisition, String node, long requestedAt, Line line) {
+			this.acquisition = acquisition;
+			this.znode = new LockZnode(node, acquisition.session(), acquisition.czxid(), LockKey.this.grants.nanoTime());
+			this.requestedAt = requestedAt;
+			this.othersWaiting = acquisition.othersQueued();
+			this.watching = this.othersWaiting;
+			this.childrenWatcher = (event) -> {
+				if (event.getType() == Watcher.Event.EventType.NodeChildrenChanged && !this.othersWaiting
+						&& line.isLink(this)) {
+					listChildren();
+				}
+			};
+		}
+
+		/** Learn whether another participant queues behind the znode: its bounds apply then. */
+		void listChildren() {
+			LockKey.this.grants.znodes().children(LockKey.this.lockPath, this.childrenWatcher, (code, children) -> {
+				if (code != KeeperException.Code.OK.intValue() || children == null || children.size() > 1) {
+					this.othersWaiting = true;
+				}
+			});
+		}
+
+	}
+
+	/** The FIFO queue of one exclusive protocol's requests, its turn and its znode; guarded by the key. */
+	final class Line {
+
+		final Protocol protocol;
+
+		final ArrayDeque<Waiter> waiters = new ArrayDeque<>(2);
+
+		@Nullable Turn turn;
+
+		@Nullable Link link;
+
+		/** The acquisition of a znode for the waiters, while one is under way. */
+		@Nullable ZnodeAcquisition acquiring;
+
+		/** When {@link #acquiring} was started. */
+		long acquiringSince;
+
+		Line(Protocol protocol) {
+			this.protocol = protocol;
+		}
+
+		boolean idle() {
+			return this.waiters.isEmpty() && this.turn == null && this.link == null && this.acquiring == null;
+		}
+
+		boolean isTurnOf(Thread thread) {
+			Turn current = this.turn;
+			return current != null && current.thread == thread;
+		}
+
+		boolean isLink(Link candidate) {
+			synchronized (LockKey.this) {
+				return this.link == candidate;
+			}
+		}
+
+		void enqueue(Waiter waiter, List<Runnable> after) {
+			Thread thread = waiter.boundThread();
+			if (thread != null && isTurnOf(thread)) {
+				nest(waiter, after);
+				return;
+			}
+			if (refuseIfTakenAway(waiter, after)) {
+				return;
+			}
+			if (waiter.oneAttempt && (this.turn != null || !this.waiters.isEmpty())) {
+				// Held or queued for in this application: busy, with no request.
+				after.add(() -> waiter.complete(Optional.empty()));
+				return;
+			}
+			this.waiters.add(waiter);
+			pump(after);
+		}
+
+		/** A further hold of the waiting thread's turn. */
+		void nest(Waiter waiter, List<Runnable> after) {
+			Turn current = this.turn;
+			if (current == null) {
+				throw new IllegalStateException("No turn to nest in on " + LockKey.this.lockPath);
+			}
+			if (waiter.mode == LockMode.WRITE && current.writeHolds == 0) {
+				// The turn holds READ only (its WRITE was released first): no read-to-write upgrade.
+				fail(waiter, new LockUpgradeException(LockKey.this.lockPath), after);
+				return;
+			}
+			current.holds++;
+			if (waiter.mode == LockMode.WRITE) {
+				current.writeHolds++;
+			}
+			grant(waiter, current, after);
+		}
+
+		/** Refuse a thread's request nested in a turn of it that was taken away and not released. */
+		boolean refuseIfTakenAway(Waiter waiter, List<Runnable> after) {
+			Thread thread = waiter.boundThread();
+			for (Turn lost : LockKey.this.takenAway) {
+				if (lost.line == this && lost.thread == thread) {
+					String reason = lost.link.znode.endedBy();
+					fail(waiter, enclosingLost(waiter.mode, (reason != null) ? reason : "ended"), after);
+					return true;
+				}
+			}
+			return false;
+		}
+
+		boolean remove(Waiter waiter, List<Runnable> after) {
+			if (!this.waiters.remove(waiter)) {
+				return false;
+			}
+			pump(after);
+			return true;
+		}
+
+		/**
+		 * Move the line on: grant the head waiter on a usable znode, else let the znode go and queue
+		 * one for the waiters, or end the acquisition nobody waits for. Nothing while a turn is held.
+		 */
+		void pump(List<Runnable> after) {
+			if (this.turn != null) {
+				return;
+			}
+			Link current = this.link;
+			if (current != null && (this.waiters.isEmpty() || !usable(current))) {
+				this.link = null;
+				after.add(current.acquisition::end);
+				current = null;
+			}
+			if (this.waiters.isEmpty()) {
+				ZnodeAcquisition pending = this.acquiring;
+				if (pending != null) {
+					this.acquiring = null;
+					after.add(pending::end);
+				}
+				return;
+			}
+			if (current != null) {
+				Waiter head = this.waiters.poll();
+				current.grants++;
+				if (current.grants > 1 && !current.watching) {
+					current.watching = true;
+					after.add(current::listChildren);
+				}
+				this.turn = new Turn(this, head.boundThread(), current, head.mode);
+				grant(head, this.turn, after);
+				return;
+			}
+			if (this.acquiring == null) {
+				ZnodeAcquisition acquisition = new ZnodeAcquisition(LockKey.this.grants.znodes(),
+						LockKey.this.lockPath, this.protocol, 1, this.waiters.peek().oneAttempt, this::decided);
+				this.acquiring = acquisition;
+				this.acquiringSince = LockKey.this.grants.nanoTime();
+				after.add(acquisition::start);
+			}
+		}
+
+		/**
+		 * Whether the znode may carry one more turn: its session is the client's and connected and
+		 * nothing ended it; for a hand-over besides, within the hand-off bounds and half a negotiated
+		 * session timeout after the requests that granted it (a process paused longer than its
+		 * session timeout runs again before its client hears of the expiry).
+		 */
+		private boolean usable(Link current) {
+			Znodes znodes = LockKey.this.grants.znodes();
+			boolean sound = current.znode.endedBy() == null && current.znode.session == znodes.sessionInstance()
+					&& znodes.connected();
+			if (!sound || current.grants == 0) {
+				return sound;
+			}
+			LocalHandoff handoff = LockKey.this.grants.handoff();
+			long now = LockKey.this.grants.nanoTime();
+			long safeNanos = TimeUnit.MILLISECONDS.toNanos(znodes.sessionTimeoutMs()) / 2;
+			if (!handoff.enabled() || now - current.requestedAt >= safeNanos) {
+				return false;
+			}
+			return !current.othersWaiting || (current.grants < handoff.maxGrants()
+					&& now - current.znode.heldSince < handoff.maxTime().toNanos());
+		}
+
+		private void decided(ZnodeAcquisition acquisition) {
+			List<Runnable> after = new ArrayList<>(2);
+			synchronized (LockKey.this) {
+				if (this.acquiring != acquisition) {
+					// Ended by this line already (nobody waited any more), and with it the znode.
+					return;
+				}
+				this.acquiring = null;
+				KeeperException failure = acquisition.failure();
+				String node = acquisition.node();
+				if (failure != null) {
+					// The waiters whose waits go on queue again (below); ZooKeeper failed the others'.
+					RuntimeException translated = LockKey.this.grants.translate(failure, LockKey.this.lockPath,
+							(this.protocol == Protocol.WRITE) ? LockMode.WRITE : LockMode.EXCLUSIVE);
+					this.waiters.removeIf((waiter) -> {
+						boolean failed = !requeues(failure, waiter);
+						if (failed) {
+							fail(waiter, translated, after);
+						}
+						return failed;
+					});
+				}
+				else if (acquisition.granted() && node != null) {
+					this.link = new Link(acquisition, node, this.acquiringSince, this);
+				}
+				else {
+					// One look, not granted: the head waiter asked for no more, if it is still the head.
+					Waiter head = this.waiters.peek();
+					if (head != null && head.oneAttempt) {
+						this.waiters.poll();
+						after.add(() -> head.complete(Optional.empty()));
+					}
+				}
+				pump(after);
+			}
+			run(after);
+			LockKey.this.grants.maybeIdle(LockKey.this);
+		}
+
+		/** End the turn and the znode if the link is on {@code node}; see {@link LockKey#endZnode}. */
+		boolean endLink(String node, String reason, List<CuratorLockHandle> lost, List<Runnable> after) {
+			Link current = this.link;
+			if (current == null || !current.znode.path.equals(node)) {
+				return false;
+			}
+			current.znode.endedBy(reason);
+			Turn holder = this.turn;
+			if (holder != null) {
+				holder.lose(reason, lost);
+				holder.taken = true;
+				this.turn = null;
+				if (holder.thread != null) {
+					LockKey.this.takenAway.add(holder);
+				}
+			}
+			pump(after);
+			return true;
+		}
+
+		void collectWaiting(List<WaitingLock> waiting) {
+			LockMode mode = (this.protocol == Protocol.WRITE) ? LockMode.WRITE : LockMode.EXCLUSIVE;
+			for (Waiter waiter : this.waiters) {
+				waiting.add(new WaitingLock(LockKey.this.lockPath, mode, waiter.waiterName(), waiter.since));
+			}
+		}
+
+	}
+
+}

@@ -1,0 +1,122 @@
+package io.github.zklock.curator;
+
+import java.util.List;
+
+import org.apache.curator.framework.recipes.locks.LockInternals;
+import org.apache.curator.framework.recipes.locks.LockInternalsSorter;
+import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
+
+import io.github.zklock.LockMode;
+
+/**
+ * The znode protocol of a Curator lock recipe, which a {@link ZnodeAcquisition} follows so that
+ * raw Curator code on the same path and this library's grants queue in one order and exclude each
+ * other (the lock recipe and the shared lock recipe of the ZooKeeper recipes page):
+ * <ul>
+ * <li>{@link #MUTEX}: {@code InterProcessMutex}'s {@code lock-} znodes, granted when first by
+ * sequence (as {@code StandardLockInternalsDriver} sorts them), watching the one just before;</li>
+ * <li>{@link #WRITE}: the write side of {@code InterProcessReadWriteLock} ({@code __WRIT__}),
+ * granted when first among readers and writers, watching the one just before;</li>
+ * <li>{@link #READ}: its read side ({@code __READ__}), granted when no writer's znode comes
+ * before it, watching the first writer's that does;</li>
+ * <li>{@link #LEASE}: a lease of {@code InterProcessSemaphoreV2}: its internal mutex
+ * ({@code lock-} znodes below {@code locks}, as {@link #MUTEX}) first, then a {@code lease-} znode
+ * below {@code leases}, granted while the leases number at most the semaphore's (the recipe
+ * watches the children of {@code leases} meanwhile, keeping the internal mutex).</li>
+ * </ul>
+ */
+enum Protocol {
+
+	/** {@code InterProcessMutex}: reentrant EXCLUSIVE. */
+	MUTEX("lock-"),
+
+	/** The write side of {@code InterProcessReadWriteLock}. */
+	WRITE(Protocol.WRITE_NAME),
+
+	/** The read side of {@code InterProcessReadWriteLock}. */
+	READ(Protocol.READ_NAME),
+
+	/** A lease of {@code InterProcessSemaphoreV2}: non-reentrant EXCLUSIVE (one lease) and permits. */
+	LEASE("lease-");
+
+	/** Child of a semaphore's path holding the lease znodes (Curator's name). */
+	static final String LEASES = "leases";
+
+	/** Child of a semaphore's path holding its internal mutex (Curator's name). */
+	static final String LOCKS = "locks";
+
+	private static final String READ_NAME = "__READ__";
+
+	private static final String WRITE_NAME = "__WRIT__";
+
+	private static final StandardLockInternalsDriver DRIVER = new StandardLockInternalsDriver();
+
+	/** Sorts a read/write lock's children by their sequence, whichever side they are of. */
+	private static final LockInternalsSorter READ_WRITE_SORTER = (name, lockName) -> StandardLockInternalsDriver
+		.standardFixForSorting(StandardLockInternalsDriver.standardFixForSorting(name, READ_NAME), WRITE_NAME);
+
+	private final String lockName;
+
+	Protocol(String lockName) {
+		this.lockName = lockName;
+	}
+
+	/**
+	 * The protocol of a request.
+	 * @param mode the mode
+	 * @param reentrant whether the request is reentrant (a non-reentrant EXCLUSIVE lock is a lease)
+	 * @param permits the number of permits, 0 for a lock
+	 */
+	static Protocol of(LockMode mode, boolean reentrant, int permits) {
+		if (permits > 0 || !reentrant) {
+			return LEASE;
+		}
+		return switch (mode) {
+			case EXCLUSIVE -> MUTEX;
+			case READ -> READ;
+			case WRITE -> WRITE;
+		};
+	}
+
+	/** The name the sequence number follows in the znode's name. */
+	String lockName() {
+		return this.lockName;
+	}
+
+	/**
+	 * Where the znodes of a lock path queue: the path itself, or a semaphore's {@code leases}.
+	 * @param lockPath the lock path
+	 */
+	String queuePath(String lockPath) {
+		return (this == LEASE) ? lockPath + "/" + LEASES : lockPath;
+	}
+
+	/**
+	 * The name of the znode to watch for a znode that is not granted, or {@code null} when it is
+	 * granted (for {@link #LEASE}: when the leases, ours among them, number at most
+	 * {@code maxLeases}; the children watch of the listing is the one to wait on otherwise).
+	 * @param children the children of the queue path, unsorted, ours among them
+	 * @param ourName the name of our znode
+	 * @param maxLeases the semaphore's number of leases (for {@link #LEASE})
+	 * @return the name to watch, {@code null} if granted, or {@link #LEASES} for a lease that waits
+	 * for the children of the leases to change
+	 */
+	String predecessor(List<String> children, String ourName, int maxLeases) {
+		if (this == LEASE) {
+			return (children.size() <= maxLeases) ? null : LEASES;
+		}
+		List<String> sorted = LockInternals.getSortedChildren(this.lockName,
+				(this == MUTEX) ? DRIVER : READ_WRITE_SORTER, children);
+		int ours = sorted.indexOf(ourName);
+		if (this != READ) {
+			return (ours == 0) ? null : sorted.get(ours - 1);
+		}
+		for (int i = 0; i < ours; i++) {
+			if (sorted.get(i).contains(WRITE_NAME)) {
+				return sorted.get(i);
+			}
+		}
+		return null;
+	}
+
+}

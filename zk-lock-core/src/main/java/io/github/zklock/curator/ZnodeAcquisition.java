@@ -1,0 +1,437 @@
+package io.github.zklock.curator;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.Watcher;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The life of one lock znode, from its create to its delete, in the {@link Protocol} of a Curator
+ * lock recipe, driven by the answers of {@link Znodes} with no thread waiting: create an ephemeral
+ * sequential znode (protected, parents as containers) and list the queue in the same breath
+ * (ZooKeeper serves a session's requests in order, so the listing sees the new znode: one round
+ * trip); granted when the protocol says so, else watch the one znode it names (no herd effect) and
+ * list again when that one changes. A lease takes the semaphore's internal mutex first, an
+ * acquisition of its own, and ends it once the lease is granted or given up, as
+ * {@code InterProcessSemaphoreV2} does.
+ *
+ * <p>States, each changed under the acquisition's monitor; requests are sent and the owner told
+ * after it is released:
+ * <pre>
+ * state            event                                   next      sends, tells
+ * NEW              start, a lease                          MUTEX     starts the internal mutex
+ * NEW, MUTEX       start, internal mutex granted           CREATING  create, children (pipelined)
+ * CREATING         created                                 CREATING  children again if the first listing came before the znode
+ * CREATING/WAITING listing: granted                        GRANTED   ends the internal mutex; tells the owner once its delete answered
+ * CREATING/WAITING listing: not granted, one look          ENDED     delete; tells the owner (not granted)
+ * CREATING/WAITING listing: not granted                    WAITING   watch on the predecessor (a lease: the listing's watch)
+ * WAITING          watched znode gone or changed           WAITING   children
+ * all but ENDED    error answer, session expired           ENDED     delete if created; tells the owner (failed)
+ * all but ENDED    end()                                   ENDED     delete once the path is known; ends the internal mutex
+ * ENDED            created (late)                          ENDED     delete
+ * </pre>
+ * The owner is told once, of a grant, of a wait that ended without one, or of a failure; never of
+ * its own {@link #end()}. {@link #end()} is the only place that deletes the znode, and deletes it
+ * once, whatever ends it: a release, a wait given up, a revocation, a ceiling, a lost session.
+ * The delete is sent before the owner hears that the wait ended, so that its next attempt on the
+ * same session never finds this znode in its listing.
+ *
+ * <p>Thread-safe: answers arrive on the client's event thread, {@link #end()} from any thread.
+ */
+final class ZnodeAcquisition implements Watcher {
+
+	/** Where an acquisition stands; see the type's table. */
+	enum State {
+
+		NEW, MUTEX, CREATING, WAITING, GRANTED, ENDED
+
+	}
+
+	private static final int OK = KeeperException.Code.OK.intValue();
+
+	private static final int NONODE = KeeperException.Code.NONODE.intValue();
+
+	private static final CompletableFuture<Void> NOTHING_TO_DELETE = CompletableFuture.completedFuture(null);
+
+	/** A session instance that no client has: the znode's session is not known. */
+	static final long UNKNOWN_SESSION = Long.MIN_VALUE;
+
+	private final Znodes znodes;
+
+	private final String lockPath;
+
+	private final Protocol protocol;
+
+	private final int maxLeases;
+
+	private final boolean oneLook;
+
+	private final Consumer<ZnodeAcquisition> owner;
+
+	/** The session instance the create was sent in, {@link #UNKNOWN_SESSION} if it changed before the answer. */
+	private long session = UNKNOWN_SESSION;
+
+	private State state = State.NEW;
+
+	/** The created znode's full path, once the create answered. */
+	private @Nullable String node;
+
+	private long czxid;
+
+	/** Whether the listing sent with the create has not answered yet. */
+	private boolean firstListingPending;
+
+	/** Whether the create was sent and has not answered yet. */
+	private boolean createPending;
+
+	/** Whether another participant queued behind the znode when it was granted. */
+	private boolean othersQueued;
+
+	private boolean told;
+
+	private @Nullable KeeperException failure;
+
+	/** A lease's internal mutex, until the lease is granted or the acquisition ends. */
+	private @Nullable ZnodeAcquisition internalMutex;
+
+	/** Completes once the znode's delete was answered, or at the end when there was none to send. */
+	private final CompletableFuture<Void> deleted = new CompletableFuture<>();
+
+	/**
+	 * @param lockPath the lock path, for a lease the semaphore's
+	 * @param maxLeases the semaphore's number of leases, 1 for the other protocols
+	 * @param oneLook whether to give up after the first listing that does not grant
+	 * @param owner told once of a grant, of a wait ended without one, or of a failure
+	 */
+	ZnodeAcquisition(Znodes znodes, String lockPath, Protocol protocol, int maxLeases, boolean oneLook,
+			Consumer<ZnodeAcquisition> owner) {
+		this.znodes = znodes;
+		this.lockPath = lockPath;
+		this.protocol = protocol;
+		this.maxLeases = maxLeases;
+		this.oneLook = oneLook;
+		this.owner = owner;
+	}
+
+	/** Send the first requests. Call once, outside the owner's monitor. */
+	void start() {
+		ZnodeAcquisition mutex = null;
+		synchronized (this) {
+			if (this.state != State.NEW) {
+				return;
+			}
+			if (this.protocol == Protocol.LEASE) {
+				mutex = new ZnodeAcquisition(this.znodes, this.lockPath + "/" + Protocol.LOCKS, Protocol.MUTEX, 1,
+						this.oneLook, this::internalMutexDecided);
+				this.internalMutex = mutex;
+				this.state = State.MUTEX;
+			}
+			else {
+				this.state = State.CREATING;
+				this.firstListingPending = true;
+			}
+		}
+		if (mutex != null) {
+			mutex.start();
+		}
+		else {
+			sendCreate();
+		}
+	}
+
+	private void internalMutexDecided(ZnodeAcquisition mutex) {
+		boolean create = false;
+		synchronized (this) {
+			if (this.state == State.MUTEX && mutex.granted()) {
+				this.state = State.CREATING;
+				this.firstListingPending = true;
+				create = true;
+			}
+		}
+		if (create) {
+			sendCreate();
+		}
+		else if (mutex.granted()) {
+			// Ended meanwhile.
+			mutex.end();
+		}
+		else if (mutex.failure != null) {
+			fail(mutex.failure);
+		}
+		else {
+			notGranted();
+		}
+	}
+
+	private void sendCreate() {
+		String queuePath = this.protocol.queuePath(this.lockPath);
+		long sessionAtSend = this.znodes.sessionInstance();
+		synchronized (this) {
+			this.session = sessionAtSend;
+			this.createPending = true;
+		}
+		this.znodes.create(queuePath + "/" + this.protocol.lockName(), this::created);
+		list(true);
+	}
+
+	private void created(int code, Znodes.@Nullable Created created) {
+		long sessionNow = this.znodes.sessionInstance();
+		boolean ended;
+		boolean listAgain = false;
+		synchronized (this) {
+			this.createPending = false;
+			ended = this.state == State.ENDED;
+			if (created == null || code != OK) {
+				created = null;
+				if (!ended) {
+					this.failure = KeeperException.create(KeeperException.Code.get(code), this.lockPath);
+				}
+			}
+			else if (!ended) {
+				this.node = created.path();
+				this.czxid = created.czxid();
+				if (this.session != sessionNow) {
+					// Which session the znode belongs to is no longer known: its grant is reported lost.
+					this.session = UNKNOWN_SESSION;
+				}
+				// The first listing answered before the znode existed (parents created first).
+				listAgain = !this.firstListingPending;
+			}
+		}
+		if (created == null) {
+			if (ended) {
+				// Nothing was created (Curator's protected-create recovery deletes what it may have made).
+				this.deleted.complete(null);
+			}
+			else {
+				endNow(true);
+			}
+		}
+		else if (ended) {
+			// Ended while the create was on its way: its answer is the first moment the path is known.
+			delete(created.path());
+		}
+		else if (listAgain) {
+			list(false);
+		}
+	}
+
+	private void list(boolean first) {
+		Watcher watcher = (this.protocol == Protocol.LEASE) ? this : null;
+		this.znodes.children(this.protocol.queuePath(this.lockPath), watcher,
+				(code, children) -> listed(code, children, first));
+	}
+
+	private void listed(int code, @Nullable List<String> children, boolean first) {
+		String watch = null;
+		Listing outcome;
+		synchronized (this) {
+			if (first) {
+				this.firstListingPending = false;
+			}
+			String ours = this.node;
+			if ((this.state != State.CREATING && this.state != State.WAITING) || ours == null) {
+				// Ended, or not created yet: the create's answer lists again.
+				return;
+			}
+			String ourName = ours.substring(ours.lastIndexOf('/') + 1);
+			if (code != OK || children == null || !children.contains(ourName)) {
+				// The first listing may have been sent before the znode existed (its parents were
+				// missing); a later one means the znode is gone (with its session, or deleted).
+				outcome = first ? Listing.AGAIN : Listing.GONE;
+			}
+			else {
+				watch = this.protocol.predecessor(children, ourName, this.maxLeases);
+				if (watch == null) {
+					this.state = State.GRANTED;
+					this.othersQueued = children.size() > 1;
+					outcome = Listing.GRANTED;
+				}
+				else if (this.oneLook) {
+					outcome = Listing.NOT_GRANTED;
+				}
+				else {
+					this.state = State.WAITING;
+					// A lease waits for the listing's own watch: a lease came or went.
+					outcome = (this.protocol == Protocol.LEASE) ? Listing.WAIT : Listing.WATCH;
+				}
+			}
+		}
+		switch (outcome) {
+			case GRANTED -> {
+				// Told once the internal mutex's delete was answered, as the recipe releases it before
+				// it returns: a one-look request of another client, asked after this grant, never
+				// finds the mutex and answers "busy" while a lease is free.
+				endInternalMutex().whenComplete((ignored, ex) -> tell());
+			}
+			case AGAIN -> list(false);
+			case GONE -> fail(KeeperException.create(
+					(code != OK) ? KeeperException.Code.get(code) : KeeperException.Code.NONODE, this.lockPath));
+			case NOT_GRANTED -> notGranted();
+			case WATCH -> this.znodes.watch(this.protocol.queuePath(this.lockPath) + "/" + watch, this,
+					this::watchSet);
+			case WAIT -> {
+			}
+		}
+	}
+
+	/** What a listing of the queue came to. */
+	private enum Listing {
+
+		GRANTED, AGAIN, GONE, NOT_GRANTED, WATCH, WAIT
+
+	}
+
+	private void watchSet(int code, @Nullable Boolean exists) {
+		if (code == OK && Boolean.FALSE.equals(exists) || code == NONODE) {
+			// Gone before the watch was set: look again.
+			list(false);
+		}
+		else if (code != OK) {
+			fail(KeeperException.create(KeeperException.Code.get(code), this.lockPath));
+		}
+	}
+
+	/**
+	 * The watched znode changed (deleted, usually), or a lease came or went: look at the queue
+	 * again. The session expired: the znode went with it, the wait fails.
+	 */
+	@Override
+	public void process(WatchedEvent event) {
+		synchronized (this) {
+			if (this.state != State.WAITING) {
+				return;
+			}
+		}
+		if (event.getType() != Event.EventType.None) {
+			list(false);
+		}
+		else if (event.getState() == Event.KeeperState.Expired) {
+			fail(KeeperException.create(KeeperException.Code.SESSIONEXPIRED, this.lockPath));
+		}
+	}
+
+	/**
+	 * End the acquisition: give up its wait, or let go of its grant. Deletes the znode once its
+	 * path is known (now, or when the create answers), ends a lease's internal mutex. Idempotent;
+	 * the owner is not told.
+	 * @return completes once the delete was answered (at once when there is nothing to delete; on
+	 * a failure, Curator goes on with a guaranteed delete)
+	 */
+	CompletableFuture<Void> end() {
+		endNow(false);
+		return this.deleted;
+	}
+
+	private void notGranted() {
+		endNow(true);
+	}
+
+	private void fail(KeeperException ex) {
+		synchronized (this) {
+			if (this.state == State.ENDED) {
+				return;
+			}
+			this.failure = ex;
+		}
+		endNow(true);
+	}
+
+	private void endNow(boolean tellOwner) {
+		String toDelete;
+		boolean createPending;
+		synchronized (this) {
+			if (this.state == State.ENDED) {
+				return;
+			}
+			this.state = State.ENDED;
+			toDelete = this.node;
+			createPending = this.createPending;
+		}
+		if (toDelete != null) {
+			delete(toDelete);
+		}
+		else if (!createPending) {
+			// Nothing created; a create still on its way is deleted when it answers.
+			this.deleted.complete(null);
+		}
+		endInternalMutex();
+		if (tellOwner) {
+			tell();
+		}
+	}
+
+	private void delete(String path) {
+		this.znodes.delete(path, (code, ignored) -> this.deleted.complete(null));
+	}
+
+	/** End a lease's internal mutex, if it still has one; completes once its delete was answered. */
+	private CompletableFuture<Void> endInternalMutex() {
+		ZnodeAcquisition mutex;
+		synchronized (this) {
+			mutex = this.internalMutex;
+			this.internalMutex = null;
+		}
+		return (mutex != null) ? mutex.end() : NOTHING_TO_DELETE;
+	}
+
+	private void tell() {
+		synchronized (this) {
+			if (this.told) {
+				return;
+			}
+			this.told = true;
+		}
+		this.owner.accept(this);
+	}
+
+	/** Whether the znode was granted (and not ended since). */
+	synchronized boolean granted() {
+		return this.state == State.GRANTED;
+	}
+
+	/** Where the acquisition stands. */
+	synchronized State state() {
+		return this.state;
+	}
+
+	/** What ended the acquisition, when it failed. */
+	synchronized @Nullable KeeperException failure() {
+		return this.failure;
+	}
+
+	/** The znode's full path, once created. */
+	synchronized @Nullable String node() {
+		return this.node;
+	}
+
+	/** The znode's czxid (its fencing token), 0 when the create's answer did not carry it. */
+	synchronized long czxid() {
+		return this.czxid;
+	}
+
+	/** The session instance the znode belongs to, {@link #UNKNOWN_SESSION} if not known. */
+	synchronized long session() {
+		return this.session;
+	}
+
+	/** Whether other participants queued behind the znode when it was granted. */
+	synchronized boolean othersQueued() {
+		return this.othersQueued;
+	}
+
+	/** The lock path (for a lease, the semaphore's). */
+	String lockPath() {
+		return this.lockPath;
+	}
+
+	@Override
+	public String toString() {
+		return "acquisition of " + this.protocol + " " + this.lockPath + " (" + state() + ", " + node() + ")";
+	}
+
+}

@@ -1,0 +1,111 @@
+package io.github.zklock.curator;
+
+import java.util.List;
+
+import org.apache.zookeeper.Watcher;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The ZooKeeper side of a lock, as the local queue ({@link LockKey}) and the acquisitions
+ * ({@link ZnodeAcquisition}) see it: the four requests the lock recipes send, each answered later
+ * (on the client's event thread; on the calling thread only when the request could not be sent),
+ * and what the client knows of its session: callers send requests outside their monitors. {@link CuratorZnodes}
+ * sends them through Curator's background operations; the tests put an in-memory ZooKeeper behind
+ * it, so that the interleavings of the queue and the acquisitions are explored without network
+ * timing.
+ *
+ * <p>One session's requests are served in the order they were sent, as ZooKeeper serves them: a
+ * listing sent after a create sees the created znode, a create sent after a delete does not find
+ * the deleted one.
+ */
+interface Znodes {
+
+	/**
+	 * Create an ephemeral sequential znode with the process's {@link LockNodeData} as Curator's lock
+	 * recipes create theirs: protected (a GUID in its name, so that a create cut by a connection
+	 * loss is found again or deleted rather than left behind) and with missing parents created as
+	 * containers.
+	 * @param path the path the sequence number is appended to
+	 * @param answer told the created znode's full path and czxid (0 when Curator found the znode
+	 * again after a connection loss), or the error code
+	 */
+	void create(String path, Answer<Created> answer);
+
+	/**
+	 * List the children of a znode.
+	 * @param path the znode
+	 * @param watcher left on the children, or {@code null} for none
+	 * @param answer told the children's names, or the error code ({@code NONODE} when the znode
+	 * does not exist)
+	 */
+	void children(String path, @Nullable Watcher watcher, Answer<List<String>> answer);
+
+	/**
+	 * Watch a znode for its deletion or a change of its data.
+	 * @param path the znode
+	 * @param watcher the watcher
+	 * @param answer told {@code true} when the znode exists (the watch is set), {@code false}
+	 * when it does not (no watch is left), or the error code
+	 */
+	void watch(String path, Watcher watcher, Answer<Boolean> answer);
+
+	/**
+	 * Delete a znode, guaranteed (retried after a connection loss until it is done or the session
+	 * ends, which deletes an ephemeral znode anyway), quietly (a znode already gone is no failure).
+	 * @param path the znode
+	 * @param answer told {@code OK} once deleted (or gone already), or the error code of a delete
+	 * that failed for now (Curator goes on retrying a guaranteed one)
+	 */
+	void delete(String path, Answer<Void> answer);
+
+	/**
+	 * Return which ZooKeeper handle, and so which session, the client uses now: it changes only when
+	 * the session expired (or the ensemble changed). Local state.
+	 * @return the session instance
+	 */
+	long sessionInstance();
+
+	/**
+	 * Return whether the client is connected now. Local state.
+	 * @return whether connected
+	 */
+	boolean connected();
+
+	/**
+	 * Return the session timeout the server granted, in milliseconds, 0 while unknown.
+	 * @return the negotiated session timeout
+	 */
+	int sessionTimeoutMs();
+
+	/**
+	 * Return how long the client waits for a connection before a request fails, in milliseconds:
+	 * the bound of a synchronous one-attempt request and of a synchronous release.
+	 * @return the connection timeout
+	 */
+	int connectionTimeoutMs();
+
+	/**
+	 * An answer to a request, given once: on the client's event thread, or on the calling thread
+	 * when the request could not be sent (the client is closed, say).
+	 * @param <T> what a successful answer carries
+	 */
+	@FunctionalInterface
+	interface Answer<T> {
+
+		/**
+		 * @param code ZooKeeper's result code ({@code KeeperException.Code.OK.intValue()} on success)
+		 * @param value what the request returns on success, else {@code null}
+		 */
+		void answer(int code, @Nullable T value);
+
+	}
+
+	/**
+	 * A created znode.
+	 * @param path its full path
+	 * @param czxid the zxid of its create, 0 when unknown
+	 */
+	record Created(String path, long czxid) {
+	}
+
+}
