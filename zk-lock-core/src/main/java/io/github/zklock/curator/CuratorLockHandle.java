@@ -267,7 +267,9 @@ final class CuratorLockHandle implements RegistryGrant {
 
 	/**
 	 * Release without waiting for ZooKeeper, from any thread, unless the grant is bound to another
-	 * thread.
+	 * thread. A grant owned by no thread is released at once (see
+	 * {@link io.github.zklock.AsyncLockHandle#releaseAsync()}): its znode's delete is sent before
+	 * this returns, so that a next request of this session, sent after it, never lists the znode.
 	 */
 	@Override
 	public CompletableFuture<Void> releaseAsync() {
@@ -276,7 +278,8 @@ final class CuratorLockHandle implements RegistryGrant {
 			throw new IllegalStateException(this.mode + " lock '" + this.path + "' was acquired by thread '"
 					+ bound.getName() + "' and must be released by it");
 		}
-		return end();
+		CompletableFuture<Void> deleted = end();
+		return (bound != null) ? deleted : CompletableFuture.completedFuture(null);
 	}
 
 	@Override

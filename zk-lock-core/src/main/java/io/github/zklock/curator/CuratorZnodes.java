@@ -1,6 +1,9 @@
 package io.github.zklock.curator;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -42,12 +45,14 @@ final class CuratorZnodes implements Znodes {
 
 	/**
 	 * Create the lock znode; when its parents are missing (the first use of a key, or after
-	 * ZooKeeper reaped them), create each level of the parent path as a container and the lock
-	 * znode again, all sent back to back (a level that exists is refused, which is fine): the
-	 * answers come in one round trip, where Curator's {@code creatingParentContainersIfNeeded} waits
-	 * for an {@code exists} and a {@code create} per level, and for a listing of the parent that its
-	 * protected mode sends before a background create is sent again. When a parent's create was
-	 * refused for another reason (access denied, say), the lock znode's create answers with that.
+	 * ZooKeeper reaped them), ask whether each level above the parent path exists (the create's
+	 * answer says the parent itself does not), then create the missing ones and the parent as
+	 * containers and the lock znode again: the requests of Curator's
+	 * {@code creatingParentContainersIfNeeded} but one {@code exists} (an {@code exists} per level, a
+	 * {@code create} per missing one; no refused create, each of which would be a write through the
+	 * quorum), each batch sent back to back, so two round trips where Curator waits for one per
+	 * request. When a level's {@code exists} or {@code create} is answered with an error (access
+	 * denied, a lost connection), the lock znode's create answers with that.
 	 */
 	@Override
 	public void create(String path, Answer<Created> answer) {
@@ -71,8 +76,19 @@ final class CuratorZnodes implements Znodes {
 						answer.answer(parentFailure.get(), null);
 					}
 					else if (code == NONODE && attemptsLeft > 0) {
-						createParents(path.substring(0, path.lastIndexOf('/')), parentFailure);
-						create(path, answer, attemptsLeft - 1, parentFailure);
+						try {
+							createParents(path.substring(0, path.lastIndexOf('/')), parentFailure, () -> {
+								if (parentFailure.get() != OK) {
+									answer.answer(parentFailure.get(), null);
+								}
+								else {
+									create(path, answer, attemptsLeft - 1, parentFailure);
+								}
+							});
+						}
+						catch (Exception ex) {
+							unsent(ex, answer);
+						}
 					}
 					else {
 						answer.answer(code, (code == OK) ? new Created(event.getName(), stat.getCzxid()) : null);
@@ -85,26 +101,75 @@ final class CuratorZnodes implements Znodes {
 		}
 	}
 
-	/** Send a create of every level of a path as a container, top down, noting the first refusal but "exists". */
-	private void createParents(String parent, AtomicInteger parentFailure) throws Exception {
-		BackgroundCallback noted = (client, event) -> {
+	/**
+	 * Create a missing parent path as containers, top down, and run {@code then} once the creates
+	 * are sent: the path itself is missing (the lock znode's create said so); ask whether each
+	 * level above it exists (sent back to back, answered in order) and create the missing ones
+	 * before it. The first error answered other than "no node" or "exists" is noted in
+	 * {@code parentFailure}.
+	 */
+	private void createParents(String parent, AtomicInteger parentFailure, Runnable then) throws Exception {
+		List<String> above = new ArrayList<>();
+		for (int slash = parent.indexOf('/', 1); slash > 0; slash = parent.indexOf('/', slash + 1)) {
+			above.add(parent.substring(0, slash));
+		}
+		if (above.isEmpty()) {
+			createContainers(List.of(parent), parentFailure);
+			then.run();
+			return;
+		}
+		AtomicReferenceArray<String> missing = new AtomicReferenceArray<>(above.size());
+		AtomicInteger unanswered = new AtomicInteger(above.size());
+		for (int i = 0; i < above.size(); i++) {
+			int level = i;
+			this.client.checkExists().inBackground((client, event) -> {
+				int code = event.getResultCode();
+				if (code == NONODE) {
+					missing.set(level, above.get(level));
+				}
+				else if (code != OK) {
+					parentFailure.compareAndSet(OK, code);
+				}
+				if (unanswered.decrementAndGet() == 0) {
+					List<String> create = new ArrayList<>();
+					for (int j = 0; j < above.size(); j++) {
+						String path = missing.get(j);
+						if (path != null) {
+							create.add(path);
+						}
+					}
+					create.add(parent);
+					createContainers(create, parentFailure);
+					then.run();
+				}
+			}).forPath(above.get(level));
+		}
+	}
+
+	/** Send a create of each path as a container, in order, unless an error was noted. */
+	private void createContainers(List<String> paths, AtomicInteger parentFailure) {
+		BackgroundCallback created = (client, event) -> {
 			int code = event.getResultCode();
 			if (code != OK && code != NODEEXISTS) {
 				parentFailure.compareAndSet(OK, code);
 			}
 		};
-		for (int slash = parent.indexOf('/', 1); ; slash = parent.indexOf('/', slash + 1)) {
-			String level = (slash < 0) ? parent : parent.substring(0, slash);
-			// Without data, as Curator creates parents (its default data would be the local address).
-			this.client.create().withMode(CreateMode.CONTAINER).inBackground(noted).forPath(level, NO_DATA);
-			if (slash < 0) {
-				return;
+		try {
+			for (String path : paths) {
+				if (parentFailure.get() != OK) {
+					return;
+				}
+				// Without data, as Curator creates parents (its default data would be the local address).
+				this.client.create().withMode(CreateMode.CONTAINER).inBackground(created).forPath(path, NO_DATA);
 			}
+		}
+		catch (Exception ex) {
+			parentFailure.compareAndSet(OK, KeeperException.Code.SYSTEMERROR.intValue());
 		}
 	}
 
 	@Override
-	public void children(String path, @Nullable Watcher watcher, Answer<java.util.List<String>> answer) {
+	public void children(String path, @Nullable Watcher watcher, Answer<List<String>> answer) {
 		try {
 			if (watcher != null) {
 				this.client.getChildren()
