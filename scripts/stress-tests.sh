@@ -3,7 +3,7 @@
 # stress-ng keeps both CPUs busy, so that rare interleavings of the library's threads, ZooKeeper's
 # and the tests' show up. Prints one line per run and a count per class at the end:
 #
-#   STRESS class=<class> run=<n>/<runs> result=<passed|FAILED> seconds=<s>
+#   STRESS class=<class> run=<n>/<runs> result=<passed|FAILED> tests_passed=<t> seconds=<s>
 #   STRESS class=<class> runs=<runs> passed=<p> failed=<f>
 #
 # A failed run keeps its surefire reports and output in <out>/<class>-<n>/.
@@ -17,7 +17,8 @@
 # The default classes: those that failed now and then or were loosened before the local queue was
 # rebuilt, the chaos tests (every class tagged "chaos"), and the lock storm (40 s per case here).
 # stress-ng is installed from Debian's package when missing (apt-get, non-interactive, as root).
-# Builds the modules once (without tests) and then runs offline.
+# Builds the modules once (without tests); each run is then a JVM of its own (JUnit's console
+# launcher, fetched from Maven Central once), one class per JVM.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -64,6 +65,18 @@ fi
 
 ./mvnw -B -q install -DskipTests -Dmaven.javadoc.skip=true -Dmaven.source.skip=true -Dinvoker.skip=true \
 	-pl zk-lock-test,zk-lock-core -am
+# Each run is a JVM of its own started directly with JUnit's console launcher (a Maven start per
+# run would cost more than most of the runs), on the module's test class path.
+./mvnw -B -q -pl zk-lock-core dependency:build-classpath -Dmdep.includeScope=test \
+	-Dmdep.outputFile=target/stress-classpath.txt
+platform=$(tr ':' '\n' < zk-lock-core/target/stress-classpath.txt | sed -n 's|.*/junit-platform-engine-\(.*\)\.jar$|\1|p' | head -1)
+launcher=zk-lock-core/target/stress-launcher/junit-platform-console-standalone-${platform}.jar
+if [[ ! -f "${launcher}" ]]; then
+	./mvnw -B -q -pl zk-lock-core dependency:copy \
+		"-Dartifact=org.junit.platform:junit-platform-console-standalone:${platform}" \
+		-DoutputDirectory=target/stress-launcher
+fi
+classpath="zk-lock-core/target/test-classes:zk-lock-core/target/classes:$(cat zk-lock-core/target/stress-classpath.txt):${launcher}"
 mkdir -p "${out}"
 summary=()
 for class in "${classes[@]}"; do
@@ -72,9 +85,12 @@ for class in "${classes[@]}"; do
 	for ((run = 1; run <= runs; run++)); do
 		start=${SECONDS}
 		log="${out}/${class}.log"
-		# surefire:test alone (no build, no tag filter): one JVM for the class.
-		if ./mvnw -B -o -pl zk-lock-core surefire:test -Dtest="${class}" -Dsurefire.failIfNoSpecifiedTests=false \
-				-Dzklock.storm.seconds=40 > "${log}" 2>&1; then
+		reports="${out}/reports"
+		rm -rf "${reports}"
+		class_name=$(cd zk-lock-core/src/test/java && find . -name "${class}.java" | head -1 | sed 's|^\./||; s|\.java$||; s|/|.|g')
+		if java -Dzklock.storm.seconds=40 -cp "${classpath}" org.junit.platform.console.ConsoleLauncher execute \
+				--disable-banner --disable-ansi-colors --details=tree --fail-if-no-tests \
+				--select-class "${class_name}" --reports-dir "${reports}" > "${log}" 2>&1; then
 			result=passed
 			passed=$((passed + 1))
 		else
@@ -83,9 +99,10 @@ for class in "${classes[@]}"; do
 			kept="${out}/${class}-${run}"
 			mkdir -p "${kept}"
 			cp "${log}" "${kept}/"
-			cp -r zk-lock-core/target/surefire-reports "${kept}/" 2>/dev/null || true
+			cp -r "${reports}" "${kept}/" 2>/dev/null || true
 		fi
-		echo "STRESS class=${class} run=${run}/${runs} result=${result} seconds=$((SECONDS - start))"
+		tests=$(sed -n 's/^\[ *\([0-9]*\) tests successful.*/\1/p' "${log}" | head -1)
+		echo "STRESS class=${class} run=${run}/${runs} result=${result} tests_passed=${tests:-0} seconds=$((SECONDS - start))"
 	done
 	summary+=("STRESS class=${class} runs=${runs} passed=${passed} failed=${failed}")
 done
