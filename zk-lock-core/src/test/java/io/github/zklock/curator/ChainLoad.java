@@ -15,6 +15,7 @@ import org.jspecify.annotations.Nullable;
 
 import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
+import io.github.zklock.LockLostException;
 import io.github.zklock.LockState;
 import io.github.zklock.spi.LockTarget;
 import io.github.zklock.spi.RegistryGrant;
@@ -24,7 +25,9 @@ import static io.github.zklock.curator.Admins.handedOver;
 /**
  * Threads of one application taking one key in turns until stopped, each grant held for a moment
  * inside a shared {@link Section} (if it is held when granted): with local hand-off on, a chain of
- * grants on one znode. Records every grant. A {@link LockException} fails the load, unless it was
+ * grants on one znode. Records every grant; one lost between its hand-out and the reading of its
+ * fencing token (a {@link LockLostException}: revoked, or ended by a ceiling, meanwhile) is
+ * recorded as not held. Any other {@link LockException} fails the load, unless it was
  * {@linkplain #startRetrying started retrying} (through a session loss, say). Shared by the tests
  * of the {@code curator} and {@code chaos} packages.
  */
@@ -199,6 +202,11 @@ public final class ChainLoad implements AutoCloseable {
 					long token = -1;
 					try {
 						token = handle.fencingToken();
+					}
+					catch (LockLostException ex) {
+						// Revoked (or ended by a ceiling) since it was handed out: the holder hears it
+						// here, as a holder must, and the registry told it (a LOST event the tests count).
+						held = false;
 					}
 					catch (LockException ex) {
 						if (!this.retrying) {
