@@ -27,11 +27,11 @@ public interface AsyncLockHandle extends LockHandle {
 	/**
 	 * Release the grant without blocking the calling thread. Idempotent: later calls return the
 	 * same future.
-	 * @return a future that completes once the grant is released: at once for a grant owned by no
-	 * thread (its znode is handed to the application's next request of the key, or deleted in the
-	 * background with Curator's guaranteed delete), else when the lock znode is deleted (or, when the
-	 * delete failed, exceptionally with the failure: Curator's guaranteed delete removes the znode
-	 * once reconnected, or ZooKeeper when the session ends)
+	 * @return a future that completes once the grant is released: at once when its znode is handed
+	 * to the application's next request of the key, else when the lock znode's delete was answered,
+	 * so that another application asking after it finds the key free (or, when the delete failed,
+	 * exceptionally with the failure: Curator's guaranteed delete removes the znode once
+	 * reconnected, or ZooKeeper when the session ends)
 	 */
 	CompletableFuture<Void> releaseAsync();
 

@@ -267,9 +267,9 @@ final class CuratorLockHandle implements RegistryGrant {
 
 	/**
 	 * Release without waiting for ZooKeeper, from any thread, unless the grant is bound to another
-	 * thread. A grant owned by no thread is released at once (see
-	 * {@link io.github.zklock.AsyncLockHandle#releaseAsync()}): its znode's delete is sent before
-	 * this returns, so that a next request of this session, sent after it, never lists the znode.
+	 * thread. The future completes once the znode's delete was answered (at once when the znode is
+	 * handed over to a waiter of this application): then another application's request finds the
+	 * key free, which a completion when the delete is only sent would not promise.
 	 */
 	@Override
 	public CompletableFuture<Void> releaseAsync() {
@@ -278,8 +278,7 @@ final class CuratorLockHandle implements RegistryGrant {
 			throw new IllegalStateException(this.mode + " lock '" + this.path + "' was acquired by thread '"
 					+ bound.getName() + "' and must be released by it");
 		}
-		CompletableFuture<Void> deleted = end();
-		return (bound != null) ? deleted : CompletableFuture.completedFuture(null);
+		return end();
 	}
 
 	@Override
