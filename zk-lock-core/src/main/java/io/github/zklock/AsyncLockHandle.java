@@ -51,8 +51,11 @@ public interface AsyncLockHandle extends LockHandle {
 	CompletionStage<Void> whenLost();
 
 	/**
-	 * Release the grant; from any thread. Returns at once for a grant owned by no thread; blocks
-	 * until the lock znode is deleted for the others (see {@link #releaseAsync()}). Idempotent.
+	 * Release the grant; from any thread. For a grant owned by no thread, returns once the delete
+	 * of its znode is sent, without waiting for the answer (it may be called where a wait would
+	 * hold up ZooKeeper's event thread): to know that another application will find the key free,
+	 * wait for {@link #releaseAsync()}'s future. For the others, blocks until the lock znode is
+	 * deleted. Idempotent.
 	 * @throws LockException if the release failed
 	 */
 	@Override
