@@ -107,17 +107,18 @@ final class AsyncKeys extends CompletableFuture<Optional<List<Held>>> {
 
 	private void step(int index, @Nullable Optional<Held> handle, @Nullable Throwable ex) {
 		if (ex != null || handle == null) {
-			releaseAcquired();
 			Throwable cause = LockEngine.unwrap((ex != null) ? ex : new IllegalStateException("No outcome"));
-			if (!(cause instanceof CancellationException)) {
-				completeExceptionally(cause);
-			}
+			releaseAcquiredThen(() -> {
+				if (!(cause instanceof CancellationException)) {
+					completeExceptionally(cause);
+				}
+			});
 			return;
 		}
 		if (handle.isEmpty()) {
-			releaseAcquired();
 			this.busyKey = this.keys.get(index);
-			complete(Optional.empty());
+			// Told once the keys taken before are free for others too, as a synchronous multi-lock is.
+			releaseAcquiredThen(() -> complete(Optional.empty()));
 			return;
 		}
 		this.acquired.add(handle.get());
@@ -145,6 +146,13 @@ final class AsyncKeys extends CompletableFuture<Optional<List<Held>>> {
 	private void releaseAcquired() {
 		LockEngine.releaseAll(this.acquired);
 		this.acquired.clear();
+	}
+
+	/** Release the keys taken so far without a thread; run {@code then} once their deletes are answered. */
+	private void releaseAcquiredThen(Runnable then) {
+		List<Held> taken = List.copyOf(this.acquired);
+		this.acquired.clear();
+		LockEngine.releaseAllAsync(taken).whenComplete((ignored, ex) -> then.run());
 	}
 
 	/** Cancelling gives the wait up; the keys taken so far are released. */

@@ -419,6 +419,31 @@ public final class LockEngine {
 		return mapped;
 	}
 
+	/**
+	 * Release keys taken so far without waiting, last first, logging a failure.
+	 * @return completes once every key's release is done (its delete answered, or failed and
+	 * logged); never exceptionally
+	 */
+	static CompletableFuture<Void> releaseAllAsync(List<Held> acquired) {
+		List<CompletableFuture<Void>> releases = new ArrayList<>(acquired.size());
+		for (int i = acquired.size() - 1; i >= 0; i--) {
+			Held held = acquired.get(i);
+			try {
+				releases.add(held.releaseAsync().handle((ignored, ex) -> {
+					if (ex != null) {
+						logger.warn("Failed to release " + held.key().mode() + " lock '" + held.key().path() + "'",
+								unwrap(ex));
+					}
+					return null;
+				}));
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Failed to release " + held.key().mode() + " lock '" + held.key().path() + "'", ex);
+			}
+		}
+		return CompletableFuture.allOf(releases.toArray(CompletableFuture[]::new));
+	}
+
 	/** Release keys taken so far, last first, logging a failure. */
 	static void releaseAll(List<Held> acquired) {
 		for (int i = acquired.size() - 1; i >= 0; i--) {
