@@ -112,7 +112,10 @@ class LocalQueueInterleavingTests {
 
 	@Test
 	void ceilingThatFallsAsItsGrantIsReleasedLeavesTheTurnHandedOverAlone() {
-		explore(LockMode.EXCLUSIVE, false, (run) -> {
+		// Five times the schedules: the interleaving that matters (the timer thread between the
+		// grant's ceiling check and the key's monitor while the release hands the znode over) was
+		// not among the first 200 when the rule it checks was taken out, and was among 1,000.
+		explore(LockMode.EXCLUSIVE, false, 5 * SCHEDULES, (run) -> {
 			LocalQueueModel model = run.model;
 			// Held by an asynchronous grant with a ceiling, another queued behind it without one: the
 			// release hands the znode over as the first grant's ceiling falls.
@@ -308,7 +311,16 @@ class LocalQueueInterleavingTests {
 	 * @param expiredSessions whether a session expires in the scenario (its znodes go without a delete)
 	 */
 	private static void explore(LockMode mode, boolean expiredSessions, Consumer<Run> scenario) {
-		Lincheck.runConcurrentTest(SCHEDULES, () -> {
+		explore(mode, expiredSessions, SCHEDULES, scenario);
+	}
+
+	/**
+	 * Explore a scenario with more or fewer schedules than the default.
+	 * @param schedules how many schedules to explore
+	 * @see #explore(LockMode, boolean, Consumer)
+	 */
+	private static void explore(LockMode mode, boolean expiredSessions, int schedules, Consumer<Run> scenario) {
+		Lincheck.runConcurrentTest(schedules, () -> {
 			Run run = new Run(new LocalQueueModel());
 			scenario.accept(run);
 			run.joinAll();
