@@ -103,8 +103,8 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 					}
 
 					@Override
-					public RuntimeException lostWhileWaiting(String lockPath, LockMode mode) {
-						return ZooKeeperFailures.lostWhileWaiting(lockPath, mode, client);
+					public RuntimeException notAnswered(String lockPath, LockMode mode, boolean connected) {
+						return ZooKeeperFailures.notAnswered(lockPath, mode, connected, client);
 					}
 
 				}, this::readCzxid);

@@ -44,8 +44,12 @@ final class Grants {
 		/** A failure of ZooKeeper (or the library's own, passed on as it is) while acquiring. */
 		RuntimeException translate(Throwable failure, String lockPath, LockMode mode);
 
-		/** A wait that ended without a grant while the client was not connected. */
-		RuntimeException lostWhileWaiting(String lockPath, LockMode mode);
+		/**
+		 * A wait that ended without a grant and without an answer showing the lock held: the client
+		 * was not connected, or ZooKeeper did not answer within the wait.
+		 * @param connected whether the client was connected as the wait ended
+		 */
+		RuntimeException notAnswered(String lockPath, LockMode mode, boolean connected);
 
 	}
 
@@ -104,27 +108,30 @@ final class Grants {
 	/**
 	 * Wait on the calling thread for a synchronous request's outcome, at most until the deadline,
 	 * whether ZooKeeper answers meanwhile or not. A wait that ends without a grant leaves the queue
-	 * (what it sent is deleted once answered); ended while the client was not connected, it fails
-	 * rather than reports the key busy.
+	 * (what it sent is deleted once answered). It is reported busy (empty) only when the lock was
+	 * seen held while it waited and the client is connected; else it fails (see
+	 * {@link #timedOut(LockKey.Withdrawal, Waiter, String)}).
 	 * @param deadline in {@link #nanoTime()}; ignored for a request that waits without limit
-	 * @return the grant, or empty when not granted in time
+	 * @return the grant, or empty when not granted in time while the lock was held
 	 */
 	Optional<RegistryGrant> await(Waiter waiter, String lockPath, long deadline) {
 		try {
 			return waiter.forever ? waiter.get() : waiter.get(Math.max(0, deadline - nanoTime()), TimeUnit.NANOSECONDS);
 		}
 		catch (TimeoutException ex) {
-			if (withdraw(waiter)) {
-				if (!this.znodes.connected()) {
-					throw this.failures.lostWhileWaiting(lockPath, waiter.mode);
-				}
-				return Optional.empty();
+			LockKey.Withdrawal withdrawal = withdraw(waiter, lockPath);
+			if (withdrawal == LockKey.Withdrawal.DECIDED) {
+				// Granted, or failed, as the wait ended.
+				return outcome(waiter, lockPath);
 			}
-			// Granted, or failed, as the wait ended.
-			return outcome(waiter, lockPath);
+			RuntimeException failure = timedOut(withdrawal, waiter, lockPath);
+			if (failure != null) {
+				throw failure;
+			}
+			return Optional.empty();
 		}
 		catch (InterruptedException ex) {
-			if (!withdraw(waiter)) {
+			if (withdraw(waiter, lockPath) == LockKey.Withdrawal.DECIDED) {
 				outcome(waiter, lockPath).ifPresent(LockHandle::release);
 			}
 			Thread.currentThread().interrupt();
@@ -136,34 +143,48 @@ final class Grants {
 		}
 	}
 
-	/** End an asynchronous request's wait: empty, or a failure when the client is not connected. */
+	/** End an asynchronous request's wait: empty, or a failure; as a synchronous wait ends. */
 	void timeOut(Waiter waiter, String lockPath) {
-		if (withdraw(waiter)) {
-			if (this.znodes.connected()) {
-				waiter.complete(Optional.empty());
+		LockKey.Withdrawal withdrawal = withdraw(waiter, lockPath);
+		if (withdrawal != LockKey.Withdrawal.DECIDED) {
+			RuntimeException failure = timedOut(withdrawal, waiter, lockPath);
+			if (failure != null) {
+				waiter.completeExceptionally(failure);
 			}
 			else {
-				waiter.completeExceptionally(this.failures.lostWhileWaiting(lockPath, waiter.mode));
+				waiter.complete(Optional.empty());
 			}
 		}
 	}
 
 	/**
-	 * Take a request out of its queue as its wait ends.
-	 * @return whether it was still waiting; {@code false} when it was granted or failed meanwhile
+	 * What a wait that ran out comes to: busy ({@code null}) when the lock was seen held while it
+	 * waited and the client is connected; else a failure, since the wait may have ended because
+	 * ZooKeeper could not be reached (not connected, or connected and silent: a server that stopped
+	 * or a link that dropped its packets before the client noticed).
 	 */
-	boolean withdraw(Waiter waiter) {
+	private @Nullable RuntimeException timedOut(LockKey.Withdrawal withdrawal, Waiter waiter, String lockPath) {
+		boolean connected = this.znodes.connected();
+		if (withdrawal == LockKey.Withdrawal.BUSY && connected) {
+			return null;
+		}
+		return this.failures.notAnswered(lockPath, waiter.mode, connected);
+	}
+
+	/** Take a request out of its queue as its wait ends; see {@link LockKey#giveUp(Waiter)}. */
+	private LockKey.Withdrawal withdraw(Waiter waiter, String lockPath) {
 		LockKey key = waiter.key;
 		if (key != null) {
 			return key.giveUp(waiter);
 		}
-		// Not queued yet (its permits are being checked): it will not queue once done.
-		boolean waiting = waiter.complete(Optional.empty());
+		// Not queued yet (its permits are being checked, no answer yet): it will not queue once done.
+		boolean waiting = waiter.completeExceptionally(
+				this.failures.notAnswered(lockPath, waiter.mode, this.znodes.connected()));
 		key = waiter.key;
 		if (key != null) {
 			key.giveUp(waiter);
 		}
-		return waiting;
+		return waiting ? LockKey.Withdrawal.UNANSWERED : LockKey.Withdrawal.DECIDED;
 	}
 
 	/** What a waiter that no longer waits was given: a grant, empty, or its failure thrown. */

@@ -171,28 +171,50 @@ final class LockKey {
 	}
 
 	/**
+	 * How a wait that was given up stood: granted or failed meanwhile, or still waiting, with or
+	 * without evidence that the lock was held.
+	 */
+	enum Withdrawal {
+
+		/** Granted or failed meanwhile: the caller takes what it was given. */
+		DECIDED,
+
+		/** Waited while the lock was seen held: here, or by ZooKeeper's answer. Busy. */
+		BUSY,
+
+		/** Waited with nothing heard that shows the lock held: ZooKeeper did not answer in time. */
+		UNANSWERED
+
+	}
+
+	/**
 	 * Give a wait up (its time ran out, its thread was interrupted, it was cancelled): it leaves the
 	 * queue, and the acquisition nobody waits for any more is ended. The caller completes it.
-	 * @return whether it was still waiting; {@code false} when it was granted or failed meanwhile (a
-	 * synchronous caller then takes what it was given)
+	 * @return {@link Withdrawal#DECIDED} when it was granted or failed meanwhile (a synchronous
+	 * caller then takes what it was given); else whether the lock was seen held while it waited: a
+	 * turn held here, queued behind one, or a listing of ZooKeeper's that showed a predecessor
 	 */
-	boolean giveUp(Waiter waiter) {
+	Withdrawal giveUp(Waiter waiter) {
 		List<Runnable> after = new ArrayList<>(2);
-		boolean waiting;
+		Withdrawal withdrawal;
 		synchronized (this) {
-			waiting = this.mutex.remove(waiter, after) || this.write.remove(waiter, after);
-			for (int i = 0; !waiting && i < this.singles.size(); i++) {
+			withdrawal = this.mutex.withdraw(waiter, after);
+			if (withdrawal == Withdrawal.DECIDED) {
+				withdrawal = this.write.withdraw(waiter, after);
+			}
+			for (int i = 0; withdrawal == Withdrawal.DECIDED && i < this.singles.size(); i++) {
 				Single single = this.singles.get(i);
 				if (single.waiter == waiter && single.znode == null) {
 					this.singles.remove(i);
 					after.add(single.acquisition::end);
-					waiting = true;
+					withdrawal = (waiter.sawHeld || single.acquisition.sawHeld()) ? Withdrawal.BUSY
+							: Withdrawal.UNANSWERED;
 				}
 			}
 		}
 		run(after);
 		this.grants.maybeIdle(this);
-		return waiting;
+		return withdrawal;
 	}
 
 	/**
@@ -302,6 +324,13 @@ final class LockKey {
 			return !waiter.forever;
 		}
 		return code == KeeperException.Code.SESSIONEXPIRED || code == KeeperException.Code.NONODE;
+	}
+
+	/** A waiter whose acquisition is replaced keeps what that one saw: the lock held. */
+	private static void keepEvidence(Waiter waiter, ZnodeAcquisition replaced) {
+		if (replaced.sawHeld()) {
+			waiter.sawHeld = true;
+		}
 	}
 
 	private void fail(Waiter waiter, RuntimeException failure, List<Runnable> after) {
@@ -488,6 +517,7 @@ final class LockKey {
 						&& acquisition.session() != LockKey.this.grants.znodes().sessionInstance()) {
 					// Granted in a session that is not the client's now (or not known): never handed out.
 					// Its znode goes, and the wait goes on in the current session.
+					keepEvidence(this.waiter, acquisition);
 					after.add(acquisition::end);
 					this.acquisition = newAcquisition();
 					after.add(this.acquisition::start);
@@ -501,6 +531,7 @@ final class LockKey {
 				else if (failure != null && requeues(failure, this.waiter)) {
 					// The znode went (its session expired, another client deleted it) or the connection was
 					// lost: the wait goes on.
+					keepEvidence(this.waiter, acquisition);
 					this.acquisition = newAcquisition();
 					after.add(this.acquisition::start);
 				}
@@ -619,6 +650,9 @@ final class LockKey {
 		/** When {@link #acquiring} was started. */
 		long acquiringSince;
 
+		/** Turns granted so far; a waiter that saw one granted after it queued saw the lock held. */
+		long turnsGranted;
+
 		Line(Protocol protocol) {
 			this.protocol = protocol;
 		}
@@ -651,6 +685,10 @@ final class LockKey {
 				// Held or queued for in this application: busy, with no request.
 				after.add(() -> waiter.complete(Optional.empty()));
 				return;
+			}
+			waiter.turnsAtQueue = this.turnsGranted;
+			if (this.turn != null) {
+				waiter.sawHeld = true;
 			}
 			this.waiters.add(waiter);
 			pump(after);
@@ -687,12 +725,19 @@ final class LockKey {
 			return false;
 		}
 
-		boolean remove(Waiter waiter, List<Runnable> after) {
+		/**
+		 * Take a waiter out of the line; see {@link LockKey#giveUp(Waiter)}.
+		 * @return {@link Withdrawal#DECIDED} if it was not in the line
+		 */
+		Withdrawal withdraw(Waiter waiter, List<Runnable> after) {
 			if (!this.waiters.remove(waiter)) {
-				return false;
+				return Withdrawal.DECIDED;
 			}
+			ZnodeAcquisition pending = this.acquiring;
+			boolean sawHeld = waiter.sawHeld || this.turn != null || this.turnsGranted != waiter.turnsAtQueue
+					|| (pending != null && pending.sawHeld());
 			pump(after);
-			return true;
+			return sawHeld ? Withdrawal.BUSY : Withdrawal.UNANSWERED;
 		}
 
 		/**
@@ -720,6 +765,7 @@ final class LockKey {
 			if (current != null) {
 				Waiter head = this.waiters.poll();
 				current.grants++;
+				this.turnsGranted++;
 				if (current.grants > 1 && !current.watching) {
 					current.watching = true;
 					after.add(current::listChildren);
@@ -774,10 +820,14 @@ final class LockKey {
 					// The waiters whose waits go on queue again (below); ZooKeeper failed the others'.
 					RuntimeException translated = LockKey.this.grants.translate(failure, LockKey.this.lockPath,
 							(this.protocol == Protocol.WRITE) ? LockMode.WRITE : LockMode.EXCLUSIVE);
+					boolean sawHeld = acquisition.sawHeld();
 					this.waiters.removeIf((waiter) -> {
 						boolean failed = !requeues(failure, waiter);
 						if (failed) {
 							fail(waiter, translated, after);
+						}
+						else if (sawHeld) {
+							waiter.sawHeld = true;
 						}
 						return failed;
 					});

@@ -49,6 +49,16 @@ final class Waiter extends java.util.concurrent.CompletableFuture<Optional<Regis
 	/** The end of an asynchronous wait, cancelled once the waiter completes. */
 	volatile @Nullable Future<?> deadline;
 
+	/**
+	 * Whether the lock was seen held by someone else while it waited (a local holder, or ZooKeeper's
+	 * answer); only ever set. A wait that ends without it is not reported busy (see
+	 * {@link LockKey#giveUp(Waiter)}).
+	 */
+	volatile boolean sawHeld;
+
+	/** How many turns its line had granted when it queued there (guarded by the key). */
+	long turnsAtQueue;
+
 	Waiter(@Nullable Thread caller, LockMode mode, Protocol protocol, int leases, boolean oneAttempt, boolean forever,
 			Duration lockAtMostFor) {
 		this.caller = caller;

@@ -28,7 +28,8 @@ import org.jspecify.annotations.Nullable;
  * CREATING         created                                 CREATING  children again if the first listing came before the znode
  * CREATING/WAITING listing: granted                        GRANTED   ends the internal mutex; tells the owner once its delete answered
  * CREATING/WAITING listing: not granted, one look          ENDED     delete; tells the owner (not granted)
- * CREATING/WAITING listing: not granted                    WAITING   watch on the predecessor (a lease: the listing's watch)
+ * CREATING/WAITING listing: not granted                    WAITING   watch on the predecessor (a lease: the listing's watch);
+ *                                                                   from now on it has seen the lock held
  * WAITING          watched znode gone or changed           WAITING   children
  * all but ENDED    error answer, session expired           ENDED     delete if created; tells the owner (failed)
  * all but ENDED    end()                                   ENDED     delete once the path is known; ends the internal mutex
@@ -90,6 +91,9 @@ final class ZnodeAcquisition implements Watcher {
 
 	/** Whether another participant queued behind the znode when it was granted. */
 	private boolean othersQueued;
+
+	/** Whether a listing showed the lock held (a predecessor, or the leases taken); only ever set. */
+	private boolean sawHeld;
 
 	private boolean told;
 
@@ -252,10 +256,12 @@ final class ZnodeAcquisition implements Watcher {
 					outcome = Listing.GRANTED;
 				}
 				else if (this.oneLook) {
+					this.sawHeld = true;
 					outcome = Listing.NOT_GRANTED;
 				}
 				else {
 					this.state = State.WAITING;
+					this.sawHeld = true;
 					// A lease waits for the listing's own watch: a lease came or went.
 					outcome = (this.protocol == Protocol.LEASE) ? Listing.WAIT : Listing.WATCH;
 				}
@@ -422,6 +428,23 @@ final class ZnodeAcquisition implements Watcher {
 	/** Whether other participants queued behind the znode when it was granted. */
 	synchronized boolean othersQueued() {
 		return this.othersQueued;
+	}
+
+	/**
+	 * Whether ZooKeeper's answers showed the lock held by another participant at some point of this
+	 * acquisition: a listing with a predecessor (for a lease, no lease free, or its internal mutex
+	 * held). A wait that ends without this evidence ended before ZooKeeper said anything, and is not
+	 * reported as busy.
+	 */
+	boolean sawHeld() {
+		ZnodeAcquisition mutex;
+		synchronized (this) {
+			if (this.sawHeld) {
+				return true;
+			}
+			mutex = this.internalMutex;
+		}
+		return mutex != null && mutex.sawHeld();
 	}
 
 	/** The lock path (for a lease, the semaphore's). */

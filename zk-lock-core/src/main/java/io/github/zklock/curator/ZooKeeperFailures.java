@@ -84,12 +84,17 @@ final class ZooKeeperFailures {
 	}
 
 	/**
-	 * The failure of a wait that ended without a grant while the client was not connected: the
-	 * wait may have ended because ZooKeeper could not be reached, so it is not reported as busy.
+	 * The failure of a wait that ended without a grant and without an answer that showed the lock
+	 * held: the wait may have ended because ZooKeeper could not be reached, so it is not reported as
+	 * busy. Not connected, or connected and silent (a server that stopped, or a network that drops
+	 * packets, before the client noticed; or a server slower than the wait time).
+	 * @param connected whether the client was connected as the wait ended
 	 */
-	static LockException lostWhileWaiting(String lockPath, LockMode mode, CuratorFramework client) {
-		return new LockException("Could not acquire " + mode + " lock '" + lockPath
-				+ "': ZooKeeper is unreachable (" + connectString(client) + "): not connected when the wait ended");
+	static LockException notAnswered(String lockPath, LockMode mode, boolean connected, CuratorFramework client) {
+		return new LockException("Could not acquire " + mode + " lock '" + lockPath + "': ZooKeeper is unreachable ("
+				+ connectString(client) + "): "
+				+ (connected ? "connected, but no answer within the wait time showed whether the lock is held"
+						: "not connected when the wait ended"));
 	}
 
 	static String connectString(CuratorFramework client) {

@@ -72,8 +72,9 @@ final class LocalQueueModel {
 			}
 
 			@Override
-			public RuntimeException lostWhileWaiting(String lockPath, LockMode mode) {
-				return new LockException("Could not acquire " + mode + " lock '" + lockPath + "': not connected");
+			public RuntimeException notAnswered(String lockPath, LockMode mode, boolean connected) {
+				return new LockException("Could not acquire " + mode + " lock '" + lockPath + "': "
+						+ (connected ? "no answer showed it held" : "not connected"));
 			}
 
 		}, (node, lockPath, mode) -> {

@@ -102,10 +102,19 @@ class ZooKeeperFailuresTests {
 
 	@Test
 	void waitEndedWithoutConnectionIsNotBusy() {
-		assertThat(ZooKeeperFailures.lostWhileWaiting(LOCK_PATH, LockMode.READ, client))
+		assertThat(ZooKeeperFailures.notAnswered(LOCK_PATH, LockMode.READ, false, client))
 			.isExactlyInstanceOf(LockException.class)
 			.hasMessage("Could not acquire READ lock '" + LOCK_PATH + "': ZooKeeper is unreachable "
 					+ "(connect string " + zooKeeper.getConnectString() + "): not connected when the wait ended");
+	}
+
+	@Test
+	void waitEndedWithoutAnAnswerIsNotBusy() {
+		assertThat(ZooKeeperFailures.notAnswered(LOCK_PATH, LockMode.WRITE, true, client))
+			.isExactlyInstanceOf(LockException.class)
+			.hasMessage("Could not acquire WRITE lock '" + LOCK_PATH + "': ZooKeeper is unreachable "
+					+ "(connect string " + zooKeeper.getConnectString()
+					+ "): connected, but no answer within the wait time showed whether the lock is held");
 	}
 
 	@Test
