@@ -134,7 +134,7 @@ final class LockKey {
 				}
 				else {
 					held.holds++;
-					grant(waiter, held, after);
+					grant(waiter, held, this.grants.nanoTime(), after);
 				}
 				return;
 			}
@@ -300,10 +300,16 @@ final class LockKey {
 		return null;
 	}
 
-	private void grant(Waiter waiter, Hold hold, List<Runnable> after) {
+	/**
+	 * Make a grant on a hold and have it delivered after the monitor is released.
+	 * @param decidedAt when it was decided, in {@link Grants#nanoTime()}: for a znode granted through
+	 * ZooKeeper, when the listing that granted it answered; for a hand-over, the time its bounds were
+	 * checked at (a pause after that makes a zombie grant, as one after the call returned would)
+	 */
+	private void grant(Waiter waiter, Hold hold, long decidedAt, List<Runnable> after) {
 		// The first grant on a hold opened it; a further one (a re-entry, READ under WRITE) rides it.
 		CuratorLockHandle handle = new CuratorLockHandle(this.grants, hold, this.lockPath, waiter.mode,
-				waiter.boundThread(), waiter.waiterName(), waiter.caller != null, this.grants.nanoTime(),
+				waiter.boundThread(), waiter.waiterName(), waiter.caller != null, decidedAt,
 				hold.handedOver() && hold.handles.isEmpty());
 		hold.handles.add(handle);
 		after.add(() -> this.grants.deliver(waiter, handle));
@@ -501,7 +507,7 @@ final class LockKey {
 
 		private ZnodeAcquisition newAcquisition() {
 			return new ZnodeAcquisition(LockKey.this.grants.znodes(), LockKey.this.lockPath, this.waiter.protocol,
-					Math.max(1, this.waiter.leases), this.waiter.oneAttempt, this::decided);
+					Math.max(1, this.waiter.leases), this.waiter.oneAttempt, this::decided, LockKey.this.grants::nanoTime);
 		}
 
 		private void decided(ZnodeAcquisition acquisition) {
@@ -524,9 +530,9 @@ final class LockKey {
 				}
 				else if (acquisition.granted() && node != null) {
 					this.znode = new LockZnode(node, acquisition.session(), acquisition.czxid(),
-							LockKey.this.grants.nanoTime());
+							acquisition.grantedAt());
 					this.holds = 1;
-					grant(this.waiter, this, after);
+					grant(this.waiter, this, acquisition.grantedAt(), after);
 				}
 				else if (failure != null && requeues(failure, this.waiter)) {
 					// The znode went (its session expired, another client deleted it) or the connection was
@@ -610,7 +616,7 @@ final class LockKey {
 
 		Link(ZnodeAcquisition acquisition, String node, long requestedAt, Line line) {
 			this.acquisition = acquisition;
-			this.znode = new LockZnode(node, acquisition.session(), acquisition.czxid(), LockKey.this.grants.nanoTime());
+			this.znode = new LockZnode(node, acquisition.session(), acquisition.czxid(), acquisition.grantedAt());
 			this.requestedAt = requestedAt;
 			this.othersWaiting = acquisition.othersQueued();
 			this.watching = this.othersWaiting;
@@ -709,7 +715,7 @@ final class LockKey {
 			if (waiter.mode == LockMode.WRITE) {
 				current.writeHolds++;
 			}
-			grant(waiter, current, after);
+			grant(waiter, current, LockKey.this.grants.nanoTime(), after);
 		}
 
 		/** Refuse a thread's request nested in a turn of it that was taken away and not released. */
@@ -749,7 +755,9 @@ final class LockKey {
 				return;
 			}
 			Link current = this.link;
-			if (current != null && (this.waiters.isEmpty() || !usable(current))) {
+			// One reading of the clock for the check of a hand-over and the time of its grant.
+			long now = LockKey.this.grants.nanoTime();
+			if (current != null && (this.waiters.isEmpty() || !usable(current, now))) {
 				this.link = null;
 				after.add(current.acquisition::end);
 				current = null;
@@ -771,12 +779,13 @@ final class LockKey {
 					after.add(current::listChildren);
 				}
 				this.turn = new Turn(this, head.boundThread(), current, head.mode);
-				grant(head, this.turn, after);
+				grant(head, this.turn, (current.grants == 1) ? current.znode.heldSince : now, after);
 				return;
 			}
 			if (this.acquiring == null) {
 				ZnodeAcquisition acquisition = new ZnodeAcquisition(LockKey.this.grants.znodes(),
-						LockKey.this.lockPath, this.protocol, 1, this.waiters.peek().oneAttempt, this::decided);
+						LockKey.this.lockPath, this.protocol, 1, this.waiters.peek().oneAttempt, this::decided,
+						LockKey.this.grants::nanoTime);
 				this.acquiring = acquisition;
 				this.acquiringSince = LockKey.this.grants.nanoTime();
 				after.add(acquisition::start);
@@ -789,7 +798,7 @@ final class LockKey {
 		 * session timeout after the requests that granted it (a process paused longer than its
 		 * session timeout runs again before its client hears of the expiry).
 		 */
-		private boolean usable(Link current) {
+		private boolean usable(Link current, long now) {
 			Znodes znodes = LockKey.this.grants.znodes();
 			boolean sound = current.znode.endedBy() == null && current.znode.session == znodes.sessionInstance()
 					&& znodes.connected();
@@ -797,7 +806,6 @@ final class LockKey {
 				return sound;
 			}
 			LocalHandoff handoff = LockKey.this.grants.handoff();
-			long now = LockKey.this.grants.nanoTime();
 			long safeNanos = TimeUnit.MILLISECONDS.toNanos(znodes.sessionTimeoutMs()) / 2;
 			if (!handoff.enabled() || now - current.requestedAt >= safeNanos) {
 				return false;

@@ -2,7 +2,9 @@ package io.github.zklock.curator;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.WatchedEvent;
@@ -27,6 +29,7 @@ import org.jspecify.annotations.Nullable;
  * NEW, MUTEX       start, internal mutex granted           CREATING  create, children (pipelined)
  * CREATING         created                                 CREATING  children again if the first listing came before the znode
  * CREATING/WAITING listing: granted                        GRANTED   ends the internal mutex; tells the owner once its delete answered
+ * CREATING/WAITING listing: granted, answered late         same      children again (a pause may have cost the session)
  * CREATING/WAITING listing: not granted, one look          ENDED     delete; tells the owner (not granted)
  * CREATING/WAITING listing: not granted                    WAITING   watch on the predecessor (a lease: the listing's watch);
  *                                                                   from now on it has seen the lock held
@@ -73,6 +76,12 @@ final class ZnodeAcquisition implements Watcher {
 
 	private final Consumer<ZnodeAcquisition> owner;
 
+	/** The registry's clock, in nanoseconds. */
+	private final LongSupplier clock;
+
+	/** When the listing that granted the znode answered, by {@link #clock}. */
+	private long grantedAt;
+
 	/** The session instance the create was sent in, {@link #UNKNOWN_SESSION} if it changed before the answer. */
 	private long session = UNKNOWN_SESSION;
 
@@ -110,10 +119,12 @@ final class ZnodeAcquisition implements Watcher {
 	 * @param maxLeases the semaphore's number of leases, 1 for the other protocols
 	 * @param oneLook whether to give up after the first listing that does not grant
 	 * @param owner told once of a grant, of a wait ended without one, or of a failure
+	 * @param clock the registry's clock, in nanoseconds
 	 */
 	ZnodeAcquisition(Znodes znodes, String lockPath, Protocol protocol, int maxLeases, boolean oneLook,
-			Consumer<ZnodeAcquisition> owner) {
+			Consumer<ZnodeAcquisition> owner, LongSupplier clock) {
 		this.znodes = znodes;
+		this.clock = clock;
 		this.lockPath = lockPath;
 		this.protocol = protocol;
 		this.maxLeases = maxLeases;
@@ -130,7 +141,7 @@ final class ZnodeAcquisition implements Watcher {
 			}
 			if (this.protocol == Protocol.LEASE) {
 				mutex = new ZnodeAcquisition(this.znodes, this.lockPath + "/" + Protocol.LOCKS, Protocol.MUTEX, 1,
-						this.oneLook, this::internalMutexDecided);
+						this.oneLook, this::internalMutexDecided, this.clock);
 				this.internalMutex = mutex;
 				this.state = State.MUTEX;
 			}
@@ -226,13 +237,27 @@ final class ZnodeAcquisition implements Watcher {
 
 	private void list(boolean first) {
 		Watcher watcher = (this.protocol == Protocol.LEASE) ? this : null;
+		long sentAt = this.clock.getAsLong();
 		this.znodes.children(this.protocol.queuePath(this.lockPath), watcher,
-				(code, children) -> listed(code, children, first));
+				(code, children) -> listed(code, children, first, sentAt));
 	}
 
-	private void listed(int code, @Nullable List<String> children, boolean first) {
+	/**
+	 * Whether a listing that shows the znode granted answers late: half the negotiated session
+	 * timeout or more after it was sent. The process may have been paused meanwhile, its session
+	 * expired and the lock granted to another client that the server has not told this one about:
+	 * such an answer grants nothing; the queue is listed again (a request in an expired session
+	 * fails, so a grant is only made on an answer in a live one), as a local hand-off is bounded.
+	 */
+	private boolean late(long sentAt, long now) {
+		long sessionTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(this.znodes.sessionTimeoutMs());
+		return sessionTimeoutNanos > 0 && now - sentAt >= sessionTimeoutNanos / 2;
+	}
+
+	private void listed(int code, @Nullable List<String> children, boolean first, long sentAt) {
 		String watch = null;
 		Listing outcome;
+		long now = this.clock.getAsLong();
 		synchronized (this) {
 			if (first) {
 				this.firstListingPending = false;
@@ -250,8 +275,12 @@ final class ZnodeAcquisition implements Watcher {
 			}
 			else {
 				watch = this.protocol.predecessor(children, ourName, this.maxLeases);
-				if (watch == null) {
+				if (watch == null && late(sentAt, now)) {
+					outcome = Listing.AGAIN;
+				}
+				else if (watch == null) {
 					this.state = State.GRANTED;
+					this.grantedAt = now;
 					this.othersQueued = children.size() > 1;
 					outcome = Listing.GRANTED;
 				}
@@ -423,6 +452,11 @@ final class ZnodeAcquisition implements Watcher {
 	/** The session instance the znode belongs to, {@link #UNKNOWN_SESSION} if not known. */
 	synchronized long session() {
 		return this.session;
+	}
+
+	/** When the listing that granted the znode answered, in the registry's clock (nanoseconds). */
+	synchronized long grantedAt() {
+		return this.grantedAt;
 	}
 
 	/** Whether other participants queued behind the znode when it was granted. */

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.WatchedEvent;
@@ -54,6 +55,9 @@ final class InMemoryZooKeeper implements Znodes {
 
 	private long zxid;
 
+	/** Listings sent, answered or not. */
+	private final AtomicInteger listings = new AtomicInteger();
+
 	private int protectedIds;
 
 	private volatile long session = 1;
@@ -94,6 +98,7 @@ final class InMemoryZooKeeper implements Znodes {
 
 	@Override
 	public void children(String path, @Nullable Watcher watcher, Answer<List<String>> answer) {
+		this.listings.incrementAndGet();
 		send(() -> {
 			List<String> names = this.owners.containsKey(path) ? childrenOf(path) : null;
 			if (names != null && watcher != null) {
@@ -165,6 +170,11 @@ final class InMemoryZooKeeper implements Znodes {
 	@Override
 	public int connectionTimeoutMs() {
 		return 1_000;
+	}
+
+	/** How many listings were sent so far, answered or not. */
+	int listings() {
+		return this.listings.get();
 	}
 
 	/**

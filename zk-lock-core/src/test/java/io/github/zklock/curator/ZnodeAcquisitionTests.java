@@ -278,7 +278,7 @@ class ZnodeAcquisitionTests {
 					else {
 						acquired.complete(decided.granted() ? decided : null);
 					}
-				});
+				}, System::nanoTime);
 		acquired.acquisition.start();
 		return acquired;
 	}
