@@ -13,6 +13,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -128,6 +129,12 @@ final class Grants {
 			if (failure != null) {
 				throw failure;
 			}
+			// Busy: return once what the attempt sent is deleted, as Curator's recipes do before
+			// they return false, so that no znode of it is found afterwards.
+			CompletableFuture<Void> givenUp = waiter.givenUp;
+			if (givenUp != null) {
+				awaitDeletes(givenUp, () -> "Gave up " + waiter.mode + " lock '" + lockPath + "'");
+			}
 			return Optional.empty();
 		}
 		catch (InterruptedException ex) {
@@ -231,6 +238,15 @@ final class Grants {
 	 * (Curator's guaranteed delete goes on).
 	 */
 	void awaitDelete(CompletableFuture<Void> deleted, CuratorLockHandle handle) {
+		awaitDeletes(deleted, () -> "Released " + handle);
+	}
+
+	/**
+	 * Wait for deletes sent, at most the client's connection timeout and not at all while it is not
+	 * connected; log what did not answer in time.
+	 * @param what what sent them, for the log, starting with a verb in the past
+	 */
+	private void awaitDeletes(CompletableFuture<Void> deleted, Supplier<String> what) {
 		if (deleted.isDone() || !this.znodes.connected()) {
 			return;
 		}
@@ -241,7 +257,7 @@ final class Grants {
 			Thread.currentThread().interrupt();
 		}
 		catch (ExecutionException | TimeoutException ex) {
-			logger.warn("Released " + handle + " without an answer to the delete of its znode within the connection "
+			logger.warn(what.get() + " without an answer to the delete of its znode within the connection "
 					+ "timeout; Curator deletes it once reconnected (guaranteed delete), or ZooKeeper when the "
 					+ "session ends");
 		}

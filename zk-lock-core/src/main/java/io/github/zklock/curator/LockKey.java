@@ -196,23 +196,27 @@ final class LockKey {
 	 */
 	Withdrawal giveUp(Waiter waiter) {
 		List<Runnable> after = new ArrayList<>(2);
+		List<ZnodeAcquisition> ended = new ArrayList<>(1);
 		Withdrawal withdrawal;
 		synchronized (this) {
-			withdrawal = this.mutex.withdraw(waiter, after);
+			withdrawal = this.mutex.withdraw(waiter, after, ended);
 			if (withdrawal == Withdrawal.DECIDED) {
-				withdrawal = this.write.withdraw(waiter, after);
+				withdrawal = this.write.withdraw(waiter, after, ended);
 			}
 			for (int i = 0; withdrawal == Withdrawal.DECIDED && i < this.singles.size(); i++) {
 				Single single = this.singles.get(i);
 				if (single.waiter == waiter && single.znode == null) {
 					this.singles.remove(i);
 					after.add(single.acquisition::end);
+					ended.add(single.acquisition);
 					withdrawal = (waiter.sawHeld || single.acquisition.sawHeld()) ? Withdrawal.BUSY
 							: Withdrawal.UNANSWERED;
 				}
 			}
 		}
 		run(after);
+		// end() again returns what the first one started: completes once the deletes are answered.
+		waiter.givenUp = CompletableFuture.allOf(ended.stream().map(ZnodeAcquisition::end).toArray(CompletableFuture[]::new));
 		this.grants.maybeIdle(this);
 		return withdrawal;
 	}
@@ -735,14 +739,22 @@ final class LockKey {
 		 * Take a waiter out of the line; see {@link LockKey#giveUp(Waiter)}.
 		 * @return {@link Withdrawal#DECIDED} if it was not in the line
 		 */
-		Withdrawal withdraw(Waiter waiter, List<Runnable> after) {
+		Withdrawal withdraw(Waiter waiter, List<Runnable> after, List<ZnodeAcquisition> ended) {
 			if (!this.waiters.remove(waiter)) {
 				return Withdrawal.DECIDED;
 			}
 			ZnodeAcquisition pending = this.acquiring;
+			Link kept = this.link;
 			boolean sawHeld = waiter.sawHeld || this.turn != null || this.turnsGranted != waiter.turnsAtQueue
 					|| (pending != null && pending.sawHeld());
 			pump(after);
+			// What nobody waits for any more was ended by the pump.
+			if (pending != null && this.acquiring != pending) {
+				ended.add(pending);
+			}
+			if (kept != null && this.link != kept) {
+				ended.add(kept.acquisition);
+			}
 			return sawHeld ? Withdrawal.BUSY : Withdrawal.UNANSWERED;
 		}
 

@@ -3,6 +3,7 @@ package io.github.zklock.curator;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
 
 import org.jspecify.annotations.Nullable;
@@ -58,6 +59,12 @@ final class Waiter extends java.util.concurrent.CompletableFuture<Optional<Regis
 
 	/** How many turns its line had granted when it queued there (guarded by the key). */
 	long turnsAtQueue;
+
+	/**
+	 * Once its wait was given up: completes when the deletes of what it sent are answered (see
+	 * {@link LockKey#giveUp(Waiter)}); {@code null} before.
+	 */
+	volatile @Nullable CompletableFuture<Void> givenUp;
 
 	Waiter(@Nullable Thread caller, LockMode mode, Protocol protocol, int leases, boolean oneAttempt, boolean forever,
 			Duration lockAtMostFor) {

@@ -114,6 +114,9 @@ final class ZnodeAcquisition implements Watcher {
 	/** Completes once the znode's delete was answered, or at the end when there was none to send. */
 	private final CompletableFuture<Void> deleted = new CompletableFuture<>();
 
+	/** Completes once {@link #deleted} did and a lease's internal mutex, if it had one at the end, is deleted too. */
+	private final CompletableFuture<Void> ended = new CompletableFuture<>();
+
 	/**
 	 * @param lockPath the lock path, for a lease the semaphore's
 	 * @param maxLeases the semaphore's number of leases, 1 for the other protocols
@@ -354,12 +357,12 @@ final class ZnodeAcquisition implements Watcher {
 	 * End the acquisition: give up its wait, or let go of its grant. Deletes the znode once its
 	 * path is known (now, or when the create answers), ends a lease's internal mutex. Idempotent;
 	 * the owner is not told.
-	 * @return completes once the delete was answered (at once when there is nothing to delete; on
-	 * a failure, Curator goes on with a guaranteed delete)
+	 * @return completes once the delete was answered, and a lease's internal mutex's too (at once
+	 * when there is nothing to delete; on a failure, Curator goes on with a guaranteed delete)
 	 */
 	CompletableFuture<Void> end() {
 		endNow(false);
-		return this.deleted;
+		return this.ended;
 	}
 
 	private void notGranted() {
@@ -394,7 +397,7 @@ final class ZnodeAcquisition implements Watcher {
 			// Nothing created; a create still on its way is deleted when it answers.
 			this.deleted.complete(null);
 		}
-		endInternalMutex();
+		CompletableFuture.allOf(this.deleted, endInternalMutex()).whenComplete((ignored, ex) -> this.ended.complete(null));
 		if (tellOwner) {
 			tell();
 		}
