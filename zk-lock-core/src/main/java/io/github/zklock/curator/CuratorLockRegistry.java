@@ -118,9 +118,13 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 	 * Acquire a lock on the calling thread: the request queues as an asynchronous one does (see
 	 * {@link #submit(LockTarget)}) and the thread waits for its outcome, at most the target's wait
 	 * time (a one-attempt request, at most the client's connection timeout), whether ZooKeeper
-	 * answers meanwhile or not. A wait that ends without a grant leaves the queue; what it sent is
-	 * deleted once its create answers, or by Curator's protected-create recovery. A grant of a
-	 * reentrant kind is bound to the thread.
+	 * answers meanwhile or not. A wait that ends without a grant leaves the queue, and what it sent
+	 * is deleted (once its create answers, or by Curator's protected-create recovery). It is
+	 * reported not granted only when the lock was seen held while it waited (a holder or turn in
+	 * this application, or a listing with a znode ahead of its own) and the client is connected;
+	 * it then returns once those deletes are answered (at most the connection timeout), as
+	 * Curator's recipes return false only after deleting their znode. Otherwise it is a
+	 * {@link LockException} naming ZooKeeper. A grant of a reentrant kind is bound to the thread.
 	 */
 	@Override
 	public Optional<RegistryGrant> tryAcquire(LockTarget target) {

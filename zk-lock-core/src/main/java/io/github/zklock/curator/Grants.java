@@ -150,17 +150,32 @@ final class Grants {
 		}
 	}
 
-	/** End an asynchronous request's wait: empty, or a failure; as a synchronous wait ends. */
+	/**
+	 * End an asynchronous request's wait as a synchronous wait ends: a failure, or empty once the
+	 * deletes of what it sent are answered (at most the connection timeout later).
+	 */
 	void timeOut(Waiter waiter, String lockPath) {
 		LockKey.Withdrawal withdrawal = withdraw(waiter, lockPath);
-		if (withdrawal != LockKey.Withdrawal.DECIDED) {
-			RuntimeException failure = timedOut(withdrawal, waiter, lockPath);
-			if (failure != null) {
-				waiter.completeExceptionally(failure);
-			}
-			else {
+		if (withdrawal == LockKey.Withdrawal.DECIDED) {
+			return;
+		}
+		RuntimeException failure = timedOut(withdrawal, waiter, lockPath);
+		CompletableFuture<Void> givenUp = waiter.givenUp;
+		if (failure != null) {
+			waiter.completeExceptionally(failure);
+		}
+		else if (givenUp == null || givenUp.isDone()) {
+			waiter.complete(Optional.empty());
+		}
+		else {
+			Future<?> bound = schedule(() -> waiter.complete(Optional.empty()),
+					TimeUnit.MILLISECONDS.toNanos(Math.max(1, this.znodes.connectionTimeoutMs())));
+			givenUp.whenComplete((ignored, ex) -> {
 				waiter.complete(Optional.empty());
-			}
+				if (bound != null) {
+					bound.cancel(false);
+				}
+			});
 		}
 	}
 

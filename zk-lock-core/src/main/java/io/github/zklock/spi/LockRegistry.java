@@ -34,16 +34,18 @@ public interface LockRegistry {
 	/**
 	 * Try to acquire a lock within the target's wait time, on the calling thread.
 	 * @param target what to lock, with its wait time
-	 * @return the grant, or empty when another owner held the lock (or every permit) for the whole
-	 * wait time
+	 * @return the grant, or empty when the wait time ran out while another owner held the lock (or
+	 * every permit), as ZooKeeper's answers or this application's own holders showed
 	 * @throws InvalidLockPathException if the key is not a legal lock key (nothing requested)
 	 * @throws LockUpgradeException if the thread holds READ on the key and asks for WRITE
 	 * @throws PermitsMismatchException if another number of permits is stored with the key
 	 * @throws LockLostException if the request would be nested in a grant of the key that this
 	 * thread holds and that was lost (a re-entry, or READ under WRITE, would stand on a znode that
 	 * is gone); release that grant first
-	 * @throws LockException if ZooKeeper cannot serve the request, or the thread was interrupted
-	 * while waiting (its interrupt flag is set again); never reported as an empty result
+	 * @throws LockException if ZooKeeper cannot serve the request or gave no answer that showed the
+	 * lock held before the wait time ran out (not connected, or connected and silent), or the
+	 * thread was interrupted while waiting (its interrupt flag is set again); never reported as an
+	 * empty result
 	 */
 	Optional<RegistryGrant> tryAcquire(LockTarget target);
 
@@ -55,8 +57,9 @@ public interface LockRegistry {
 	 * made meanwhile is released). The default can for no target: asynchronous grants are then
 	 * made by {@link #tryAcquire(LockTarget)} on a thread of the template's.
 	 * @param target what to lock, with its wait time
-	 * @return the grant, empty when another owner held the lock for the whole wait time, or
-	 * exceptionally with a {@link LockException} when ZooKeeper could not serve the request;
+	 * @return the grant, empty when the wait time ran out while another owner held the lock (as
+	 * {@link #tryAcquire(LockTarget)} says), or exceptionally with a {@link LockException} when
+	 * ZooKeeper could not serve the request or did not answer in time;
 	 * {@code null} when this registry cannot acquire the target without a thread
 	 * @throws InvalidLockPathException if the key is not a legal lock key (nothing requested)
 	 */
