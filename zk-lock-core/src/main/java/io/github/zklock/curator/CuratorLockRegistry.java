@@ -122,7 +122,8 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 	 * is deleted (once its create answers, or by Curator's protected-create recovery). It is
 	 * reported not granted only when the lock was seen held while it waited (a holder or turn in
 	 * this application, or a listing with a znode ahead of its own) and the client is connected;
-	 * it then returns once those deletes are answered (at most the connection timeout), as
+	 * it then returns once those deletes are answered (at most its wait time again, and at most the
+	 * connection timeout), as
 	 * Curator's recipes return false only after deleting their znode. Otherwise it is a
 	 * {@link LockException} naming ZooKeeper. A grant of a reentrant kind is bound to the thread.
 	 */
@@ -148,7 +149,8 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 		String lockPath = lockPath(target.key());
 		checkStarted(lockPath, target.mode());
 		if (!waiter.forever) {
-			waiter.deadline = this.grants.schedule(() -> this.grants.timeOut(waiter, lockPath), bound(waiter, target));
+			waiter.waitNanos = bound(waiter, target);
+			waiter.deadline = this.grants.schedule(() -> this.grants.timeOut(waiter, lockPath), waiter.waitNanos);
 		}
 		start(lockPath, waiter, target.permits());
 		return waiter;

@@ -116,6 +116,7 @@ final class Grants {
 	 * @return the grant, or empty when not granted in time while the lock was held
 	 */
 	Optional<RegistryGrant> await(Waiter waiter, String lockPath, long deadline) {
+		long waitNanos = deadline - nanoTime();
 		try {
 			return waiter.forever ? waiter.get() : waiter.get(Math.max(0, deadline - nanoTime()), TimeUnit.NANOSECONDS);
 		}
@@ -133,7 +134,7 @@ final class Grants {
 			// they return false, so that no znode of it is found afterwards.
 			CompletableFuture<Void> givenUp = waiter.givenUp;
 			if (givenUp != null) {
-				awaitDeletes(givenUp, () -> "Gave up " + waiter.mode + " lock '" + lockPath + "'");
+				awaitDeletes(givenUp, deleteBound(waitNanos), () -> "Gave up " + waiter.mode + " lock '" + lockPath + "'");
 			}
 			return Optional.empty();
 		}
@@ -152,7 +153,8 @@ final class Grants {
 
 	/**
 	 * End an asynchronous request's wait as a synchronous wait ends: a failure, or empty once the
-	 * deletes of what it sent are answered (at most the connection timeout later).
+	 * deletes of what it sent are answered (at most its wait time later, and at most the
+	 * connection timeout).
 	 */
 	void timeOut(Waiter waiter, String lockPath) {
 		LockKey.Withdrawal withdrawal = withdraw(waiter, lockPath);
@@ -168,8 +170,7 @@ final class Grants {
 			waiter.complete(Optional.empty());
 		}
 		else {
-			Future<?> bound = schedule(() -> waiter.complete(Optional.empty()),
-					TimeUnit.MILLISECONDS.toNanos(Math.max(1, this.znodes.connectionTimeoutMs())));
+			Future<?> bound = schedule(() -> waiter.complete(Optional.empty()), deleteBound(waiter.waitNanos));
 			givenUp.whenComplete((ignored, ex) -> {
 				waiter.complete(Optional.empty());
 				if (bound != null) {
@@ -253,28 +254,41 @@ final class Grants {
 	 * (Curator's guaranteed delete goes on).
 	 */
 	void awaitDelete(CompletableFuture<Void> deleted, CuratorLockHandle handle) {
-		awaitDeletes(deleted, () -> "Released " + handle);
+		awaitDeletes(deleted, connectionTimeoutNanos(), () -> "Released " + handle);
 	}
 
 	/**
-	 * Wait for deletes sent, at most the client's connection timeout and not at all while it is not
+	 * How long a busy answer waits for the deletes of what its request sent: at most the request's
+	 * wait time again, and at most the connection timeout, so that a link that goes silent as the
+	 * wait ends holds the caller for at most twice its wait time.
+	 * @param waitNanos the request's wait time, 0 when not known
+	 */
+	private long deleteBound(long waitNanos) {
+		return (waitNanos > 0) ? Math.min(waitNanos, connectionTimeoutNanos()) : connectionTimeoutNanos();
+	}
+
+	private long connectionTimeoutNanos() {
+		return TimeUnit.MILLISECONDS.toNanos(Math.max(1, this.znodes.connectionTimeoutMs()));
+	}
+
+	/**
+	 * Wait for deletes sent, at most the given time and not at all while the client is not
 	 * connected; log what did not answer in time.
 	 * @param what what sent them, for the log, starting with a verb in the past
 	 */
-	private void awaitDeletes(CompletableFuture<Void> deleted, Supplier<String> what) {
+	private void awaitDeletes(CompletableFuture<Void> deleted, long boundNanos, Supplier<String> what) {
 		if (deleted.isDone() || !this.znodes.connected()) {
 			return;
 		}
 		try {
-			deleted.get(Math.max(1, this.znodes.connectionTimeoutMs()), TimeUnit.MILLISECONDS);
+			deleted.get(boundNanos, TimeUnit.NANOSECONDS);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 		}
 		catch (ExecutionException | TimeoutException ex) {
-			logger.warn(what.get() + " without an answer to the delete of its znode within the connection "
-					+ "timeout; Curator deletes it once reconnected (guaranteed delete), or ZooKeeper when the "
-					+ "session ends");
+			logger.warn(what.get() + " without an answer to the delete of its znode in time; Curator deletes it "
+					+ "once reconnected (guaranteed delete), or ZooKeeper when the session ends");
 		}
 	}
 

@@ -57,6 +57,9 @@ final class Waiter extends java.util.concurrent.CompletableFuture<Optional<Regis
 	 */
 	volatile boolean sawHeld;
 
+	/** Its wait time as the registry bounds it, in nanoseconds; 0 when not known. Set before it is queued. */
+	volatile long waitNanos;
+
 	/** How many turns its line had granted when it queued there (guarded by the key). */
 	long turnsAtQueue;
 

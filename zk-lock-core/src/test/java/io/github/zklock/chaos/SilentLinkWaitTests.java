@@ -130,6 +130,35 @@ class SilentLinkWaitTests {
 		assertNothingLeftAndGrantedAgain(Kind.EXCLUSIVE, key);
 	}
 
+	@Test
+	@Timeout(value = 2, unit = TimeUnit.MINUTES)
+	void busyWaitWhoseLinkFreezesAnswersWithinTwiceItsWaitTime() throws Exception {
+		String key = "/held-elsewhere";
+		Duration wait = Duration.ofSeconds(2);
+		CuratorFramework otherClient = zooKeeper.newClient();
+		try (CuratorLockRegistry other = new CuratorLockRegistry(otherClient, ROOT, 10)) {
+			LockHandle held = other.tryAcquire(Kind.EXCLUSIVE.target(key)).orElseThrow();
+			long start = System.nanoTime();
+			CompletableFuture<Optional<RegistryGrant>> attempt = CompletableFuture.supplyAsync(
+					() -> this.registry.tryAcquire(new LockTarget(key, LockMode.EXCLUSIVE, true, 0, wait)));
+			// Its znode is queued behind the holder's; its listing (which shows the holder) answers
+			// within the second before the link freezes.
+			await().atMost(BOUND).until(() -> otherClient.getChildren().forPath(ROOT + key).size() == 2);
+			Thread.sleep(1_000);
+			this.proxy.freeze();
+			// Busy (the lock was seen held); the delete of its znode goes unanswered into the frozen
+			// link, and is waited for at most the wait time again, not the connection timeout (30 s).
+			assertThat(attempt.get(BOUND.toSeconds(), TimeUnit.SECONDS)).isEmpty();
+			long tookMs = Chaos.millisSince(start);
+			Chaos.report("silent_link_busy wait_ms=%d answer_ms=%d", wait.toMillis(), tookMs);
+			assertThat(tookMs).isLessThan(2 * wait.toMillis() + 1_000);
+			assertThat(this.client.getZookeeperClient().isConnected()).as("still counted connected").isTrue();
+			this.proxy.heal();
+			held.release();
+		}
+		assertNothingLeftAndGrantedAgain(Kind.EXCLUSIVE, key);
+	}
+
 	private void assertNothingLeftAndGrantedAgain(Kind kind, String key) throws Exception {
 		CuratorFramework observer = zooKeeper.newClient();
 		// What was sent during the freeze reached the server after it and is deleted on its answer.
