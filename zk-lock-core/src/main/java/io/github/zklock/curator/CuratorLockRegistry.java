@@ -125,14 +125,16 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 	 * it then returns once those deletes are answered (at most its wait time again, and at most the
 	 * connection timeout), as
 	 * Curator's recipes return false only after deleting their znode. Otherwise it is a
-	 * {@link LockException} naming ZooKeeper. A grant of a reentrant kind is bound to the thread.
+	 * {@link LockException} naming ZooKeeper, unless the wait was shorter than 100 ms (not granted:
+	 * too short to tell a silent server from a round trip). A grant of a reentrant kind is bound to the thread.
 	 */
 	@Override
 	public Optional<RegistryGrant> tryAcquire(LockTarget target) {
 		Waiter waiter = waiter(target, Thread.currentThread());
 		String lockPath = lockPath(target.key());
 		checkStarted(lockPath, target.mode());
-		long deadline = System.nanoTime() + bound(waiter, target);
+		waiter.waitNanos = bound(waiter, target);
+		long deadline = System.nanoTime() + waiter.waitNanos;
 		start(lockPath, waiter, target.permits());
 		return this.grants.await(waiter, lockPath, deadline);
 	}

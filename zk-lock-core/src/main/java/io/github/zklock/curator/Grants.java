@@ -39,6 +39,13 @@ final class Grants {
 
 	private static final Log logger = LogFactory.getLog(Grants.class);
 
+	/**
+	 * The shortest wait whose end without any answer of ZooKeeper's is taken as ZooKeeper being
+	 * silent (a {@code LockException}) rather than as a wait shorter than a round trip (not
+	 * granted): 100 ms.
+	 */
+	static final long SHORTEST_SILENCE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
 	/** What a caller is told of a failure, in the library's terms (never "busy"). */
 	interface Failures {
 
@@ -116,7 +123,6 @@ final class Grants {
 	 * @return the grant, or empty when not granted in time while the lock was held
 	 */
 	Optional<RegistryGrant> await(Waiter waiter, String lockPath, long deadline) {
-		long waitNanos = deadline - nanoTime();
 		try {
 			return waiter.forever ? waiter.get() : waiter.get(Math.max(0, deadline - nanoTime()), TimeUnit.NANOSECONDS);
 		}
@@ -134,7 +140,7 @@ final class Grants {
 			// they return false, so that no znode of it is found afterwards.
 			CompletableFuture<Void> givenUp = waiter.givenUp;
 			if (givenUp != null) {
-				awaitDeletes(givenUp, deleteBound(waitNanos), () -> "Gave up " + waiter.mode + " lock '" + lockPath + "'");
+				awaitDeletes(givenUp, deleteBound(waiter.waitNanos), () -> "Gave up " + waiter.mode + " lock '" + lockPath + "'");
 			}
 			return Optional.empty();
 		}
@@ -181,14 +187,16 @@ final class Grants {
 	}
 
 	/**
-	 * What a wait that ran out comes to: busy ({@code null}) when the lock was seen held while it
-	 * waited and the client is connected; else a failure, since the wait may have ended because
-	 * ZooKeeper could not be reached (not connected, or connected and silent: a server that stopped
-	 * or a link that dropped its packets before the client noticed).
+	 * What a wait that ran out comes to, while the client is connected: not granted ({@code null})
+	 * when the lock was seen held while it waited, or when the wait was shorter than
+	 * {@link #SHORTEST_SILENCE_NANOS} (too short to tell a silent server from a round trip);
+	 * else a failure, since the wait may have ended because ZooKeeper could not be reached (a
+	 * server that stopped or a link that dropped its packets before the client noticed). Not
+	 * connected: always a failure.
 	 */
 	private @Nullable RuntimeException timedOut(LockKey.Withdrawal withdrawal, Waiter waiter, String lockPath) {
 		boolean connected = this.znodes.connected();
-		if (withdrawal == LockKey.Withdrawal.BUSY && connected) {
+		if (connected && (withdrawal == LockKey.Withdrawal.BUSY || waiter.waitNanos < SHORTEST_SILENCE_NANOS)) {
 			return null;
 		}
 		return this.failures.notAnswered(lockPath, waiter.mode, connected);

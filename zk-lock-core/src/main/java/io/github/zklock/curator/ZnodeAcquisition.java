@@ -30,7 +30,7 @@ import org.jspecify.annotations.Nullable;
  * CREATING         created                                 CREATING  children again if the first listing came before the znode
  * CREATING/WAITING listing: granted                        GRANTED   ends the internal mutex; tells the owner once its delete answered
  * CREATING/WAITING listing: granted, answered late         same      children again (a pause may have cost the session)
- * CREATING/WAITING listing: not granted, one look          ENDED     delete; tells the owner (not granted)
+ * CREATING/WAITING listing: not granted, one look          ENDED     delete; tells the owner (not granted) once answered
  * CREATING/WAITING listing: not granted                    WAITING   watch on the predecessor (a lease: the listing's watch);
  *                                                                   from now on it has seen the lock held
  * WAITING          watched znode gone or changed           WAITING   children
@@ -365,8 +365,10 @@ final class ZnodeAcquisition implements Watcher {
 		return this.ended;
 	}
 
+	/** One look, not granted: the owner is told once the deletes are answered, as the recipes return false. */
 	private void notGranted() {
-		endNow(true);
+		endNow(false);
+		this.ended.whenComplete((ignored, ex) -> tell());
 	}
 
 	private void fail(KeeperException ex) {
