@@ -275,6 +275,21 @@ class AsyncGrantWithoutThreadTests {
 	}
 
 	@Test
+	void waitsShorterThanARoundTripOnAFreeKeyAreGrantedOrNotNeverAFailure() throws Exception {
+		// The wait's timer may run before the request is queued; with nothing answered yet and the
+		// client connected, such a wait is "not granted", as one that ran out in the queue.
+		// A failure completes the future exceptionally: get throws it.
+		AsyncLockTemplate async = this.template.async();
+		for (int i = 0; i < 300; i++) {
+			Duration waitTime = Duration.ofNanos(1 + (i % 50) * 20_000L);
+			async.tryAcquire(LockRequest.of(this.key).withWaitTime(waitTime))
+				.get(BOUND.toSeconds(), TimeUnit.SECONDS)
+				.ifPresent(AsyncLockHandle::release);
+		}
+		assertNothingLeft();
+	}
+
+	@Test
 	void expiredSessionQueuesTheWaitingRequestAgainInTheNewSession() throws Exception {
 		InterProcessMutex raw = new InterProcessMutex(this.otherClient, this.lockPath);
 		raw.acquire();

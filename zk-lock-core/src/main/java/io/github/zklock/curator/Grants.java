@@ -208,9 +208,12 @@ final class Grants {
 		if (key != null) {
 			return key.giveUp(waiter);
 		}
-		// Not queued yet (its permits are being checked, no answer yet): it will not queue once done.
-		boolean waiting = waiter.completeExceptionally(
-				this.failures.notAnswered(lockPath, waiter.mode, this.znodes.connected()));
+		// Not queued yet (its permits are being checked, or the timer ran before it was queued):
+		// nothing it sent was answered, so it ends as an unanswered wait does; it will not queue
+		// once done.
+		RuntimeException failure = timedOut(LockKey.Withdrawal.UNANSWERED, waiter, lockPath);
+		boolean waiting = (failure != null) ? waiter.completeExceptionally(failure)
+				: waiter.complete(Optional.empty());
 		key = waiter.key;
 		if (key != null) {
 			key.giveUp(waiter);
