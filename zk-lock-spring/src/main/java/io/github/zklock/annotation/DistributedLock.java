@@ -19,7 +19,7 @@ import io.github.zklock.OnBusy;
  * (from another bean, or through a reference to this bean's proxy). The application start logs a
  * warning for each such call it finds in the class's bytecode ("Self-invocation: ..."), and
  * {@link io.github.zklock.LockAssert#assertHeld() LockAssert.assertHeld()} as the method's first
- * statement turns a missed lock into an {@code IllegalStateException} on the first call.
+ * statement turns a call without its lock into an {@code IllegalStateException} on the first call.
  *
  * <p>The lock is taken before the method runs and released in a {@code finally} block on the
  * same thread after it returns or throws; an exception thrown by the method propagates unchanged

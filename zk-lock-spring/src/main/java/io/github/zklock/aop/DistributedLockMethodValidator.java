@@ -74,7 +74,7 @@ public class DistributedLockMethodValidator implements BeanPostProcessor {
 				logger.warn("Self-invocation: " + call + ". Called on 'this', a method of the same class bypasses "
 						+ "the proxy and runs without its lock (or semaphore, or leadership check); call it "
 						+ "through the bean instead (from another bean, or a reference to this bean's proxy). "
-						+ "LockAssert.assertHeld() in the locked method turns a missed lock into an exception.");
+						+ "LockAssert.assertHeld() in the locked method turns a call without its lock into an exception.");
 			}
 		}
 		return bean;

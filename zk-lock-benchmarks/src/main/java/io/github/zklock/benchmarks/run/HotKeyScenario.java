@@ -427,29 +427,22 @@ final class HotKeyScenario {
 	 */
 	record Result(String method, Map<String, List<Run>> contended, Map<String, List<Run>> uncontended, String note) {
 
-		/** A ratio of the scenario with its goal (NaN: informational). */
-		record Ratio(String name, double value, double min, double max, int rounds, double goal) {
-
-			String verdict() {
-				return Double.isNaN(this.goal) ? "info" : (this.value >= this.goal) ? "met" : "MISSED";
-			}
-
+		/** A ratio of the scenario: ours ÷ baseline in grants per second, median of the rounds. */
+		record Ratio(String name, double value, double min, double max, int rounds) {
 		}
 
 		List<Ratio> ratios() {
 			List<Ratio> ratios = new ArrayList<>();
-			addRatio(ratios, "hotkey_3jvm_vs_raw_mutex", this.contended, "zk_lock", "raw_mutex", 5.0);
-			addRatio(ratios, "hotkey_3jvm_vs_redisson", this.contended, "zk_lock", "redisson", 1.0);
-			addRatio(ratios, "hotkey_3jvm_vs_no_handoff", this.contended, "zk_lock", "zk_lock_no_handoff",
-					Double.NaN);
-			addRatio(ratios, "uncontended_vs_redisson", this.uncontended, "zk_lock", "redisson", Double.NaN);
-			addRatio(ratios, "hotkey_async_3jvm_vs_redisson_async", this.contended, "zk_lock_async", "redisson_async",
-					1.0);
+			addRatio(ratios, "hotkey_3jvm_vs_raw_mutex", this.contended, "zk_lock", "raw_mutex");
+			addRatio(ratios, "hotkey_3jvm_vs_redisson", this.contended, "zk_lock", "redisson");
+			addRatio(ratios, "hotkey_3jvm_vs_no_handoff", this.contended, "zk_lock", "zk_lock_no_handoff");
+			addRatio(ratios, "uncontended_vs_redisson", this.uncontended, "zk_lock", "redisson");
+			addRatio(ratios, "hotkey_async_3jvm_vs_redisson_async", this.contended, "zk_lock_async", "redisson_async");
 			return ratios;
 		}
 
 		private static void addRatio(List<Ratio> ratios, String name, Map<String, List<Run>> runs, String ours,
-				String baseline, double goal) {
+				String baseline) {
 			List<Run> oursRuns = runs.get(ours);
 			List<Run> baselineRuns = runs.get(baseline);
 			if (oursRuns == null || baselineRuns == null) {
@@ -460,7 +453,7 @@ final class HotKeyScenario {
 				perRound.add(oursRuns.get(i).grantsPerSecond() / baselineRuns.get(i).grantsPerSecond());
 			}
 			ratios.add(new Ratio(name, Stats.median(perRound), Stats.min(perRound), Stats.max(perRound),
-					perRound.size(), goal));
+					perRound.size()));
 		}
 
 		/** One {@code HOTKEY} line per contender, three JVMs first, then uncontended. */
@@ -511,14 +504,11 @@ final class HotKeyScenario {
 			String shape = JVMS + " × " + THREADS;
 			this.contended.forEach((contender, runs) -> row(out, contender, runs, shape, true));
 			this.uncontended.forEach((contender, runs) -> row(out, contender, runs, "1 × 1", false));
-			out.append("\n| ratio (grants/s, ours ÷ baseline) | value | per-round min–max | rounds | goal "
-					+ "| verdict |\n");
-			out.append("|---|---:|---:|---:|---:|---|\n");
+			out.append("\n| ratio (grants/s, ours ÷ baseline) | value | per-round min–max | rounds |\n");
+			out.append("|---|---:|---:|---:|\n");
 			for (Ratio ratio : ratios()) {
-				out.append(String.format(Locale.ROOT, "| `%s` | %.2f | %.2f–%.2f | %d | %s | %s |%n", ratio.name(),
-						ratio.value(), ratio.min(), ratio.max(), ratio.rounds(),
-						Double.isNaN(ratio.goal()) ? "–" : String.format(Locale.ROOT, "≥ %.1f", ratio.goal()),
-						ratio.verdict()));
+				out.append(String.format(Locale.ROOT, "| `%s` | %.2f | %.2f–%.2f | %d |%n", ratio.name(),
+						ratio.value(), ratio.min(), ratio.max(), ratio.rounds()));
 			}
 			return out.toString();
 		}

@@ -15,60 +15,42 @@ import java.util.Map;
  */
 final class Report {
 
-	/** A ratio to report, with its goal (NaN: informational). */
-	record RatioSpec(String name, String ours, String baseline, double goal) {
+	/** A ratio to report: ours ÷ baseline, named. */
+	record RatioSpec(String name, String ours, String baseline) {
 	}
 
 	/** A computed ratio. */
 	record Ratio(RatioSpec spec, double value, double p25, double p75, int pairs, double jmh) {
-
-		String verdict() {
-			if (Double.isNaN(this.spec.goal())) {
-				return "info";
-			}
-			if (this.value >= this.spec.goal()) {
-				return "met";
-			}
-			return (this.p75 >= this.spec.goal()) ? "not met, within noise" : "MISSED";
-		}
-
 	}
 
-	static final double NO_GOAL = Double.NaN;
-
 	static final List<RatioSpec> RATIOS = List.of(
-			new RatioSpec("annotated_vs_raw_mutex", "annotatedMutex", "rawMutex", 0.97),
-			new RatioSpec("template_vs_raw_mutex", "templateMutex", "rawMutex", 0.97),
-			new RatioSpec("annotated_fast_path_vs_raw_mutex", "annotatedMutexFastPath", "rawMutex", NO_GOAL),
-			new RatioSpec("annotated_read_vs_raw_read", "annotatedRead", "rawRead", 0.97),
-			new RatioSpec("template_read_vs_raw_read", "templateRead", "rawRead", 0.97),
-			new RatioSpec("annotated_write_vs_raw_write", "annotatedWrite", "rawWrite", 0.97),
-			new RatioSpec("template_write_vs_raw_write", "templateWrite", "rawWrite", 0.97),
-			new RatioSpec("annotated_nonreentrant_vs_raw_semaphore_mutex", "annotatedNonReentrant", "rawSemaphoreMutex",
-					0.97),
-			new RatioSpec("template_nonreentrant_vs_raw_semaphore_mutex", "templateNonReentrant", "rawSemaphoreMutex",
-					0.97),
-			new RatioSpec("annotated_multi_vs_raw_multi_lock", "annotatedMulti", "rawMultiLock", 0.97),
-			new RatioSpec("template_multi_vs_raw_multi_lock", "templateMulti", "rawMultiLock", 0.97),
-			new RatioSpec("annotated_permit_vs_raw_semaphore", "annotatedPermit", "rawSemaphore", 0.97),
-			new RatioSpec("template_permit_vs_raw_semaphore", "templatePermit", "rawSemaphore", 0.97),
-			new RatioSpec("template_vs_spring_integration", "templateMutex", "springIntegration", 1.0),
-			new RatioSpec("annotated_vs_spring_integration", "annotatedMutex", "springIntegration", 1.0),
-			new RatioSpec("template_vs_lock4j", "templateMutex", "lock4j", NO_GOAL),
-			new RatioSpec("contended8_vs_raw_mutex", "templateOnePath", "rawMutexOnePath", 0.97),
-			new RatioSpec("contended8_vs_spring_integration", "templateOnePath", "springIntegrationOnePath", NO_GOAL),
-			new RatioSpec("contended8_vs_lock4j", "templateOnePath", "lock4jOnePath", 1.0),
-			new RatioSpec("raw_per_thread_vs_shared_mutex_contended8", "rawMutexPerThreadOnePath", "rawMutexOnePath",
-					NO_GOAL),
-			new RatioSpec("distinct8_vs_raw_mutex", "templateDistinctPaths", "rawMutexDistinctPaths", 0.97),
-			new RatioSpec("raw_mutex_vs_zookeeper_floor", "rawMutex", "zooKeeperFloor", NO_GOAL),
-			new RatioSpec("template_async_vs_template_sync", "templateAsync", "templateMutex", NO_GOAL),
-			new RatioSpec("template_async_read_vs_template_sync_read", "templateAsyncRead", "templateRead", NO_GOAL),
-			new RatioSpec("annotated_async_vs_annotated_sync", "annotatedAsync", "annotatedMutex", NO_GOAL),
-			new RatioSpec("template_async_permit_vs_template_sync_permit", "templateAsyncPermit", "templatePermit",
-					NO_GOAL),
-			new RatioSpec("template_async_multi_vs_template_sync_multi", "templateAsyncMulti", "templateMulti",
-					NO_GOAL));
+			new RatioSpec("annotated_vs_raw_mutex", "annotatedMutex", "rawMutex"),
+			new RatioSpec("template_vs_raw_mutex", "templateMutex", "rawMutex"),
+			new RatioSpec("annotated_fast_path_vs_raw_mutex", "annotatedMutexFastPath", "rawMutex"),
+			new RatioSpec("annotated_read_vs_raw_read", "annotatedRead", "rawRead"),
+			new RatioSpec("template_read_vs_raw_read", "templateRead", "rawRead"),
+			new RatioSpec("annotated_write_vs_raw_write", "annotatedWrite", "rawWrite"),
+			new RatioSpec("template_write_vs_raw_write", "templateWrite", "rawWrite"),
+			new RatioSpec("annotated_nonreentrant_vs_raw_semaphore_mutex", "annotatedNonReentrant", "rawSemaphoreMutex"),
+			new RatioSpec("template_nonreentrant_vs_raw_semaphore_mutex", "templateNonReentrant", "rawSemaphoreMutex"),
+			new RatioSpec("annotated_multi_vs_raw_multi_lock", "annotatedMulti", "rawMultiLock"),
+			new RatioSpec("template_multi_vs_raw_multi_lock", "templateMulti", "rawMultiLock"),
+			new RatioSpec("annotated_permit_vs_raw_semaphore", "annotatedPermit", "rawSemaphore"),
+			new RatioSpec("template_permit_vs_raw_semaphore", "templatePermit", "rawSemaphore"),
+			new RatioSpec("template_vs_spring_integration", "templateMutex", "springIntegration"),
+			new RatioSpec("annotated_vs_spring_integration", "annotatedMutex", "springIntegration"),
+			new RatioSpec("template_vs_lock4j", "templateMutex", "lock4j"),
+			new RatioSpec("contended8_vs_raw_mutex", "templateOnePath", "rawMutexOnePath"),
+			new RatioSpec("contended8_vs_spring_integration", "templateOnePath", "springIntegrationOnePath"),
+			new RatioSpec("contended8_vs_lock4j", "templateOnePath", "lock4jOnePath"),
+			new RatioSpec("raw_per_thread_vs_shared_mutex_contended8", "rawMutexPerThreadOnePath", "rawMutexOnePath"),
+			new RatioSpec("distinct8_vs_raw_mutex", "templateDistinctPaths", "rawMutexDistinctPaths"),
+			new RatioSpec("raw_mutex_vs_zookeeper_floor", "rawMutex", "zooKeeperFloor"),
+			new RatioSpec("template_async_vs_template_sync", "templateAsync", "templateMutex"),
+			new RatioSpec("template_async_read_vs_template_sync_read", "templateAsyncRead", "templateRead"),
+			new RatioSpec("annotated_async_vs_annotated_sync", "annotatedAsync", "annotatedMutex"),
+			new RatioSpec("template_async_permit_vs_template_sync_permit", "templateAsyncPermit", "templatePermit"),
+			new RatioSpec("template_async_multi_vs_template_sync_multi", "templateAsyncMulti", "templateMulti"));
 
 	private final Map<String, Samples> interleaved;
 
@@ -119,16 +101,13 @@ final class Report {
 			throughputTable(out, this.interleaved, "rounds");
 			callerCostTable(out);
 		}
-		out.append("\n| ratio (ours ÷ baseline, ops/s) | value | p25–p75 | rounds | JMH, separate forks | goal "
-				+ "| verdict |\n");
-		out.append("|---|---:|---:|---:|---:|---:|---|\n");
+		out.append("\n| ratio (ours ÷ baseline, ops/s) | value | p25–p75 | rounds | JMH, separate forks |\n");
+		out.append("|---|---:|---:|---:|---:|\n");
 		for (Ratio ratio : ratios()) {
-			out.append(String.format(Locale.ROOT, "| `%s` | %.3f | %s | %d | %s | %s | %s |%n", ratio.spec().name(),
+			out.append(String.format(Locale.ROOT, "| `%s` | %.3f | %s | %d | %s |%n", ratio.spec().name(),
 					ratio.value(),
 					Double.isNaN(ratio.p25()) ? "–" : String.format(Locale.ROOT, "%.3f–%.3f", ratio.p25(), ratio.p75()),
-					ratio.pairs(), Double.isNaN(ratio.jmh()) ? "–" : String.format(Locale.ROOT, "%.3f", ratio.jmh()),
-					Double.isNaN(ratio.spec().goal()) ? "–" : String.format(Locale.ROOT, "≥ %.2f", ratio.spec().goal()),
-					ratio.verdict()));
+					ratio.pairs(), Double.isNaN(ratio.jmh()) ? "–" : String.format(Locale.ROOT, "%.3f", ratio.jmh())));
 		}
 		out.append("\n| 8 threads | source | total ops/s median | grants per thread per batch or iteration, fewest – most "
 				+ "| fairness (fewest ÷ most) | process CPU µs per grant (client + in-process server) |\n");

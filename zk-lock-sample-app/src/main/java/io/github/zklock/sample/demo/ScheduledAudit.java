@@ -19,10 +19,10 @@ import java.util.TreeMap;
  * committed runs beyond one per tick), how many runs the store's fence refused ({@code rejected}),
  * found their tick run already ({@code late}) or found without their lock or leadership term
  * ({@code lost}), and how many ticks between the
- * first and the last ran nowhere ({@code missed}, taking the shortest gap between ticks as the
+ * first and the last ran nowhere ({@code idle_ticks}, taking the shortest gap between ticks as the
  * period). Prints one line per job:
  * <pre>
- * SCHEDULED ticks=30 runs=30 duplicates=0 duplicate_writes_committed=0 rejected=0 late=0 lost=0 missed=0 job=stock-report by=app-1:11,app-2:10,app-3:9
+ * SCHEDULED ticks=30 runs=30 duplicates=0 duplicate_writes_committed=0 rejected=0 late=0 lost=0 idle_ticks=0 job=stock-report by=app-1:11,app-2:10,app-3:9
  * </pre>
  * Usage: {@code ScheduledAudit <jdbc-url> [user] [password] [--zombies]}. Exit status 0 when every
  * job ran at least one tick and no tick ran twice, or with {@code --zombies} (instances were frozen
@@ -45,11 +45,11 @@ public final class ScheduledAudit {
 	 * @param rejected runs the fence refused
 	 * @param late runs that found their tick (or a later one) run already and wrote nothing
 	 * @param lost runs whose lock or leadership term had ended before they wrote
-	 * @param missed ticks between the first and the last that did not run
+	 * @param idleTicks ticks between the first and the last that did not run
 	 * @param runsByInstance committed runs per instance id
 	 */
 	public record JobRuns(String job, long ticks, long attempts, long runs, long committedTicks, long rejected,
-			long late, long lost, long missed, Map<String, Long> runsByInstance) {
+			long late, long lost, long idleTicks, Map<String, Long> runsByInstance) {
 
 		/**
 		 * Return the runs beyond one per tick, whatever became of their writes.
@@ -79,7 +79,7 @@ public final class ScheduledAudit {
 				.append(count));
 			return "SCHEDULED ticks=" + this.ticks + " runs=" + this.runs + " duplicates=" + duplicates()
 					+ " duplicate_writes_committed=" + duplicateWritesCommitted() + " rejected=" + this.rejected
-					+ " late=" + this.late + " lost=" + this.lost + " missed=" + this.missed + " job=" + this.job + " by=" + by;
+					+ " late=" + this.late + " lost=" + this.lost + " idle_ticks=" + this.idleTicks + " job=" + this.job + " by=" + by;
 		}
 
 	}
@@ -128,12 +128,12 @@ public final class ScheduledAudit {
 			long runs = committed.values().stream().mapToLong(Long::longValue).sum();
 			long[] counts = outcomes.get(job);
 			jobs.add(new JobRuns(job, ticks.size(), attempts, runs, committed.size(), counts[0], counts[1], counts[2],
-					missed(new ArrayList<>(ticks.keySet())), runsByInstance.getOrDefault(job, Map.of())));
+					idleTicks(new ArrayList<>(ticks.keySet())), runsByInstance.getOrDefault(job, Map.of())));
 		});
 		return jobs;
 	}
 
-	private static long missed(List<Long> ticks) {
+	private static long idleTicks(List<Long> ticks) {
 		long period = Long.MAX_VALUE;
 		for (int i = 1; i < ticks.size(); i++) {
 			period = Math.min(period, ticks.get(i) - ticks.get(i - 1));
