@@ -324,10 +324,11 @@ public class LockOperationSource implements EmbeddedValueResolverAware {
 
 	private static void requireCoroutinesReactor(Method method, String annotation, String where, String what) {
 		if (!ClassUtils.isPresent(COROUTINES_REACTOR, method.getDeclaringClass().getClassLoader())
-				|| !ClassUtils.isPresent(MONO, method.getDeclaringClass().getClassLoader())) {
+				|| !ClassUtils.isPresent(MONO, method.getDeclaringClass().getClassLoader())
+				|| !KotlinDetector.isKotlinReflectPresent()) {
 			throw new IllegalStateException(annotation + " on " + where + ": " + what + " is held under the lock "
 					+ "through Spring's coroutine support, which runs it as a Reactor publisher; add "
-					+ "org.jetbrains.kotlinx:kotlinx-coroutines-reactor (and kotlin-reflect) to the class path");
+					+ "org.jetbrains.kotlinx:kotlinx-coroutines-reactor and org.jetbrains.kotlin:kotlin-reflect to the class path");
 		}
 	}
 
