@@ -46,7 +46,9 @@ import io.github.zklock.LockUpgradeException;
  *
  * <p>Every decision is made under this object's monitor; what follows from it (requests, a waiter
  * completed, a grant tracked) runs after the monitor is released, in the order decided. Nothing
- * blocks under the monitor.
+ * blocks under the monitor. Across threads, the one order that matters on the wire is kept too: a
+ * new acquisition is not started while an end decided before it has not sent its delete (see
+ * {@link #endsToSend}), so that its listing never finds a znode this application let go.
  */
 final class LockKey {
 
@@ -68,6 +70,19 @@ final class LockKey {
 
 	/** Whether the registry dropped this key: nothing may queue here any more. */
 	private boolean dropped;
+
+	/**
+	 * Ends of acquisitions decided under the monitor and not sent yet (their deletes go out after
+	 * it is released). While any is pending, a new acquisition of this key is not started but kept
+	 * in {@link #startsAfterEnds}: on the session, a znode's delete then always goes before the next
+	 * create of the key, in the order in which they were decided, so that no listing of a new
+	 * acquisition finds a znode this application already let go (a one-attempt request would be
+	 * refused by it).
+	 */
+	private int endsToSend;
+
+	/** Starts decided while ends were pending, run once the last of them was sent. */
+	private final List<Runnable> startsAfterEnds = new ArrayList<>(0);
 
 	LockKey(String lockPath, Grants grants) {
 		this.lockPath = lockPath;
@@ -167,7 +182,7 @@ final class LockKey {
 	private void startSingle(Waiter waiter, List<Runnable> after) {
 		Single single = new Single(waiter);
 		this.singles.add(single);
-		after.add(single.acquisition::start);
+		starting(single.acquisition, after);
 	}
 
 	/**
@@ -207,7 +222,7 @@ final class LockKey {
 				Single single = this.singles.get(i);
 				if (single.waiter == waiter && single.znode == null) {
 					this.singles.remove(i);
-					after.add(single.acquisition::end);
+					ending(single.acquisition, after);
 					ended.add(single.acquisition);
 					withdrawal = (waiter.sawHeld || single.acquisition.sawHeld()) ? Withdrawal.BUSY
 							: Withdrawal.UNANSWERED;
@@ -250,7 +265,7 @@ final class LockKey {
 					znode.endedBy(reason);
 					single.endedBy = reason;
 					single.lose(reason, lost);
-					after.add(single.acquisition::end);
+					ending(single.acquisition, after);
 					held = true;
 				}
 			}
@@ -267,7 +282,8 @@ final class LockKey {
 
 	/** Whether nothing waits or is held here. */
 	synchronized boolean idle() {
-		return this.mutex.idle() && this.write.idle() && this.singles.isEmpty() && this.takenAway.isEmpty();
+		return this.mutex.idle() && this.write.idle() && this.singles.isEmpty() && this.takenAway.isEmpty()
+				&& this.endsToSend == 0 && this.startsAfterEnds.isEmpty();
 	}
 
 	/**
@@ -352,10 +368,64 @@ final class LockKey {
 				+ reason + "); release it before locking again");
 	}
 
+	/**
+	 * Run what was decided under the monitor, in order. Each action runs even if one before it
+	 * failed (an end not sent would hold back every later start); the first failure is rethrown.
+	 */
 	private static void run(List<Runnable> actions) {
+		RuntimeException failure = null;
 		for (Runnable action : actions) {
-			action.run();
+			try {
+				action.run();
+			}
+			catch (RuntimeException ex) {
+				if (failure == null) {
+					failure = ex;
+				}
+				else {
+					failure.addSuppressed(ex);
+				}
+			}
 		}
+		if (failure != null) {
+			throw failure;
+		}
+	}
+
+	/** End an acquisition once the monitor is released, counted until its delete was sent. Under the monitor. */
+	private void ending(ZnodeAcquisition acquisition, List<Runnable> after) {
+		this.endsToSend++;
+		after.add(() -> {
+			try {
+				acquisition.end();
+			}
+			finally {
+				endSent();
+			}
+		});
+	}
+
+	/** Start an acquisition once the monitor is released, after every end decided before it. Under the monitor. */
+	private void starting(ZnodeAcquisition acquisition, List<Runnable> after) {
+		if (this.endsToSend > 0) {
+			this.startsAfterEnds.add(acquisition::start);
+		}
+		else {
+			after.add(acquisition::start);
+		}
+	}
+
+	/** An end was sent: the starts held back run once none is pending. */
+	private void endSent() {
+		List<Runnable> starts;
+		synchronized (this) {
+			if (--this.endsToSend > 0 || this.startsAfterEnds.isEmpty()) {
+				return;
+			}
+			starts = new ArrayList<>(this.startsAfterEnds);
+			this.startsAfterEnds.clear();
+		}
+		run(starts);
 	}
 
 	/**
@@ -528,9 +598,9 @@ final class LockKey {
 					// Granted in a session that is not the client's now (or not known): never handed out.
 					// Its znode goes, and the wait goes on in the current session.
 					keepEvidence(this.waiter, acquisition);
-					after.add(acquisition::end);
+					ending(acquisition, after);
 					this.acquisition = newAcquisition();
-					after.add(this.acquisition::start);
+					starting(this.acquisition, after);
 				}
 				else if (acquisition.granted() && node != null) {
 					this.znode = new LockZnode(node, acquisition.session(), acquisition.czxid(),
@@ -543,7 +613,7 @@ final class LockKey {
 					// lost: the wait goes on.
 					keepEvidence(this.waiter, acquisition);
 					this.acquisition = newAcquisition();
-					after.add(this.acquisition::start);
+					starting(this.acquisition, after);
 				}
 				else {
 					LockKey.this.singles.remove(this);
@@ -576,6 +646,7 @@ final class LockKey {
 
 		@Override
 		CompletableFuture<Void> release(CuratorLockHandle handle) {
+			ZnodeAcquisition acquisition;
 			synchronized (LockKey.this) {
 				if (!this.handles.remove(handle) || this.holds == 0) {
 					return DONE;
@@ -585,8 +656,16 @@ final class LockKey {
 					return DONE;
 				}
 				LockKey.this.singles.remove(this);
+				acquisition = this.acquisition;
+				LockKey.this.endsToSend++;
 			}
-			CompletableFuture<Void> deleted = this.acquisition.end();
+			CompletableFuture<Void> deleted;
+			try {
+				deleted = acquisition.end();
+			}
+			finally {
+				endSent();
+			}
 			LockKey.this.grants.maybeIdle(LockKey.this);
 			return deleted;
 		}
@@ -771,14 +850,14 @@ final class LockKey {
 			long now = LockKey.this.grants.nanoTime();
 			if (current != null && (this.waiters.isEmpty() || !usable(current, now))) {
 				this.link = null;
-				after.add(current.acquisition::end);
+				ending(current.acquisition, after);
 				current = null;
 			}
 			if (this.waiters.isEmpty()) {
 				ZnodeAcquisition pending = this.acquiring;
 				if (pending != null) {
 					this.acquiring = null;
-					after.add(pending::end);
+					ending(pending, after);
 				}
 				return;
 			}
@@ -800,7 +879,7 @@ final class LockKey {
 						LockKey.this.grants::nanoTime);
 				this.acquiring = acquisition;
 				this.acquiringSince = LockKey.this.grants.nanoTime();
-				after.add(acquisition::start);
+				starting(acquisition, after);
 			}
 		}
 

@@ -212,6 +212,27 @@ class LocalQueueInterleavingTests {
 	}
 
 	@Test
+	void oneAttemptOnceTheEndedGrantIsReleasedFindsTheKeyFree() {
+		explore(LockMode.EXCLUSIVE, false, (run) -> {
+			LocalQueueModel model = run.model;
+			// Held by an asynchronous grant whose znode another application revokes.
+			LockHandle first = model.submit(model.async(LockMode.EXCLUSIVE)).join().orElseThrow();
+			String node = model.ownZnode();
+			run.start("revoker", () -> model.grants.endZnode(node, "revoked", false));
+			run.start("holder", () -> {
+				// The holder learns that its grant ended, lets it go and tries once: the key is free,
+				// so it is granted. (ZooKeeper applies a session's requests in order: the ended
+				// znode's delete must go before the new create, or the listing finds it ahead.)
+				while (first.state() != LockState.LOST) {
+					Thread.yield();
+				}
+				first.release();
+				model.hold(Optional.of(model.acquire(model.oneAttempt(LockMode.EXCLUSIVE)).orElseThrow()));
+			});
+		});
+	}
+
+	@Test
 	void sessionLostWhileOneThreadHoldsAndAnotherWaits() {
 		explore(LockMode.EXCLUSIVE, true, (run) -> {
 			LocalQueueModel model = run.model;
