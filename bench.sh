@@ -28,8 +28,12 @@
 # only the Redisson lines are left out.
 #
 # Prints the tables, then one "HOTKEY ..." line per hot-key contender, one "RATIO name=value" line
-# per ratio and one "REQUESTS ..." line per lock kind, last. Everything it writes goes below target/
-# (results in zk-lock-benchmarks/target/bench/). Every process it starts (the runner, its JVMs,
+# per ratio and one "REQUESTS ..." line per lock kind, last. A complete run (without --skip,
+# --include, --connect-string or --prof) also replaces the published figures,
+# zk-lock-benchmarks/results/latest.properties (with the machine, its load and whether fsync was on),
+# which README.md, the guide and BENCHMARKS.md quote, and draws them as charts in
+# zk-lock-benchmarks/results/charts/ (shown by the guide's Benchmarks chapter). Everything else it
+# writes goes below target/ (zk-lock-benchmarks/target/bench/). Every process it starts (the runner, its JVMs,
 # redis-server) is stopped on exit or Ctrl-C. The servers listen on 127.0.0.1 only. JAVA_HOME
 # selects the JDK.
 set -euo pipefail
@@ -37,6 +41,7 @@ cd "$(dirname "$0")"
 root=$PWD
 module=zk-lock-benchmarks
 work=$root/$module/target/bench
+results=$root/$module/results
 java=${JAVA_HOME:+$JAVA_HOME/bin/}java
 
 build=true
@@ -67,6 +72,7 @@ fi
 
 rm -rf "$work/zookeeper" "$work/tmp" "$work/redis"
 mkdir -p "$work/tmp"
+touch "$work/started"
 
 if $call_trace; then
 	exec "$java" -Xmx512m -Djava.io.tmpdir="$work/tmp" \
@@ -126,9 +132,15 @@ trap 'exit 143' TERM
 set -m # the runner gets a process group of its own
 "$java" -Xms256m -Xmx512m -XX:-UsePerfData -Djava.io.tmpdir="$work/tmp" \
 	-cp "$root/$module/target/classes:$(cat "$module/target/benchmark-classpath.txt")" \
-	io.github.zklock.benchmarks.run.BenchMain --work-dir "$work" ${args[@]+"${args[@]}"} &
+	io.github.zklock.benchmarks.run.BenchMain --work-dir "$work" --publish-results "$results/latest.properties" \
+	${args[@]+"${args[@]}"} &
 group=$!
 set +m
 status=0
 wait "$group" || status=$?
+if ((status == 0)) && [[ $results/latest.properties -nt $work/started ]]; then
+	# A complete run replaced the published figures: draw them.
+	"$java" -Xmx256m -cp "$root/$module/target/classes:$(cat "$module/target/benchmark-classpath.txt")" \
+		io.github.zklock.benchmarks.run.Charts "$results/latest.properties" "$results/charts" || status=$?
+fi
 exit "$status"

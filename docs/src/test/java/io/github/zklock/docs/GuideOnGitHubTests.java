@@ -24,7 +24,7 @@ class GuideOnGitHubTests {
 
 	private static final Pattern SNIPPET = Pattern.compile(
 			"ifdef::env-github\\[\\]\\nSnippet: link:([^\\[]+)\\[[^\\]]+\\][^\\n]*\\n[^\\n]*\\nendif::\\[\\]\\n"
-					+ "ifndef::env-github\\[\\]\\n\\[source,[^\\]]*\\]\\n----\\ninclude::\\{(snippets-\\w+)\\}/([^\\[]+)\\[");
+					+ "ifndef::env-github\\[\\]\\n\\[source,[^\\]]*\\]\\n----\\ninclude::\\{(snippets-\\w+|consumer)\\}/([^\\[]+)\\[");
 
 	private static final Pattern GITHUB_VERSION = Pattern.compile(
 			"ifdef::env-github\\[\\]\\n((?::[\\w-]+: [^\\n]+\\n)+)endif::\\[\\]");
@@ -34,7 +34,8 @@ class GuideOnGitHubTests {
 		int snippets = 0;
 		for (Path chapter : chapters()) {
 			String text = Files.readString(chapter);
-			long includes = text.lines().filter((line) -> line.startsWith("include::{snippets-")).count();
+			long includes = text.lines().filter((line) -> line.startsWith("include::{snippets-") || line.startsWith("include::{consumer}"))
+				.count();
 			Matcher linked = SNIPPET.matcher(text);
 			int found = 0;
 			while (linked.find()) {

@@ -56,7 +56,9 @@ import io.github.zklock.benchmarks.ZooKeeperServers;
  * {@code --skip interleaved,jmh,requests,memory,hotkey,redisson}, {@code --memory-paths N},
  * {@code --hotkey-rounds N}, {@code --hotkey-seconds N} (measured seconds per contender and round),
  * {@code --redis-server PATH} (else the first {@code redis-server} on the {@code PATH}),
- * {@code --work-dir DIR}.
+ * {@code --work-dir DIR}, {@code --publish-results FILE} (where a complete run, one without
+ * {@code --skip}, {@code --include}, {@code --connect-string} or {@code --prof}, also writes its
+ * {@link ResultsFile}; every run writes {@code results.properties} in the work directory).
  */
 public final class BenchMain {
 
@@ -119,6 +121,13 @@ public final class BenchMain {
 		}
 		Path summaryFile = settings.workDir.resolve("summary.md");
 		Files.writeString(summaryFile, summary, StandardCharsets.UTF_8);
+		ResultsFile results = results(settings, started, loadBefore, report, hotKey, requests, memory);
+		Path resultsFile = settings.workDir.resolve("results.properties");
+		results.write(resultsFile, "zk-lock benchmarks, one run (./bench.sh)");
+		if (settings.publishResults != null && settings.complete()) {
+			results.write(settings.publishResults, "The latest figures of ./bench.sh, written by its run: "
+					+ "quoted by README.md, the guide and BENCHMARKS.md, drawn by Charts. Do not edit.");
+		}
 
 		System.out.println();
 		System.out.println("==== zk-lock benchmarks (also in " + summaryFile + ") ====");
@@ -132,6 +141,47 @@ public final class BenchMain {
 			hotKey.ratioLines().forEach(System.out::println);
 		}
 		requests.forEach(System.out::println);
+		System.out.println();
+		System.out.println("Results: " + resultsFile + ((settings.publishResults != null && settings.complete())
+				? " and " + settings.publishResults : ""));
+	}
+
+	private static ResultsFile results(Settings settings, Instant started, String loadBefore, Report report,
+			HotKeyScenario.@Nullable Result hotKey, List<String> requests, List<String> memory) {
+		ResultsFile results = new ResultsFile();
+		results.put("run.started", DateTimeFormatter.ISO_INSTANT.format(started.truncatedTo(
+				java.time.temporal.ChronoUnit.SECONDS)));
+		results.put("run.mode", settings.quick ? "quick" : "full");
+		results.put("run.settings", settings.describe());
+		results.put("run.machine", machine().lines().findFirst().orElse(""));
+		results.put("run.versions", machine().lines().skip(1).findFirst().orElse(""));
+		results.put("run.cores", Runtime.getRuntime().availableProcessors());
+		results.put("run.load_before", loadBefore);
+		results.put("run.load_after", loadAverage());
+		results.put("run.fsync", settings.fsync);
+		results.put("run.wall_seconds", Duration.between(started, Instant.now()).toSeconds());
+		for (Report.Ratio ratio : report.ratios()) {
+			String key = "ratio." + ratio.spec().name();
+			results.put(key, String.format(Locale.ROOT, "%.4f", ratio.value()));
+			if (!Double.isNaN(ratio.p25())) {
+				results.put(key + ".p25", String.format(Locale.ROOT, "%.4f", ratio.p25()));
+				results.put(key + ".p75", String.format(Locale.ROOT, "%.4f", ratio.p75()));
+				results.put(key + ".rounds", ratio.pairs());
+			}
+		}
+		if (hotKey != null) {
+			for (HotKeyScenario.Result.Ratio ratio : hotKey.ratios()) {
+				String key = "ratio." + ratio.name();
+				results.put(key, String.format(Locale.ROOT, "%.4f", ratio.value()));
+				results.put(key + ".min", String.format(Locale.ROOT, "%.4f", ratio.min()));
+				results.put(key + ".max", String.format(Locale.ROOT, "%.4f", ratio.max()));
+				results.put(key + ".rounds", ratio.rounds());
+			}
+			results.addLines(hotKey.lines());
+		}
+		results.addLines(requests);
+		results.addLines(memory);
+		return results;
 	}
 
 	private static String minutes(Duration duration) {
@@ -226,6 +276,8 @@ public final class BenchMain {
 
 		@Nullable String redisServer;
 
+		@Nullable Path publishResults;
+
 		Path workDir = Path.of("target", "bench");
 
 		static Settings parse(String[] args) {
@@ -251,6 +303,7 @@ public final class BenchMain {
 					case "--hotkey-seconds" -> settings.hotKeySeconds = Integer.parseInt(value(args, ++i, arg));
 					case "--redis-server" -> settings.redisServer = value(args, ++i, arg);
 					case "--work-dir" -> settings.workDir = Path.of(value(args, ++i, arg));
+					case "--publish-results" -> settings.publishResults = Path.of(value(args, ++i, arg));
 					default -> throw new IllegalArgumentException("Unknown option " + arg);
 				}
 			}
@@ -270,6 +323,15 @@ public final class BenchMain {
 				throw new IllegalArgumentException(option + " needs a value");
 			}
 			return args[index];
+		}
+
+		/**
+		 * Whether the run measured everything, on the in-process servers: only such a run replaces
+		 * the published figures ({@code --publish-results}).
+		 */
+		boolean complete() {
+			return this.skip.isEmpty() && this.include.equals(".") && this.connectString.isEmpty()
+					&& this.profilers.isEmpty();
 		}
 
 		/** Cycles of each single-threaded benchmark per round. */
