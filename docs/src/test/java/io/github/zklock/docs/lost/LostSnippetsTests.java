@@ -5,7 +5,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 
-import javax.sql.DataSource;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.Test;
@@ -17,8 +16,6 @@ import org.springframework.boot.jdbc.autoconfigure.JdbcClientAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
-import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 import io.github.zklock.LockContext;
@@ -26,8 +23,8 @@ import io.github.zklock.LockMode;
 import io.github.zklock.LockState;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.autoconfigure.ZkLockAutoConfiguration;
+import io.github.zklock.autoconfigure.ZkLockFenceAutoConfiguration;
 import io.github.zklock.test.ZooKeeperExtension;
-import io.github.zklock.transaction.JdbcLockFence;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -68,7 +65,7 @@ class LostSnippetsTests {
 					DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
 					JdbcTemplateAutoConfiguration.class, JdbcClientAutoConfiguration.class))
 			.withPropertyValues("spring.datasource.url=jdbc:h2:mem:fence-" + System.nanoTime())
-			.withUserConfiguration(FenceConfiguration.class)
+			.withUserConfiguration(StockFenceConfiguration.class)
 			.withBean(FencedStockService.class)
 			.run((context) -> {
 				JdbcClient jdbc = context.getBean(JdbcClient.class);
@@ -76,6 +73,28 @@ class LostSnippetsTests {
 				jdbc.sql("INSERT INTO stock (sku, quantity) VALUES ('apple', 5)").update();
 				assertThat(context.getBean(FencedStockService.class).purchase("apple", 2)).isEqualTo(3);
 				Long token = jdbc.sql("SELECT fencing_token FROM stock WHERE sku = 'apple'").query(Long.class).single();
+				assertThat(token).isPositive();
+			});
+	}
+
+	@Test
+	void fencedPostAdvancesTheFenceTablesRowOfItsLockPath() {
+		this.contextRunner
+			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+					DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
+					JdbcTemplateAutoConfiguration.class, JdbcClientAutoConfiguration.class,
+					ZkLockFenceAutoConfiguration.class))
+			.withPropertyValues("spring.datasource.url=jdbc:h2:mem:ledger-" + System.nanoTime(),
+					"zk.lock.fence.initialize-schema=true")
+			.withBean(LedgerService.class)
+			.run((context) -> {
+				JdbcClient jdbc = context.getBean(JdbcClient.class);
+				jdbc.sql("CREATE TABLE ledger (account VARCHAR(64), cents BIGINT)").update();
+				context.getBean(LedgerService.class).post("acct-1", 250);
+				assertThat(jdbc.sql("SELECT SUM(cents) FROM ledger").query(Long.class).single()).isEqualTo(250L);
+				Long token = jdbc.sql("SELECT fencing_token FROM zk_lock_fence WHERE lock_path = '/locks/ledger/acct-1'")
+					.query(Long.class)
+					.single();
 				assertThat(token).isPositive();
 			});
 	}
@@ -98,16 +117,6 @@ class LostSnippetsTests {
 			assertThat(deadlines).hasSize(3).isSortedAccordingTo(Instant::compareTo);
 			assertThat(deadlines.get(2)).isAfter(Instant.now().plus(Duration.ofMinutes(4)));
 		});
-	}
-
-	@Configuration(proxyBeanMethods = false)
-	static class FenceConfiguration {
-
-		@Bean
-		JdbcLockFence stockFence(DataSource dataSource) {
-			return JdbcLockFence.guardedRows(dataSource, "stock", "sku", "fencing_token");
-		}
-
 	}
 
 }
