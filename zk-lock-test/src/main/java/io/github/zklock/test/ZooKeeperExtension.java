@@ -22,6 +22,7 @@ import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
@@ -60,6 +61,14 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * Curator clients, must share one server; {@link AutoConfigureEmbeddedZooKeeper} is shorter when
  * one context is enough.
  *
+ * <p><b>Another server.</b> With the system property {@value #EXTERNAL_SERVER_PROPERTY} set to a
+ * connect string ({@code host:port[,host:port...]}), no server is started: the tests run against
+ * that server or ensemble (for example another ZooKeeper version, or the one production uses), and
+ * a test that needs the in-process server ({@link #getServer()}, to stop or restart it) is
+ * aborted, reported as skipped. The server's settings of this extension ({@link #withTickTime},
+ * {@link #withServerProperty}, {@link #withContainerCheckInterval}) are then not applied. Tests on
+ * a shared server should use keys of their own.
+ *
  * <p>The extension's methods are meant for the test thread, except {@link #getConnectString()},
  * which any thread may call; the extension is not meant to be shared by test classes running in
  * parallel.
@@ -71,6 +80,12 @@ public class ZooKeeperExtension implements BeforeAllCallback, AfterAllCallback, 
 
 	/** The system property ZooKeeper reads its container reaper's interval from, in ms. */
 	public static final String CONTAINER_CHECK_INTERVAL = "znode.container.checkIntervalMs";
+
+	/**
+	 * The system property that names a running server or ensemble to test against instead of an
+	 * in-process one: a ZooKeeper connect string.
+	 */
+	public static final String EXTERNAL_SERVER_PROPERTY = "zklock.test.connect-string";
 
 	private final int port;
 
@@ -85,6 +100,9 @@ public class ZooKeeperExtension implements BeforeAllCallback, AfterAllCallback, 
 	private @Nullable String previousContainerCheckInterval;
 
 	private volatile @Nullable TestingServer server;
+
+	/** The connect string of the server the tests run against when it is not in process. */
+	private volatile @Nullable String external;
 
 	private @Nullable ServerDirectory directory;
 
@@ -190,7 +208,7 @@ public class ZooKeeperExtension implements BeforeAllCallback, AfterAllCallback, 
 	@Override
 	public void beforeEach(ExtensionContext context) throws Exception {
 		this.inTest = true;
-		if (this.server == null) {
+		if (this.server == null && this.external == null) {
 			start();
 		}
 	}
@@ -234,7 +252,8 @@ public class ZooKeeperExtension implements BeforeAllCallback, AfterAllCallback, 
 	 * @throws IllegalStateException if the server is not running (outside a test)
 	 */
 	public String getConnectString() {
-		return getServer().getConnectString();
+		String external = this.external;
+		return (external != null) ? external : getServer().getConnectString();
 	}
 
 	/**
@@ -243,6 +262,11 @@ public class ZooKeeperExtension implements BeforeAllCallback, AfterAllCallback, 
 	 * @throws IllegalStateException if the server is not running (outside a test)
 	 */
 	public int getPort() {
+		String external = this.external;
+		if (external != null) {
+			String first = external.split(",")[0];
+			return Integer.parseInt(first.substring(first.lastIndexOf(':') + 1).replaceAll("/.*", ""));
+		}
 		return getServer().getPort();
 	}
 
@@ -251,8 +275,14 @@ public class ZooKeeperExtension implements BeforeAllCallback, AfterAllCallback, 
 	 * {@link TestingServer#restart() restart} it and see how the application copes.
 	 * @return the server
 	 * @throws IllegalStateException if the server is not running (outside a test)
+	 * @throws org.opentest4j.TestAbortedException if the tests run against another server
+	 * ({@value #EXTERNAL_SERVER_PROPERTY}): the calling test is reported as skipped
 	 */
 	public TestingServer getServer() {
+		if (this.external != null) {
+			Assumptions.abort("needs the in-process server; the tests run against " + this.external + " ("
+					+ EXTERNAL_SERVER_PROPERTY + ")");
+		}
 		TestingServer server = this.server;
 		if (server == null) {
 			throw new IllegalStateException("The ZooKeeper server runs only during the tests of the class that "
@@ -385,6 +415,11 @@ public class ZooKeeperExtension implements BeforeAllCallback, AfterAllCallback, 
 	}
 
 	private void start() throws Exception {
+		String external = System.getProperty(EXTERNAL_SERVER_PROPERTY, "").strip();
+		if (!external.isEmpty()) {
+			this.external = external;
+			return;
+		}
 		if (this.containerCheckIntervalMs > 0) {
 			this.previousContainerCheckInterval = System.setProperty(CONTAINER_CHECK_INTERVAL,
 					Long.toString(this.containerCheckIntervalMs));
@@ -397,6 +432,7 @@ public class ZooKeeperExtension implements BeforeAllCallback, AfterAllCallback, 
 	}
 
 	private void stop() throws IOException {
+		this.external = null;
 		TestingServer server = this.server;
 		ServerDirectory directory = this.directory;
 		this.server = null;

@@ -27,8 +27,10 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.opentest4j.TestAbortedException;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assertions.assertThatNoException;
@@ -187,6 +189,40 @@ class ZooKeeperExtensionTests {
 		assertThat(client.getState()).isEqualTo(CuratorFrameworkState.STOPPED);
 		await().atMost(Duration.ofSeconds(10)).until(() -> !acceptsConnections(server.getPort()));
 		assertThatIllegalStateException().isThrownBy(extension::getServer);
+	}
+
+	@Test
+	void anotherServerNamedByTheSystemPropertyReplacesTheInProcessOne() throws Exception {
+		try (TestingServer other = new TestingServer(true)) {
+			String before = System.getProperty(ZooKeeperExtension.EXTERNAL_SERVER_PROPERTY);
+			System.setProperty(ZooKeeperExtension.EXTERNAL_SERVER_PROPERTY, other.getConnectString());
+			ZooKeeperExtension extension = new ZooKeeperExtension();
+			try {
+				extension.beforeAll(null);
+				assertThat(extension.getConnectString()).isEqualTo(other.getConnectString());
+				assertThat(extension.getPort()).isEqualTo(other.getPort());
+				CuratorFramework client = extension.newClient();
+				client.create().forPath("/on-the-other-server");
+				// A test that needs the in-process server is aborted (reported as skipped).
+				assertThatExceptionOfType(TestAbortedException.class).isThrownBy(extension::getServer)
+					.withMessageContaining(other.getConnectString());
+				extension.expireSession(client);
+				await().atMost(Duration.ofSeconds(10))
+					.until(() -> client.getZookeeperClient().isConnected() && client.checkExists().forPath("/on-the-other-server") != null);
+				extension.afterAll(null);
+				// The other server goes on: the extension stops only what it started.
+				assertThat(acceptsConnections(other.getPort())).isTrue();
+				assertThat(client.getState()).isEqualTo(CuratorFrameworkState.STOPPED);
+			}
+			finally {
+				if (before == null) {
+					System.clearProperty(ZooKeeperExtension.EXTERNAL_SERVER_PROPERTY);
+				}
+				else {
+					System.setProperty(ZooKeeperExtension.EXTERNAL_SERVER_PROPERTY, before);
+				}
+			}
+		}
 	}
 
 	@Test
