@@ -128,6 +128,8 @@ public final class ChainLoad implements AutoCloseable {
 
 	}
 
+	private static final String THREAD_PREFIX = "chain-";
+
 	private final List<Grant> grants = new ArrayList<>();
 
 	private final List<Thread> threads = new ArrayList<>();
@@ -140,8 +142,12 @@ public final class ChainLoad implements AutoCloseable {
 
 	private final boolean retrying;
 
-	private ChainLoad(boolean retrying) {
+	/** Whether a holder releases only once another thread of the load waits for the key. */
+	private final boolean relay;
+
+	private ChainLoad(boolean retrying, boolean relay) {
 		this.retrying = retrying;
+		this.relay = relay;
 	}
 
 	/**
@@ -155,7 +161,7 @@ public final class ChainLoad implements AutoCloseable {
 	 */
 	public static ChainLoad start(CuratorLockRegistry registry, LockTarget request, int threadCount, Duration hold,
 			Section section) {
-		return start(registry, request, threadCount, hold, section, false);
+		return start(registry, request, threadCount, hold, section, false, false);
 	}
 
 	/**
@@ -164,14 +170,28 @@ public final class ChainLoad implements AutoCloseable {
 	 */
 	public static ChainLoad startRetrying(CuratorLockRegistry registry, LockTarget request, int threadCount,
 			Duration hold, Section section) {
-		return start(registry, request, threadCount, hold, section, true);
+		return start(registry, request, threadCount, hold, section, true, false);
+	}
+
+	/**
+	 * Start a load of two threads in relay: a holder releases its grant only once the other thread
+	 * waits for the key (held grants only; a lost one is released at once), so that with local
+	 * hand-off on the chain's znode never ends for want of a waiter: it ends when something ends it
+	 * (a revocation, a ceiling, the hand-off bounds), or when the load stops.
+	 * @see #start(CuratorLockRegistry, LockTarget, int, Duration, Section)
+	 * @throws AssertionError (from {@link #close()}) if a holder saw no other thread wait within
+	 * the request's wait time
+	 */
+	public static ChainLoad startRelay(CuratorLockRegistry registry, LockTarget request, Duration hold,
+			Section section) {
+		return start(registry, request, 2, hold, section, false, true);
 	}
 
 	private static ChainLoad start(CuratorLockRegistry registry, LockTarget request, int threadCount, Duration hold,
-			Section section, boolean retrying) {
-		ChainLoad load = new ChainLoad(retrying);
+			Section section, boolean retrying, boolean relay) {
+		ChainLoad load = new ChainLoad(retrying, relay);
 		for (int i = 0; i < threadCount; i++) {
-			Thread thread = new Thread(() -> load.run(registry, request, hold, section), "chain-" + i);
+			Thread thread = new Thread(() -> load.run(registry, request, hold, section), THREAD_PREFIX + i);
 			load.threads.add(thread);
 			thread.start();
 		}
@@ -221,6 +241,9 @@ public final class ChainLoad implements AutoCloseable {
 					}
 					if (held) {
 						section.hold(handle, hold);
+						if (this.relay) {
+							awaitAnotherWaiter(registry, request, handle);
+						}
 					}
 				}
 				finally {
@@ -230,6 +253,28 @@ public final class ChainLoad implements AutoCloseable {
 		}
 		catch (Throwable ex) {
 			this.failure.compareAndSet(null, ex);
+		}
+	}
+
+	/**
+	 * Wait until another thread of the load waits for the key, the grant is no longer held (lost:
+	 * the other thread may then be granted on a new znode, and waits for this one), or the load
+	 * stops.
+	 */
+	private void awaitAnotherWaiter(CuratorLockRegistry registry, LockTarget request, LockHandle handle) {
+		String path = registry.lockPath(request.key());
+		String self = Thread.currentThread().getName();
+		long deadline = System.nanoTime() + request.waitTime().toNanos();
+		while (!this.stop.get() && handle.isHeld() && Admins.admin(registry)
+			.describeWaitingLocks()
+			.stream()
+			.noneMatch((waiting) -> waiting.path().equals(path) && !waiting.waiter().equals(self)
+					&& waiting.waiter().startsWith(THREAD_PREFIX))) {
+			if (System.nanoTime() - deadline > 0) {
+				throw new AssertionError(self + ": no other thread of the relay waited for " + path + " within "
+						+ request.waitTime());
+			}
+			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
 		}
 	}
 

@@ -124,9 +124,11 @@ class RevocationCheckTests {
 		CuratorLockRegistry revoker = new CuratorLockRegistry(zooKeeper.newClient(), "/locks", 10);
 		ChainLoad.Section section = new ChainLoad.Section();
 		// Each grant is held for a fifth of the interval, the chain's znode for longer. A wait of a
-		// few seconds fails the load if the key stalls after the revocation.
-		try (ChainLoad load = ChainLoad.start(this.registry,
-				new LockTarget(this.key, LockMode.EXCLUSIVE, true, 0, PROMPTLY), 2, CHECK_INTERVAL.dividedBy(5),
+		// few seconds fails the load if the key stalls after the revocation. In relay, so that the
+		// chain's znode never ends by itself for want of a waiter (a thread descheduled between two
+		// of its grants): only then is a grant sure to ride it when the revocation arrives.
+		try (ChainLoad load = ChainLoad.startRelay(this.registry,
+				new LockTarget(this.key, LockMode.EXCLUSIVE, true, 0, PROMPTLY), CHECK_INTERVAL.dividedBy(5),
 				section)) {
 			await().atMost(BOUND).until(() -> chainLength() >= 10);
 			String revokedNode = admin(this.registry).describeHeldLocks().get(0).node();
