@@ -21,6 +21,7 @@ import io.github.zklock.LockRequest;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.curator.CuratorLockAdmin;
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.test.TcpProxy;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -20,6 +20,7 @@ import io.github.zklock.LockHandle;
 import io.github.zklock.LockState;
 import io.github.zklock.chaos.Chaos.ClientSocket;
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.test.TcpProxy;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;

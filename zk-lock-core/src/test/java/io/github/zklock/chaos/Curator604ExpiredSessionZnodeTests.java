@@ -53,6 +53,7 @@ import io.github.zklock.curator.LocalHandoff;
 import io.github.zklock.curator.LockThread;
 import io.github.zklock.spi.LockTarget;
 import io.github.zklock.spi.RegistryGrant;
+import io.github.zklock.test.TcpProxy;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static io.github.zklock.curator.Targets.asRequest;

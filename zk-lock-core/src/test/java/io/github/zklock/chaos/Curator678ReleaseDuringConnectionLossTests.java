@@ -30,6 +30,7 @@ import io.github.zklock.LockTemplate;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.curator.LockThread;
 import io.github.zklock.spi.LockTarget;
+import io.github.zklock.test.TcpProxy;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static io.github.zklock.curator.Admins.admin;

@@ -23,6 +23,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 import io.github.zklock.chaos.Chaos.ClientSocket;
 import io.github.zklock.curator.CuratorLeadership;
 import io.github.zklock.curator.RecordingLeadershipListener;
+import io.github.zklock.test.TcpProxy;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static io.github.zklock.curator.RecordingLeadershipListener.GRANTED;

@@ -34,6 +34,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.github.zklock.chaos.Chaos.ClientSocket;
 import io.github.zklock.curator.LocalHandoff;
+import io.github.zklock.test.TcpProxy;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -24,6 +24,7 @@ import io.github.zklock.curator.CuratorLockAdmin;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.spi.LockTarget;
 import io.github.zklock.spi.RegistryGrant;
+import io.github.zklock.test.TcpProxy;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,4 +1,4 @@
-package io.github.zklock.chaos;
+package io.github.zklock.test;
 
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,4 +1,4 @@
-package io.github.zklock.chaos;
+package io.github.zklock.test;
 
 import java.io.Closeable;
 import java.io.IOException;
@@ -29,7 +29,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@link #drop(Duration)} instead, the held bytes are lost with their connections.</li>
  * </ul>
  */
-final class TcpProxy implements Closeable {
+public final class TcpProxy implements Closeable {
 
 	private final InetSocketAddress target;
 
@@ -64,22 +64,27 @@ final class TcpProxy implements Closeable {
 	 * @return the running proxy
 	 * @throws IOException if no port can be bound
 	 */
-	static TcpProxy start(int targetPort) throws IOException {
+	public static TcpProxy start(int targetPort) throws IOException {
 		return new TcpProxy(new InetSocketAddress(InetAddress.getLoopbackAddress(), targetPort));
 	}
 
 	/** The connect string that reaches the server through this proxy. */
-	String connectString() {
+	public String connectString() {
 		return "127.0.0.1:" + this.serverSocket.getLocalPort();
 	}
 
+	/** The port this proxy listens on, on 127.0.0.1. */
+	public int port() {
+		return this.serverSocket.getLocalPort();
+	}
+
 	/** Stop forwarding in both directions; keep every socket open. */
-	void freeze() {
+	public void freeze() {
 		this.frozen = true;
 	}
 
 	/** Stop forwarding the server's bytes to the clients; forward theirs to the server; keep every socket open. */
-	void freezeReplies() {
+	public void freezeReplies() {
 		this.repliesFrozen = true;
 	}
 
@@ -87,7 +92,7 @@ final class TcpProxy implements Closeable {
 	 * Close every connection and close new ones on accept for a while.
 	 * @param refuseFor how long to refuse new connections (unless {@link #heal()} comes first)
 	 */
-	void drop(Duration refuseFor) {
+	public void drop(Duration refuseFor) {
 		this.refuseUntilNanos = System.nanoTime() + refuseFor.toNanos();
 		for (Link link : this.links) {
 			link.close();
@@ -95,7 +100,7 @@ final class TcpProxy implements Closeable {
 	}
 
 	/** Forward again and serve new connections. */
-	void heal() {
+	public void heal() {
 		synchronized (this.monitor) {
 			this.frozen = false;
 			this.repliesFrozen = false;
