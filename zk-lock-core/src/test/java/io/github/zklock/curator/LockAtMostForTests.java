@@ -202,7 +202,10 @@ class LockAtMostForTests {
 	@ParameterizedTest
 	@ValueSource(booleans = { false, true })
 	void extendMovesTheCeilingFromNowAndFailsOnceTheCeilingEndedTheGrant(boolean async) throws Exception {
-		LockRequest request = LockRequest.of(this.key).withReentrant(false).withLockAtMostFor(CEILING);
+		// A ceiling of its own, longer than CEILING: each extension below must come before the
+		// ceiling it moves, with half a second or more to spare for a test thread scheduled late.
+		Duration ceiling = Duration.ofSeconds(1);
+		LockRequest request = LockRequest.of(this.key).withReentrant(false).withLockAtMostFor(ceiling);
 		LockHandle held = async ? this.holderLocks.async().acquire(request).get(BOUND.toSeconds(), TimeUnit.SECONDS)
 				: this.holderLocks.acquire(request);
 		Instant firstDeadline = held.deadline().orElseThrow();
@@ -210,14 +213,13 @@ class LockAtMostForTests {
 			.acquire(LockRequest.of(this.key).withReentrant(false));
 
 		// Extended twice, each before the ceiling: the key stays taken past the first ceiling.
-		Thread.sleep(CEILING.toMillis() / 2);
-		assertThat(held.extend(CEILING)).isSameAs(held);
-		Thread.sleep(CEILING.toMillis() / 2);
-		held.extend(Duration.ofSeconds(2));
-		assertThat(held.deadline()).hasValueSatisfying((deadline) -> assertThat(deadline).isAfter(firstDeadline));
-		Thread.sleep(CEILING.toMillis());
+		Thread.sleep(300);
+		assertThat(held.extend(Duration.ofMillis(1500))).isSameAs(held);
+		Thread.sleep(ceiling.toMillis());
 		assertThat(waiting).isNotDone();
 		assertThat(held.isHeld()).isTrue();
+		held.extend(Duration.ofSeconds(2));
+		assertThat(held.deadline()).hasValueSatisfying((deadline) -> assertThat(deadline).isAfter(firstDeadline));
 
 		AsyncLockHandle granted = waiting.get(BOUND.toSeconds(), TimeUnit.SECONDS);
 		assertThat(held.state()).isEqualTo(LockState.LOST);
