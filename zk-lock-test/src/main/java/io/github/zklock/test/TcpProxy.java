@@ -13,6 +13,8 @@ import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A TCP proxy on the loopback interface between ZooKeeper clients and one server, that can cut
  * the link the way a network partition does. Thread per direction per connection, blocking I/O.
@@ -28,10 +30,19 @@ import java.util.concurrent.ConcurrentHashMap;
  * <li>{@link #heal()}: forwarding resumes (held bytes first) and new connections are served; after
  * {@link #drop(Duration)} instead, the held bytes are lost with their connections.</li>
  * </ul>
+ *
+ * <p>A client's connection is accepted before the proxy connects to the server: where the server
+ * refuses, the client, which a direct connection would have told so at once, is accepted and then
+ * closed. A client that retries a refused connection but gives up on a closed one (a ZooKeeper
+ * follower connecting to a leader that is binding its port) is served by a proxy with patience
+ * ({@link #start(int, Duration)}), which tries the server again for a while first.
  */
 public final class TcpProxy implements Closeable {
 
 	private final InetSocketAddress target;
+
+	/** How long to try a refusing server again before closing the client's connection. */
+	private final long connectPatienceNanos;
 
 	private final ServerSocket serverSocket;
 
@@ -50,8 +61,9 @@ public final class TcpProxy implements Closeable {
 
 	private volatile boolean closed;
 
-	private TcpProxy(InetSocketAddress target) throws IOException {
+	private TcpProxy(InetSocketAddress target, Duration connectPatience) throws IOException {
 		this.target = target;
+		this.connectPatienceNanos = connectPatience.toNanos();
 		this.serverSocket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
 		this.acceptor = new Thread(this::acceptLoop, "tcp-proxy-accept-" + this.serverSocket.getLocalPort());
 		this.acceptor.setDaemon(true);
@@ -65,7 +77,20 @@ public final class TcpProxy implements Closeable {
 	 * @throws IOException if no port can be bound
 	 */
 	public static TcpProxy start(int targetPort) throws IOException {
-		return new TcpProxy(new InetSocketAddress(InetAddress.getLoopbackAddress(), targetPort));
+		return start(targetPort, Duration.ZERO);
+	}
+
+	/**
+	 * Start a proxy to a server on the loopback interface that, when the server refuses a
+	 * connection, tries again every 50 ms for a while before it closes the client's connection.
+	 * Meanwhile the client's connection stays open and silent, and the proxy accepts no other.
+	 * @param targetPort the server's port on 127.0.0.1
+	 * @param connectPatience how long to try a refusing server, zero for one attempt
+	 * @return the running proxy
+	 * @throws IOException if no port can be bound
+	 */
+	public static TcpProxy start(int targetPort, Duration connectPatience) throws IOException {
+		return new TcpProxy(new InetSocketAddress(InetAddress.getLoopbackAddress(), targetPort), connectPatience);
 	}
 
 	/** The connect string that reaches the server through this proxy. */
@@ -137,11 +162,13 @@ public final class TcpProxy implements Closeable {
 				closeQuietly(downstream);
 				continue;
 			}
-			Socket upstream = new Socket();
+			Socket upstream = connectUpstream();
+			if (upstream == null) {
+				closeQuietly(downstream);
+				continue;
+			}
 			try {
-				upstream.setTcpNoDelay(true);
 				downstream.setTcpNoDelay(true);
-				upstream.connect(this.target, 5000);
 			}
 			catch (IOException ex) {
 				closeQuietly(upstream);
@@ -156,6 +183,36 @@ public final class TcpProxy implements Closeable {
 				continue;
 			}
 			link.start();
+		}
+	}
+
+	/**
+	 * Connect to the server, again and again while it refuses and patience lasts.
+	 * @return the connected socket, or {@code null} if the server refused to the end, or the proxy
+	 * was closed
+	 */
+	private @Nullable Socket connectUpstream() {
+		long deadline = System.nanoTime() + this.connectPatienceNanos;
+		while (true) {
+			Socket upstream = new Socket();
+			try {
+				upstream.setTcpNoDelay(true);
+				upstream.connect(this.target, 5000);
+				return upstream;
+			}
+			catch (IOException ex) {
+				closeQuietly(upstream);
+			}
+			if (this.closed || System.nanoTime() - deadline >= 0) {
+				return null;
+			}
+			try {
+				Thread.sleep(50);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				return null;
+			}
 		}
 	}
 

@@ -95,8 +95,43 @@ class TcpProxyTests {
 		forwardsBothWays();
 	}
 
+	@Test
+	void triesARefusingServerAgainWhilePatienceLasts() throws Exception {
+		int port;
+		try (ServerSocket reserved = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+			port = reserved.getLocalPort();
+		}
+		try (TcpProxy patient = TcpProxy.start(port, Duration.ofSeconds(10));
+				Socket socket = connect(patient)) {
+			// Accepted while nothing listens: the proxy keeps trying until the server binds.
+			socket.getOutputStream().write('c');
+			Thread.sleep(300);
+			try (ServerSocket late = new ServerSocket(port, 50, InetAddress.getLoopbackAddress())) {
+				try (Socket accepted = late.accept()) {
+					accepted.setSoTimeout(5000);
+					assertThat(accepted.getInputStream().read()).isEqualTo('c');
+				}
+			}
+		}
+	}
+
+	@Test
+	void closesTheClientsConnectionWhenTheServerRefusesWithoutPatience() throws IOException {
+		int port;
+		try (ServerSocket reserved = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+			port = reserved.getLocalPort();
+		}
+		try (TcpProxy impatient = TcpProxy.start(port); Socket socket = connect(impatient)) {
+			assertThat(readOrEndOfStream(socket)).isEqualTo(-1);
+		}
+	}
+
 	private Socket connect() throws IOException {
-		String[] hostPort = this.proxy.connectString().split(":");
+		return connect(this.proxy);
+	}
+
+	private static Socket connect(TcpProxy proxy) throws IOException {
+		String[] hostPort = proxy.connectString().split(":");
 		Socket socket = new Socket(hostPort[0], Integer.parseInt(hostPort[1]));
 		socket.setSoTimeout(5000);
 		return socket;
