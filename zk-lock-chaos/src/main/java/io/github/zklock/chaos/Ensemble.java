@@ -150,7 +150,8 @@ public final class Ensemble implements Closeable {
 	 * @param servers how many servers, 3 or more (3 or 5 make sense: an odd number)
 	 * @param applications how many applications get proxies of their own to every server, 0 or more
 	 * @param workDir the directory for configurations, data and logs; created if missing, kept after
-	 * {@link #close()}
+	 * {@link #close()}; the data of an earlier ensemble of the same size in it is taken up again
+	 * (its configurations are rewritten with new ports)
 	 * @param options the timing
 	 * @return the running ensemble; the caller closes it
 	 * @throws IllegalArgumentException if {@code servers} is below 3 or {@code applications} negative
