@@ -1,0 +1,239 @@
+package io.github.zklock.sample.chaos;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import java.util.stream.LongStream;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.jdbc.core.simple.JdbcClient;
+
+import io.github.zklock.sample.SampleApplication;
+import io.github.zklock.sample.demo.ScheduledAudit;
+import io.github.zklock.test.ZooKeeperExtension;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Two instances of the sample application with the profile {@code chaos}, as the fault campaign
+ * runs them but in one JVM: each has its own application context, ZooKeeper session and
+ * connection pool; they share one ZooKeeper server and one H2 database. The workloads' invariants
+ * hold under concurrent load on both (no faults here: the campaign brings those).
+ */
+class ChaosMultiInstanceTests {
+
+	private static final int THREADS_PER_INSTANCE = 3;
+
+	private static final int CALLS_PER_THREAD = 8;
+
+	private static final int TOTAL = 2 * THREADS_PER_INSTANCE * CALLS_PER_THREAD;
+
+	/** One server for both instances; it stops after {@link #stopTwoInstances()}. */
+	@RegisterExtension
+	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
+
+	private static String jdbcUrl;
+
+	private static ConfigurableApplicationContext first;
+
+	private static ConfigurableApplicationContext second;
+
+	@BeforeAll
+	static void startTwoInstances() {
+		jdbcUrl = "jdbc:h2:mem:chaos-multi-instance-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1";
+		first = startInstance("chaos-a");
+		second = startInstance("chaos-b");
+	}
+
+	@AfterAll
+	static void stopTwoInstances() throws Exception {
+		try {
+			if (second != null) {
+				second.close();
+			}
+			if (first != null) {
+				first.close();
+			}
+		}
+		finally {
+			try (Connection connection = DriverManager.getConnection(jdbcUrl, "sa", "");
+					Statement statement = connection.createStatement()) {
+				statement.execute("SHUTDOWN");
+			}
+		}
+	}
+
+	private static ConfigurableApplicationContext startInstance(String instanceId) {
+		return new SpringApplicationBuilder(SampleApplication.class).run("--spring.profiles.active=chaos",
+				"--server.address=127.0.0.1", "--server.port=0", "--spring.jmx.enabled=false",
+				"--zk.lock.embedded.enabled=false", "--zk.lock.connect-string=" + zooKeeper.getConnectString(),
+				"--zk.lock.default-wait-time=30s", "--spring.datasource.url=" + jdbcUrl,
+				"--sample.instance-id=" + instanceId, "--sample.chaos.think-time=10ms");
+	}
+
+	@Test
+	void fencedIncrementsOnTwoInstancesLoseNoUpdate() throws Exception {
+		String name = "two-instances-fenced";
+		callConcurrently((instance, op) -> instance.getBean(CounterService.class).incrementFenced(name, op));
+		assertNoLostUpdate(name, "fenced");
+	}
+
+	@Test
+	void asyncIncrementsOnTwoInstancesLoseNoUpdate() throws Exception {
+		String name = "two-instances-async";
+		callConcurrently((instance, op) -> instance.getBean(CounterService.class)
+			.incrementAsync(name, op)
+			.get(60, TimeUnit.SECONDS));
+		assertNoLostUpdate(name, "async");
+	}
+
+	private static void assertNoLostUpdate(String name, String via) {
+		CounterState state = first.getBean(CounterService.class).state(name);
+		assertThat(state.value()).isEqualTo(TOTAL);
+		assertThat(state.ops()).isEqualTo(TOTAL);
+		List<Op> ops = jdbc()
+			.sql("SELECT new_value, fencing_token, instance_id, via FROM chaos_counter_op WHERE counter_name = :name "
+					+ "ORDER BY new_value")
+			.param("name", name)
+			.query((rs, row) -> new Op(rs.getLong(1), rs.getLong(2), rs.getString(3), rs.getString(4)))
+			.list();
+		// Each increment read what the one before wrote: the values written are 1 to TOTAL, once each.
+		assertThat(ops).extracting(Op::newValue)
+			.containsExactlyElementsOf(LongStream.rangeClosed(1, TOTAL).boxed().toList());
+		assertThat(ops).extracting(Op::instance).contains("chaos-a", "chaos-b");
+		assertThat(ops).extracting(Op::via).containsOnly(via);
+		// Through the fence, in the order they wrote: equal within a local hand-off, else higher.
+		assertThat(ops).extracting(Op::token).isSorted();
+	}
+
+	@Test
+	void transfersOnTwoInstancesKeepTheSumAndEveryBalance() throws Exception {
+		int accounts = 4;
+		long balance = 60;
+		first.getBean(TransferService.class).open(accounts, balance, true);
+		AtomicInteger refused = new AtomicInteger();
+		callConcurrently((instance, op) -> {
+			Random random = new Random(op.hashCode());
+			int from = random.nextInt(accounts);
+			int to = (from + 1 + random.nextInt(accounts - 1)) % accounts;
+			try {
+				return instance.getBean(TransferService.class).transfer(from, to, 1 + random.nextInt(40), op);
+			}
+			catch (InsufficientBalanceException ex) {
+				refused.incrementAndGet();
+				return ex;
+			}
+		});
+		AccountsState state = second.getBean(TransferService.class).state();
+		assertThat(state.sum()).isEqualTo(accounts * balance);
+		assertThat(state.minBalance()).isNotNegative();
+		assertThat(state.transfers()).isEqualTo(TOTAL - refused.get()).isPositive();
+		// Every balance is the opening one moved by the recorded transfers: none was lost.
+		Map<Integer, Long> balances = jdbc().sql("SELECT id, balance FROM chaos_account")
+			.query((rs, row) -> Map.entry(rs.getInt(1), rs.getLong(2)))
+			.list()
+			.stream()
+			.collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue));
+		for (int account = 0; account < accounts; account++) {
+			long moved = jdbc()
+				.sql("SELECT COALESCE(SUM(CASE WHEN to_account = :id THEN amount ELSE -amount END), 0) FROM chaos_transfer "
+						+ "WHERE from_account = :id OR to_account = :id")
+				.param("id", account)
+				.query(Long.class)
+				.single();
+			assertThat(balances.get(account)).as("account %d", account).isEqualTo(balance + moved);
+		}
+	}
+
+	@Test
+	void profileRunsTheScheduledReportEverySecondOnOneInstancePerTick() throws Exception {
+		await().atMost(Duration.ofSeconds(30)).until(() -> scheduledJobs().size() == 2
+				&& scheduledJobs().stream().allMatch((job) -> job.ticks() >= 3));
+		for (ScheduledAudit.JobRuns job : scheduledJobs()) {
+			assertThat(job.duplicates()).as(job.toLine()).isZero();
+			assertThat(job.duplicateWritesCommitted()).as(job.toLine()).isZero();
+			List<Long> ticks = jdbc().sql("SELECT DISTINCT tick FROM job_runs WHERE job = :job ORDER BY tick")
+				.param("job", job.job())
+				.query(Long.class)
+				.list();
+			long shortest = Long.MAX_VALUE;
+			for (int i = 1; i < ticks.size(); i++) {
+				shortest = Math.min(shortest, ticks.get(i) - ticks.get(i - 1));
+			}
+			assertThat(shortest).as(job.toLine()).isEqualTo(1000);
+		}
+	}
+
+	private static List<ScheduledAudit.JobRuns> scheduledJobs() throws Exception {
+		try (Connection connection = DriverManager.getConnection(jdbcUrl, "sa", "")) {
+			return ScheduledAudit.read(connection);
+		}
+	}
+
+	private static JdbcClient jdbc() {
+		return first.getBean(JdbcClient.class);
+	}
+
+	/**
+	 * Make {@value #CALLS_PER_THREAD} calls from each of {@value #THREADS_PER_INSTANCE} threads per
+	 * instance at once, each with an operation id of its own.
+	 */
+	private static void callConcurrently(Call call) throws Exception {
+		CountDownLatch start = new CountDownLatch(1);
+		ExecutorService executor = Executors.newFixedThreadPool(2 * THREADS_PER_INSTANCE);
+		List<Future<?>> callers = new ArrayList<>();
+		try {
+			for (ConfigurableApplicationContext instance : List.of(first, second)) {
+				for (int i = 0; i < THREADS_PER_INSTANCE; i++) {
+					String caller = instance.getId() + "-" + i;
+					callers.add(executor.submit(() -> {
+						assertThat(start.await(30, TimeUnit.SECONDS)).isTrue();
+						for (int j = 0; j < CALLS_PER_THREAD; j++) {
+							call.call(instance, caller + "-" + j + "-" + UUID.randomUUID());
+						}
+						return null;
+					}));
+				}
+			}
+			start.countDown();
+			for (Future<?> caller : callers) {
+				// Rethrows what a call threw, such as a LockAcquisitionException.
+				caller.get(120, TimeUnit.SECONDS);
+			}
+		}
+		finally {
+			executor.shutdownNow();
+			assertThat(executor.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+		}
+	}
+
+	@FunctionalInterface
+	private interface Call {
+
+		Object call(ConfigurableApplicationContext instance, String op) throws Exception;
+
+	}
+
+	private record Op(long newValue, long token, String instance, String via) {
+	}
+
+}
