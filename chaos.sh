@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# The fault campaign: a real ZooKeeper ensemble (Debian's zookeeper package, 3 or 5 servers as
+# unprivileged processes on 127.0.0.1, fsync on), every link of it (server to server, instance to
+# server) through a TCP proxy that a partition cuts; the sample app in 3 JVMs (profile chaos) on a
+# PostgreSQL server (scripts/database-server.sh); clients running six workloads (a fenced counter, the
+# same counter unfenced, the fenced counter through asynchronous grants, transfers under a
+# multi-lock, the stock sale, the @LeaderOnly report job) and recording every operation; and a
+# nemesis that injects, on a schedule drawn from the seed, partitions (the leader isolated, a
+# minority of followers, an instance cut off from every server), SIGSTOP/SIGCONT of a holder past
+# its session timeout, SIGKILL of the leader, of a follower and of an instance, jumps of an
+# instance's wall clock (libfaketime) forward and backward, and CPU starvation of an instance
+# (stress-ng). Each fault is healed, and the system awaited back, before the next. After the faults,
+# 10 s of quiet load; then the checkers read the database against the recorded history.
+#
+# The report (also target/chaos/report.txt): one FAULT line per fault; per fault kind how many were
+# injected and how long the fenced counter's key (one key every instance takes) went without a
+# success after each, p50/p99 against the session timeout; per workload the operations (ok, failed,
+# unknown) and the violations its checker found; and a last line a script can read:
+#   CAMPAIGN seed=… minutes=… servers=… … faults=… kinds=… operations=… violations=… unfenced_violations=…
+# violations counts the fenced workloads' (every workload but the unfenced counter). Also written:
+# target/chaos/throughput.png (successes per second over time, faults marked), history.csv, and every
+# process's log.
+#
+# Usage: ./chaos.sh [--minutes N] [--seed S] [--servers 3|5] [--session-timeout MS]
+#   --minutes  how long faults are started for (default 2; the cycle under way is finished, so that
+#              every kind is injected at least once)
+#   --seed     the schedule's seed (default 1): the same seed gives the same faults in the same order
+#   --servers  ZooKeeper servers (default 3)
+#
+# Installs what it needs when missing (apt-get, as root): zookeeper, libfaketime, stress-ng,
+# postgresql. Without libfaketime or stress-ng the clock and CPU faults are skipped (the report says
+# so). Writes only below target/ directories. Exit status: 0 no violation in a fenced workload and
+# the system came back after every fault; 1 a fenced workload's checker found a violation; 2 the
+# system did not come back after a fault within 90 s; 3 it could not be set up.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")" && pwd)
+cd "$root"
+arguments=()
+while (($#)); do
+	case $1 in
+		--minutes | --seed | --servers | --session-timeout)
+			(($# >= 2)) || { echo "chaos.sh: $1 needs a value" >&2; exit 3; }
+			arguments+=("$1" "$2")
+			shift 2
+			;;
+		-h | --help)
+			sed -n '2,/^set -euo/p' "$0" | sed -n 's/^# \{0,1\}//p'
+			exit 0
+			;;
+		*)
+			echo "chaos.sh: unknown option $1 (see --help)" >&2
+			exit 3
+			;;
+	esac
+done
+
+work=$root/target/chaos
+java=${JAVA_HOME:+$JAVA_HOME/bin/}java
+pg_dir=$work/postgres
+pg_started=0
+
+cleanup() {
+	local status=$?
+	if ((pg_started)); then
+		STOP_TIMEOUT=20 scripts/database-server.sh stop postgres "$pg_dir" >>"$work/postgres-server.log" 2>&1 || true
+	fi
+	exit "$status"
+}
+trap cleanup EXIT
+trap 'echo "Interrupted"; exit 130' INT
+trap 'exit 143' TERM
+
+# Install Debian packages that are missing (as root, non-interactive).
+install_packages() {
+	local missing=() package
+	for package in "$@"; do
+		dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+	done
+	((${#missing[@]})) || return 0
+	if [[ $(id -u) != 0 ]] || ! command -v apt-get >/dev/null; then
+		echo "chaos.sh: ${missing[*]} missing and cannot be installed here (needs root and apt-get)" >&2
+		return 1
+	fi
+	echo "Installing ${missing[*]} (Debian packages)"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+install_packages zookeeper || exit 3
+install_packages libfaketime stress-ng || echo "chaos.sh: going on without them; their faults are skipped" >&2
+
+rm -rf "$work"
+mkdir -p "$work"
+
+echo "Building the sample app and the campaign (./mvnw, no tests)"
+./mvnw -B -q install -DskipTests -Dinvoker.skip=true -Dmaven.javadoc.skip=true -Dmaven.source.skip=true \
+	-pl zk-lock-sample-app,zk-lock-chaos -am >"$work/build.log" 2>&1 || { tail -n 20 "$work/build.log" >&2; exit 3; }
+
+pg_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+echo "Starting PostgreSQL on 127.0.0.1:$pg_port (scripts/database-server.sh)"
+status=0
+scripts/database-server.sh start postgres "$pg_dir" "$pg_port" >>"$work/postgres-server.log" 2>&1 || status=$?
+if ((status != 0)); then
+	tail -n 3 "$work/postgres-server.log" >&2
+	echo "chaos.sh: PostgreSQL did not start (exit $status)" >&2
+	exit 3
+fi
+pg_started=1
+
+status=0
+"$java" -Xmx512m -cp "zk-lock-chaos/target/classes:$(cat zk-lock-chaos/target/campaign-classpath.txt)" \
+	io.github.zklock.chaos.Campaign --jar zk-lock-sample-app/target/zk-lock-sample-app.jar --java "$java" \
+	--db-server "jdbc:postgresql://127.0.0.1:$pg_port/" --work "$work" "${arguments[@]}" || status=$?
+exit "$status"
