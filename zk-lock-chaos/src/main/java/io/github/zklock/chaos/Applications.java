@@ -124,8 +124,9 @@ final class Applications implements Closeable {
 	}
 
 	/**
-	 * Wait until instance {@code a} answers HTTP.
-	 * @return whether it did within {@code timeout}
+	 * Wait until instance {@code a} is up: its health UP (HTTP 200), which needs its database and
+	 * its ZooKeeper connection.
+	 * @return whether it was within {@code timeout}
 	 */
 	boolean awaitReady(int a, Duration timeout) throws InterruptedException {
 		long deadline = System.nanoTime() + timeout.toNanos();
@@ -142,16 +143,14 @@ final class Applications implements Closeable {
 		return false;
 	}
 
-	/** Whether instance {@code a} answers its cheap read within a second. */
+	/** Whether instance {@code a}'s health is UP, answered within a second. */
 	boolean answers(int a) {
 		try {
 			HttpRequest request = HttpRequest.newBuilder(URI.create(baseUrl(a) + "/actuator/health"))
 				.timeout(Duration.ofSeconds(1))
 				.GET()
 				.build();
-			int status = this.http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
-			// DOWN (503) is an answer too: the process serves, its ZooKeeper link may be cut.
-			return status == 200 || status == 503;
+			return this.http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
 		}
 		catch (IOException ex) {
 			return false;
