@@ -42,13 +42,18 @@ final class Checks {
 	 * @param ok answered with success
 	 * @param failed answered with failure
 	 * @param unknown without a usable answer
+	 * @param reasons per reason (failed and unknown operations), how many
 	 * @param violations what the checker found, one line each
 	 */
-	record Result(Workload workload, long operations, long ok, long failed, long unknown, List<String> violations) {
+	record Result(Workload workload, long operations, long ok, long failed, long unknown, Map<String, Long> reasons,
+			List<String> violations) {
 
 		static Result of(Workload workload, List<History.Operation> operations, List<String> violations) {
+			Map<String, Long> reasons = operations.stream()
+				.filter((operation) -> operation.outcome() != History.Outcome.OK)
+				.collect(Collectors.groupingBy(History.Operation::reason, java.util.TreeMap::new, Collectors.counting()));
 			return new Result(workload, operations.size(), count(operations, History.Outcome.OK),
-					count(operations, History.Outcome.FAIL), count(operations, History.Outcome.UNKNOWN),
+					count(operations, History.Outcome.FAIL), count(operations, History.Outcome.UNKNOWN), reasons,
 					List.copyOf(violations));
 		}
 

@@ -39,6 +39,8 @@ final class Clients {
 
 	private static final Pattern TOKEN = Pattern.compile("\"(?:token|fencingToken)\"\\s*:\\s*(-?\\d+)");
 
+	private static final Pattern ERROR = Pattern.compile("\"error\"\\s*:\\s*\"([^\"]+)\"");
+
 	private final HttpClient http = HttpClient.newBuilder()
 		.connectTimeout(Duration.ofSeconds(2))
 		.version(HttpClient.Version.HTTP_1_1)
@@ -110,6 +112,7 @@ final class Clients {
 			History.Outcome outcome;
 			int status = 0;
 			long token = -1;
+			String reason = "";
 			String detail = "";
 			try {
 				HttpRequest request = HttpRequest.newBuilder(URI.create(target))
@@ -126,28 +129,30 @@ final class Clients {
 					}
 				}
 				else {
+					Matcher error = ERROR.matcher(response.body());
+					reason = error.find() ? error.group(1) : "status-" + status;
 					detail = abbreviate(response.body());
 				}
 			}
 			catch (ConnectException ex) {
 				// Refused: the request never left (the instance is down or restarting).
 				outcome = History.Outcome.FAIL;
-				detail = "connection refused";
+				reason = "connection-refused";
 			}
 			catch (HttpTimeoutException ex) {
 				outcome = History.Outcome.UNKNOWN;
-				detail = "timeout";
+				reason = "timeout";
 			}
 			catch (IOException ex) {
 				outcome = History.Outcome.UNKNOWN;
-				detail = ex.getClass().getSimpleName();
+				reason = ex.getClass().getSimpleName();
 			}
 			catch (InterruptedException ex) {
 				Thread.currentThread().interrupt();
 				return;
 			}
 			this.history.add(new History.Operation(operation, workload, client, application, invoked, System.nanoTime(),
-					outcome, status, token, detail));
+					outcome, status, token, reason, detail));
 			if (outcome != History.Outcome.OK) {
 				application = (application + 1) % this.applications;
 				// Do not spin on an instance that refuses at once.

@@ -44,10 +44,13 @@ final class History {
 	 * @param outcome how it ended
 	 * @param status the HTTP status, 0 without an answer
 	 * @param token the fencing token answered, -1 if none
+	 * @param reason why it did not succeed: the answer's {@code error} value ({@code stale-token},
+	 * {@code lock-lost}, ...), {@code status-<n>} without one, {@code connection-refused},
+	 * {@code timeout} or the I/O failure's name; empty on success
 	 * @param detail a short error text, empty on success
 	 */
 	record Operation(String id, Workload workload, int client, int application, long invokedNanos, long completedNanos,
-			Outcome outcome, int status, long token, String detail) {
+			Outcome outcome, int status, long token, String reason, String detail) {
 	}
 
 	private final List<Operation> operations = new ArrayList<>();
@@ -84,13 +87,13 @@ final class History {
 	 */
 	void write(Path file, long originNanos) throws IOException {
 		try (Writer out = Files.newBufferedWriter(file)) {
-			out.write("id,workload,client,application,invoked_ms,completed_ms,outcome,status,token,detail\n");
+			out.write("id,workload,client,application,invoked_ms,completed_ms,outcome,status,token,reason,detail\n");
 			for (Operation operation : operations()) {
 				out.write(String.join(",", operation.id(), operation.workload().label(),
 						Integer.toString(operation.client()), Integer.toString(operation.application()),
 						millis(operation.invokedNanos(), originNanos), millis(operation.completedNanos(), originNanos),
 						operation.outcome().name(), Integer.toString(operation.status()), Long.toString(operation.token()),
-						csv(operation.detail())));
+						operation.reason(), csv(operation.detail())));
 				out.write('\n');
 			}
 		}

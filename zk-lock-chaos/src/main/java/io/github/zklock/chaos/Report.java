@@ -98,9 +98,16 @@ final class Report {
 			else {
 				unfencedViolations += result.violations().size();
 			}
-			lines.add(String.format(Locale.ROOT, "WORKLOAD name=%s fenced=%s operations=%d ok=%d failed=%d unknown=%d violations=%d",
+			String reasons = result.reasons().isEmpty() ? "none"
+					: result.reasons()
+						.entrySet()
+						.stream()
+						.map((entry) -> entry.getKey() + ":" + entry.getValue())
+						.collect(Collectors.joining(","));
+			lines.add(String.format(Locale.ROOT,
+					"WORKLOAD name=%s fenced=%s operations=%d ok=%d failed=%d unknown=%d violations=%d not_ok=%s",
 					result.workload().label(), result.workload().fenced(), result.operations(), result.ok(),
-					result.failed(), result.unknown(), result.violations().size()));
+					result.failed(), result.unknown(), result.violations().size(), reasons));
 			result.violations().stream().limit(20).forEach((violation) -> lines.add("  VIOLATION " + result.workload().label() + ": " + violation));
 			if (result.violations().size() > 20) {
 				lines.add("  ... " + (result.violations().size() - 20) + " more");

@@ -80,12 +80,12 @@ class ChecksTests {
 		for (long t = 0; t <= 20_000; t += 100) {
 			if (t < 1200 || t > 5200) {
 				operations.add(new History.Operation("op" + t, Workload.FENCED_COUNTER, 0, 0, t * MS - 10 * MS, t * MS,
-						History.Outcome.OK, 200, 1, ""));
+						History.Outcome.OK, 200, 1, "", ""));
 			}
 		}
 		// Other workloads do not count.
 		operations.add(new History.Operation("x", Workload.TRANSFER, 0, 0, 3000 * MS, 3000 * MS, History.Outcome.OK, 200,
-				1, ""));
+				1, "", ""));
 		List<Nemesis.Fault> faults = List.of(new Nemesis.Fault(Nemesis.Kind.PAUSE, "app-1", 1000 * MS, 6000 * MS, 7000 * MS),
 				new Nemesis.Fault(Nemesis.Kind.KILL_LEADER, "server-1", 10_000 * MS, 13_000 * MS, 14_000 * MS));
 
@@ -111,15 +111,15 @@ class ChecksTests {
 	}
 
 	private static History.Operation ok(String id, long token) {
-		return new History.Operation(id, Workload.FENCED_COUNTER, 0, 0, 0, 1, History.Outcome.OK, 200, token, "");
+		return new History.Operation(id, Workload.FENCED_COUNTER, 0, 0, 0, 1, History.Outcome.OK, 200, token, "", "");
 	}
 
 	private static History.Operation failed(String id) {
-		return new History.Operation(id, Workload.FENCED_COUNTER, 0, 0, 0, 1, History.Outcome.FAIL, 409, -1, "");
+		return new History.Operation(id, Workload.FENCED_COUNTER, 0, 0, 0, 1, History.Outcome.FAIL, 409, -1, "stale-token", "");
 	}
 
 	private static History.Operation unknown(String id) {
-		return new History.Operation(id, Workload.FENCED_COUNTER, 0, 0, 0, 1, History.Outcome.UNKNOWN, 0, -1, "timeout");
+		return new History.Operation(id, Workload.FENCED_COUNTER, 0, 0, 0, 1, History.Outcome.UNKNOWN, 0, -1, "timeout", "");
 	}
 
 }
