@@ -21,11 +21,17 @@
 # target/chaos/throughput.png (successes per second over time, faults marked), history.csv, and every
 # process's log.
 #
-# Usage: ./chaos.sh [--minutes N] [--seed S] [--servers 3|5] [--session-timeout MS]
+# Usage: ./chaos.sh [--minutes N] [--seed S] [--servers 3|5] [--session-timeout MS] [--publish]
 #   --minutes  how long faults are started for (default 2; the cycle under way is finished, so that
 #              every kind is injected at least once)
 #   --seed     the schedule's seed (default 1): the same seed gives the same faults in the same order
 #   --servers  ZooKeeper servers (default 3)
+#   --session-timeout  the instances' zk.lock.session-timeout in milliseconds (default 3000)
+#   --publish  copy the report, the chart and the faults to zk-lock-chaos/results/, which the guide
+#              shows
+#
+# Builds the sample app and the campaign first when their jar or classes are missing or older than
+# a main source or a pom of the build.
 #
 # Installs what it needs when missing (apt-get, as root): zookeeper, libfaketime, stress-ng,
 # postgresql. Without libfaketime or stress-ng the clock and CPU faults are skipped (the report says
@@ -37,12 +43,17 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")" && pwd)
 cd "$root"
 arguments=()
+publish=0
 while (($#)); do
 	case $1 in
 		--minutes | --seed | --servers | --session-timeout)
 			(($# >= 2)) || { echo "chaos.sh: $1 needs a value" >&2; exit 3; }
 			arguments+=("$1" "$2")
 			shift 2
+			;;
+		--publish)
+			publish=1
+			shift
 			;;
 		-h | --help)
 			sed -n '2,/^set -euo/p' "$0" | sed -n 's/^# \{0,1\}//p'
@@ -92,9 +103,15 @@ install_packages libfaketime stress-ng || echo "chaos.sh: going on without them;
 rm -rf "$work"
 mkdir -p "$work"
 
-echo "Building the sample app and the campaign (./mvnw, no tests)"
-./mvnw -B -q install -DskipTests -Dinvoker.skip=true -Dmaven.javadoc.skip=true -Dmaven.source.skip=true \
-	-pl zk-lock-sample-app,zk-lock-chaos -am >"$work/build.log" 2>&1 || { tail -n 20 "$work/build.log" >&2; exit 3; }
+jar=zk-lock-sample-app/target/zk-lock-sample-app.jar
+classpath_file=zk-lock-chaos/target/campaign-classpath.txt
+if [[ ! -f $jar || ! -f $classpath_file ]] ||
+	[[ -n $(find pom.xml zk-lock-*/pom.xml zk-lock-*/src/main -newer "$jar" -print -quit) ]] ||
+	[[ -n $(find pom.xml zk-lock-*/pom.xml zk-lock-*/src/main -newer "$classpath_file" -print -quit) ]]; then
+	echo "Building the sample app and the campaign (./mvnw, no tests)"
+	./mvnw -B -q install -DskipTests -Dinvoker.skip=true -Dmaven.javadoc.skip=true -Dmaven.source.skip=true \
+		-pl zk-lock-sample-app,zk-lock-chaos -am >"$work/build.log" 2>&1 || { tail -n 20 "$work/build.log" >&2; exit 3; }
+fi
 
 pg_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 echo "Starting PostgreSQL on 127.0.0.1:$pg_port (scripts/database-server.sh)"
@@ -108,7 +125,12 @@ fi
 pg_started=1
 
 status=0
-"$java" -Xmx512m -cp "zk-lock-chaos/target/classes:$(cat zk-lock-chaos/target/campaign-classpath.txt)" \
-	io.github.zklock.chaos.Campaign --jar zk-lock-sample-app/target/zk-lock-sample-app.jar --java "$java" \
+"$java" -Xmx512m -cp "zk-lock-chaos/target/classes:$(cat "$classpath_file")" \
+	io.github.zklock.chaos.Campaign --jar "$jar" --java "$java" \
 	--db-server "jdbc:postgresql://127.0.0.1:$pg_port/" --work "$work" "${arguments[@]}" || status=$?
+if ((publish)) && [[ -f $work/report.txt ]]; then
+	mkdir -p zk-lock-chaos/results
+	cp "$work/report.txt" "$work/throughput.png" "$work/faults.csv" zk-lock-chaos/results/
+	echo "Published: zk-lock-chaos/results/report.txt, throughput.png, faults.csv"
+fi
 exit "$status"

@@ -23,7 +23,8 @@ import java.util.concurrent.TimeUnit;
  * schedule ({@link Nemesis}) for the given minutes, lets the load run on quietly for a while, stops
  * it, checks the histories against the database ({@link Checks}) and prints the report
  * ({@link Report}), ending with the {@code CAMPAIGN} line. Writes {@code report.txt},
- * {@code history.csv} and {@code throughput.png} to the work directory, with every process's log.
+ * {@code history.csv}, {@code faults.csv} and {@code throughput.png} to the work directory, with
+ * every process's log.
  *
  * <p>Usage: {@code Campaign --jar SAMPLE_APP_JAR --db-server jdbc:postgresql://127.0.0.1:PORT/
  * [--db-user U] [--db-password P] [--work DIR] [--minutes N] [--seed S] [--servers 3|5]
@@ -154,6 +155,7 @@ public final class Campaign {
 			lines.addAll(Report.lines(settings, faults, unavailability, results, skipped));
 			Files.write(settings.workDir().resolve("report.txt"), lines);
 			history.write(settings.workDir().resolve("history.csv"), origin);
+			ThroughputChart.writeFaults(settings.workDir().resolve("faults.csv"), faults, origin);
 			Path chart = settings.workDir().resolve("throughput.png");
 			ThroughputChart.draw(chart, ThroughputChart.subtitle(settings.seed(), settings.servers(),
 					settings.applications(), settings.minutes()), history.operations(), faults, origin, end);

@@ -67,6 +67,19 @@ final class Nemesis {
 			return this.label;
 		}
 
+		/**
+		 * The kind of a label.
+		 * @throws IllegalArgumentException if no kind has it
+		 */
+		static Kind byLabel(String label) {
+			for (Kind kind : values()) {
+				if (kind.label.equals(label)) {
+					return kind;
+				}
+			}
+			throw new IllegalArgumentException("No fault kind " + label);
+		}
+
 	}
 
 	/**

@@ -50,6 +50,19 @@ enum Workload {
 		return this.label;
 	}
 
+	/**
+	 * The workload of a label.
+	 * @throws IllegalArgumentException if no workload has it
+	 */
+	static Workload byLabel(String label) {
+		for (Workload workload : values()) {
+			if (workload.label.equals(label)) {
+				return workload;
+			}
+		}
+		throw new IllegalArgumentException("No workload " + label);
+	}
+
 	/** Whether its writes go through the store's fence: its checker must find no violation. */
 	boolean fenced() {
 		return this.fenced;
