@@ -76,6 +76,8 @@ final class Applications implements Closeable {
 			this.ports[a] = freePort();
 			Files.writeString(clockFile(a), "+0\n");
 		}
+		// An interrupted campaign (Ctrl-C, SIGTERM) leaves no instance behind.
+		Runtime.getRuntime().addShutdownHook(new Thread(this::close, "chaos-applications-shutdown"));
 	}
 
 	/** Whether libfaketime is installed (Debian's {@code libfaketime}). */
