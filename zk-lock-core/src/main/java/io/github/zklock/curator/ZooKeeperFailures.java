@@ -1,17 +1,25 @@
 package io.github.zklock.curator;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.client.ZKClientConfig;
+import org.apache.zookeeper.client.ZooKeeperSaslClient;
+import org.apache.zookeeper.common.ClientX509Util;
 import org.jspecify.annotations.Nullable;
 
+import io.github.zklock.LockAccessDeniedException;
 import io.github.zklock.LockException;
 import io.github.zklock.LockMode;
 
 /**
  * Turns what Curator and ZooKeeper throw into a {@link LockException} that says what happened:
  * interrupted, ZooKeeper unreachable (connection loss, timeout, session expired or moved), access
- * denied, or another server answer. Never into "busy": that is only ever a wait that ended
+ * denied ({@link LockAccessDeniedException}), or another server answer. Never into "busy": that is only ever a wait that ended
  * without a grant.
  */
 final class ZooKeeperFailures {
@@ -71,9 +79,7 @@ final class ZooKeeperFailures {
 				case CONNECTIONLOSS, OPERATIONTIMEOUT, SESSIONEXPIRED, SESSIONMOVED -> new LockException(
 						what + "ZooKeeper is unreachable (" + connectString(client) + ", " + keeperException.code() + ")",
 						ex);
-				case NOAUTH, AUTHFAILED, SESSIONCLOSEDREQUIRESASLAUTH -> new LockException(what
-						+ "ZooKeeper denied access (" + keeperException.code()
-						+ "): check the authentication and the ACLs of the lock znodes", ex);
+				case NOAUTH, AUTHFAILED, SESSIONCLOSEDREQUIRESASLAUTH -> accessDenied(what, keeperException, ex, client);
 				default -> new LockException(what + "ZooKeeper returned " + keeperException.code(), ex);
 			};
 		}
@@ -81,6 +87,43 @@ final class ZooKeeperFailures {
 			return new LockException(what + "the Curator client is " + client.getState(), ex);
 		}
 		return new LockException(what + ex, ex);
+	}
+
+	private static LockAccessDeniedException accessDenied(String what, KeeperException keeperException, Exception ex,
+			CuratorFramework client) {
+		List<String> schemes = visibleSchemes(client);
+		String path = (keeperException.getPath() != null) ? keeperException.getPath() : "unknown path";
+		return new LockAccessDeniedException(what + "ZooKeeper denied access to " + path + " ("
+				+ keeperException.code() + ") for this session's identity (" + (schemes.isEmpty()
+						? "no x509 or sasl identity; credentials added with addAuthInfo, such as digest, are not shown"
+						: String.join(", ", schemes))
+				+ "): check the authentication and the ACLs of the lock znodes", path, schemes, ex);
+	}
+
+	/**
+	 * The schemes the ZooKeeper client can tell its session authenticated with: {@code x509} when it
+	 * connects with TLS and a client certificate, {@code sasl} when its SASL login completed.
+	 */
+	static List<String> visibleSchemes(CuratorFramework client) {
+		List<String> schemes = new ArrayList<>();
+		try {
+			ZooKeeper zooKeeper = client.getZookeeperClient().getZooKeeper();
+			ZKClientConfig config = zooKeeper.getClientConfig();
+			try (ClientX509Util x509 = new ClientX509Util()) {
+				String keyStore = config.getProperty(x509.getSslKeystoreLocationProperty());
+				if (config.getBoolean(ZKClientConfig.SECURE_CLIENT) && keyStore != null && !keyStore.isEmpty()) {
+					schemes.add("x509");
+				}
+			}
+			ZooKeeperSaslClient sasl = zooKeeper.getSaslClient();
+			if (sasl != null && sasl.getSaslState() == ZooKeeperSaslClient.SaslState.COMPLETE) {
+				schemes.add("sasl");
+			}
+		}
+		catch (Exception ex) {
+			// the client is closing or has no connection yet: nothing to tell
+		}
+		return schemes;
 	}
 
 	/**

@@ -9,6 +9,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.github.zklock.LockAccessDeniedException;
 import io.github.zklock.LockException;
 import io.github.zklock.LockMode;
 import io.github.zklock.spi.LockTarget;
@@ -56,9 +57,14 @@ class ZooKeeperFailuresTests {
 	void authenticationCodesSayAccessWasDenied() {
 		for (Code code : new Code[] { Code.NOAUTH, Code.AUTHFAILED, Code.SESSIONCLOSEDREQUIRESASLAUTH }) {
 			assertThat(translate(KeeperException.create(code, LOCK_PATH))).as("%s", code)
-				.isExactlyInstanceOf(LockException.class)
-				.hasMessageContaining("ZooKeeper denied access (" + code + ")")
-				.hasMessageContaining("ACLs");
+				.isExactlyInstanceOf(LockAccessDeniedException.class)
+				.hasMessageContaining("ZooKeeper denied access to " + LOCK_PATH + " (" + code + ")")
+				.hasMessageContaining("no x509 or sasl identity")
+				.hasMessageContaining("ACLs")
+				.satisfies((ex) -> {
+					assertThat(((LockAccessDeniedException) ex).getPath()).isEqualTo(LOCK_PATH);
+					assertThat(((LockAccessDeniedException) ex).getSchemes()).isEmpty();
+				});
 		}
 	}
 
