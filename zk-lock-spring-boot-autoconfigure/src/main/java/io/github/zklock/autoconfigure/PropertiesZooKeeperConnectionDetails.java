@@ -1,17 +1,22 @@
 package io.github.zklock.autoconfigure;
 
 import org.jspecify.annotations.Nullable;
+import org.springframework.boot.ssl.SslBundle;
+import org.springframework.boot.ssl.SslBundles;
 
 /**
- * The {@link ZooKeeperConnectionDetails} of {@code zk.lock.connect-string} and
- * {@code zk.lock.auth.*}, the default when the application defines none.
+ * The {@link ZooKeeperConnectionDetails} of {@code zk.lock.connect-string}, {@code zk.lock.auth.*}
+ * and {@code zk.lock.ssl.*}, the default when the application defines none.
  */
 class PropertiesZooKeeperConnectionDetails implements ZooKeeperConnectionDetails {
 
 	private final ZkLockProperties properties;
 
-	PropertiesZooKeeperConnectionDetails(ZkLockProperties properties) {
+	private final @Nullable SslBundles sslBundles;
+
+	PropertiesZooKeeperConnectionDetails(ZkLockProperties properties, @Nullable SslBundles sslBundles) {
 		this.properties = properties;
+		this.sslBundles = sslBundles;
 	}
 
 	@Override
@@ -25,6 +30,28 @@ class PropertiesZooKeeperConnectionDetails implements ZooKeeperConnectionDetails
 		String credentials = auth.getCredentials();
 		return (auth.hasCredentials() && credentials != null) ? new Authentication(auth.getScheme(), credentials)
 				: null;
+	}
+
+	/**
+	 * The bundle {@code zk.lock.ssl.bundle} names; with TLS on and no bundle named, the JVM's
+	 * default trust material ({@link SslBundle#systemDefault()}).
+	 * @throws org.springframework.boot.ssl.NoSuchSslBundleException if no bundle has that name
+	 */
+	@Override
+	public @Nullable SslBundle getSslBundle() {
+		ZkLockProperties.Ssl ssl = this.properties.getSsl();
+		if (!ssl.isEnabled()) {
+			return null;
+		}
+		String bundle = ssl.getBundle();
+		if (bundle == null) {
+			return SslBundle.systemDefault();
+		}
+		if (this.sslBundles == null) {
+			throw new IllegalStateException("zk.lock.ssl.bundle=" + bundle + " but the application has no SslBundles "
+					+ "bean (Spring Boot's SslAutoConfiguration defines it)");
+		}
+		return this.sslBundles.getBundle(bundle);
 	}
 
 }

@@ -26,6 +26,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.boot.ssl.SslBundles;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
@@ -40,12 +41,16 @@ import io.github.zklock.curator.LockAclProvider;
  * application defines one), or to the ensemble of a Curator {@link EnsembleProvider} bean when
  * there is one (the embedded server of zk-lock-test provides one).
  *
- * <p>With authentication in the connection details ({@code zk.lock.auth.credentials}), the client
- * authenticates and creates the root path
- * (persistent, as soon as it connects) and the lock znodes with a creator-only ACL
- * ({@link LockAclProvider}). With {@code zk.lock.fail-fast=true}, the start waits up to
+ * <p>With authentication in the connection details ({@code zk.lock.auth.credentials}), a client
+ * certificate in its SSL bundle (ZooKeeper's x509 scheme) or a SASL login ({@code zk.lock.sasl.*}),
+ * the client creates the root path (persistent, as soon as it connects) and the lock znodes with a
+ * creator-only ACL ({@link LockAclProvider}). TLS ({@code zk.lock.ssl.*}, or the connection
+ * details' SSL bundle) and SASL are set on this client's own {@code ZKClientConfig}
+ * ({@link SecuredConnection}), never as JVM-wide system properties. With {@code zk.lock.fail-fast=true}, the start waits up to
  * {@code zk.lock.connection-timeout} for a first connection and fails with
- * {@link ZooKeeperUnreachableException} if none is made. The client's ZooKeeper socket is
+ * {@link ZooKeeperSecurityException} if TLS, authentication or permissions do not match the
+ * servers', or {@link ZooKeeperUnreachableException} if no connection is made
+ * ({@link ConnectionCheck}). The client's ZooKeeper socket is
  * {@code zk.lock.client-socket}, Netty by default (see {@link #clientConfig}).
  */
 @Configuration(proxyBeanMethods = false)
@@ -63,15 +68,16 @@ class ZkLockClientConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(ZooKeeperConnectionDetails.class)
-	PropertiesZooKeeperConnectionDetails zkLockConnectionDetails(ZkLockProperties properties) {
-		return new PropertiesZooKeeperConnectionDetails(properties);
+	PropertiesZooKeeperConnectionDetails zkLockConnectionDetails(ZkLockProperties properties,
+			ObjectProvider<SslBundles> sslBundles) {
+		return new PropertiesZooKeeperConnectionDetails(properties, sslBundles.getIfAvailable());
 	}
 
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean
 	CuratorFramework zkLockCuratorFramework(ZkLockProperties properties, ZooKeeperConnectionDetails connectionDetails,
 			ObjectProvider<EnsembleProvider> ensembleProvider,
-			ObjectProvider<CuratorFrameworkBuilderCustomizer> customizers) {
+			ObjectProvider<CuratorFrameworkBuilderCustomizer> customizers, ObjectProvider<SslBundles> sslBundles) {
 		EnsembleProvider ensemble = ensembleProvider.getIfUnique();
 		// The properties validated themselves when bound: the durations fit in an int of millis.
 		CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
@@ -94,27 +100,48 @@ class ZkLockClientConfiguration {
 		ACLProvider defaultAclProvider = builder.getAclProvider();
 		ZookeeperFactory defaultZookeeperFactory = builder.getZookeeperFactory();
 		customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
-		if (builder.getZkClientConfig() == null && builder.getZookeeperFactory() == defaultZookeeperFactory) {
+		SecuredConnection secured = SecuredConnection.of(properties, connectionDetails);
+		ZKClientConfig config = builder.getZkClientConfig();
+		if (config == null && builder.getZookeeperFactory() == defaultZookeeperFactory) {
 			// After the customizers: a ZooKeeper factory of theirs that implements only the
 			// four-argument newZooKeeper would be bypassed once a ZKClientConfig is set (Curator's
 			// default five-argument method then creates a plain ZooKeeperAdmin).
-			builder.zkClientConfig(clientConfig(properties.getClientSocket()));
+			config = clientConfig(properties.getClientSocket());
+			builder.zkClientConfig(config);
 		}
 		else if (properties.getClientSocket() != null) {
 			logger.warn("zk.lock.client-socket is not applied: a CuratorFrameworkBuilderCustomizer set its own "
 					+ "ZKClientConfig or ZookeeperFactory");
 		}
-		if (auth != null && builder.getAclProvider() == defaultAclProvider) {
+		if (secured.needsClientConfig()) {
+			if (config == null) {
+				secured.close();
+				throw new IllegalStateException("zk.lock.ssl and zk.lock.sasl cannot be applied: a "
+						+ "CuratorFrameworkBuilderCustomizer set a ZookeeperFactory without a ZKClientConfig; set "
+						+ "the TLS and SASL settings in a ZKClientConfig of the customizer instead");
+			}
+			secured.applyTo(config);
+		}
+		if ((auth != null || secured.hasIdentity()) && builder.getAclProvider() == defaultAclProvider) {
 			// After the customizers, to see their namespace; a customizer's own ACL provider wins.
 			builder.aclProvider(new LockAclProvider(builder.getNamespace(), properties.getRootPath()));
 		}
 		CuratorFramework client = builder.build();
+		secured.closeWith(client);
+		String bundleName = properties.getSsl().getBundle();
+		SslBundles bundles = sslBundles.getIfAvailable();
+		if (secured.tls() != null && bundleName != null && bundles != null
+				&& connectionDetails instanceof PropertiesZooKeeperConnectionDetails) {
+			bundles.addBundleUpdateHandler(bundleName, (updated) -> secured.tls().rewrite(updated, bundleName));
+		}
+		ConnectionCheck check = new ConnectionCheck(client, connectString, connectionDetails.getSslBundle(),
+				secured.bundleName(), properties.getRootPath(), auth != null || secured.hasIdentity());
 		client.start();
 		if (properties.isFailFast()) {
-			awaitFirstConnection(client, connectString, properties.getConnectionTimeout());
+			check.awaitFirstConnection(properties.getConnectionTimeout());
 		}
-		if (auth != null) {
-			createPersistentRootPath(client, properties.getRootPath());
+		else {
+			check.reportLaterIfNotConnected(properties.getConnectionTimeout());
 		}
 		return client;
 	}
@@ -134,46 +161,6 @@ class ZkLockClientConfiguration {
 		}
 		throw new IllegalStateException("The connect string '" + connectString + "' of the ZooKeeperConnectionDetails "
 				+ "bean (" + connectionDetails.getClass().getName() + ") is not valid: " + problem);
-	}
-
-	/**
-	 * Curator creates the parents of a lock znode as containers, which the server deletes once
-	 * empty; another client could then create the root path again with an open ACL. A persistent
-	 * root path keeps its creator-only ACL. Best effort, in the background: if it fails (ZooKeeper
-	 * is down for longer than the retries), the first lock creates the root path as a container.
-	 */
-	private static void createPersistentRootPath(CuratorFramework client, String rootPath) {
-		try {
-			client.create().creatingParentsIfNeeded().inBackground((source, event) -> {
-				KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
-				if (code != KeeperException.Code.OK && code != KeeperException.Code.NODEEXISTS) {
-					logger.warn("Could not create the lock root path " + rootPath + " (" + code
-							+ "); the first lock will create it as a container");
-				}
-			}).forPath(rootPath);
-		}
-		catch (Exception ex) {
-			logger.warn("Could not create the lock root path " + rootPath
-					+ "; the first lock will create it as a container", ex);
-		}
-	}
-
-	/**
-	 * Waits for the first connection; closes the client (the context will not) if none is made.
-	 */
-	private static void awaitFirstConnection(CuratorFramework client, String connectString, Duration timeout) {
-		try {
-			if (client.blockUntilConnected((int) timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-				return;
-			}
-			client.close();
-			throw new ZooKeeperUnreachableException(connectString, timeout);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			client.close();
-			throw new ZooKeeperUnreachableException(connectString, timeout, ex);
-		}
 	}
 
 	/**
@@ -242,7 +229,7 @@ class ZkLockClientConfiguration {
 	}
 
 	/**
-	 * Masks {@code zk.lock.auth.credentials} in the actuator's {@code configprops} and
+	 * Masks {@code zk.lock.auth.credentials} and {@code zk.lock.sasl.password} in the actuator's {@code configprops} and
 	 * {@code env} endpoints, also when they are set to show values.
 	 */
 	@Configuration(proxyBeanMethods = false)
@@ -253,8 +240,10 @@ class ZkLockClientConfiguration {
 		@ConditionalOnMissingBean(name = "zkLockCredentialsSanitizingFunction")
 		SanitizingFunction zkLockCredentialsSanitizingFunction() {
 			// Any spelling of the key: zk.lock.auth.credentials, ZK_LOCK_AUTH_CREDENTIALS...
-			return SanitizingFunction.sanitizeValue()
-				.ifKeyMatches((key) -> key.replaceAll("[^A-Za-z0-9]", "").equalsIgnoreCase("zklockauthcredentials"));
+			return SanitizingFunction.sanitizeValue().ifKeyMatches((key) -> {
+				String letters = key.replaceAll("[^A-Za-z0-9]", "");
+				return letters.equalsIgnoreCase("zklockauthcredentials") || letters.equalsIgnoreCase("zklocksaslpassword");
+			});
 		}
 
 	}

@@ -118,6 +118,16 @@ public class ZkLockProperties implements Validator {
 	private final Auth auth = new Auth();
 
 	/**
+	 * TLS between the client and the ZooKeeper servers (their secureClientPort).
+	 */
+	private final Ssl ssl = new Ssl();
+
+	/**
+	 * SASL authentication of the ZooKeeper session (DIGEST-MD5 or Kerberos through JAAS).
+	 */
+	private final Sasl sasl = new Sasl();
+
+	/**
 	 * Spring Integration's LockRegistry on zk-lock (with zk-lock-spring-integration).
 	 */
 	private final Integration integration = new Integration();
@@ -254,6 +264,14 @@ public class ZkLockProperties implements Validator {
 
 	public Auth getAuth() {
 		return this.auth;
+	}
+
+	public Ssl getSsl() {
+		return this.ssl;
+	}
+
+	public Sasl getSasl() {
+		return this.sasl;
 	}
 
 	public Integration getIntegration() {
@@ -413,6 +431,137 @@ public class ZkLockProperties implements Validator {
 		@Override
 		public String toString() {
 			return "Auth[scheme=" + this.scheme + ", credentials=" + (hasCredentials() ? "******" : "none") + "]";
+		}
+
+	}
+
+	/**
+	 * TLS to ZooKeeper's secure client port, with the key and trust material of a Spring Boot SSL
+	 * bundle ({@code spring.ssl.bundle.jks.*} or {@code spring.ssl.bundle.pem.*}), as
+	 * {@code spring.data.redis.ssl.*} does for Redis.
+	 */
+	public static class Ssl {
+
+		/**
+		 * Whether the client connects with TLS. Enabled when a bundle is set, unless set to false;
+		 * without a bundle, the JVM's default trust store is used and no client certificate is sent.
+		 */
+		private @Nullable Boolean enabled;
+
+		/**
+		 * Name of the SSL bundle whose trust store verifies the servers and whose key store, if any,
+		 * holds the client certificate (mutual TLS; ZooKeeper's x509 scheme then authenticates the
+		 * session).
+		 */
+		private @Nullable String bundle;
+
+		/**
+		 * Return whether TLS is on: as set, or, when not set, whether a bundle is named.
+		 * @return whether the client connects with TLS
+		 */
+		public boolean isEnabled() {
+			return (this.enabled != null) ? this.enabled : this.bundle != null;
+		}
+
+		public void setEnabled(@Nullable Boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public @Nullable String getBundle() {
+			return this.bundle;
+		}
+
+		public void setBundle(@Nullable String bundle) {
+			this.bundle = bundle;
+		}
+
+	}
+
+	/**
+	 * SASL authentication of the ZooKeeper session. The client logs in with a JAAS login context:
+	 * the section {@code login-context} of the JAAS configuration ({@code java.security.auth.login.config}),
+	 * or, with {@code username} and {@code password}, a DIGEST-MD5 section that zk-lock defines for
+	 * this client alone. Lock znodes are then created with a creator-only ACL for the session's
+	 * SASL identity.
+	 */
+	public static class Sasl {
+
+		/**
+		 * Whether the session authenticates with SASL. When not set, ZooKeeper's own default
+		 * applies: SASL is tried when the JAAS configuration has a section named "Client", and lock
+		 * znodes get no creator-only ACL for it.
+		 */
+		private @Nullable Boolean enabled;
+
+		/**
+		 * Name of the JAAS login context (section of the JAAS configuration) to log in with. Not
+		 * used with a username, whose section zk-lock defines.
+		 */
+		private String loginContext = "Client";
+
+		/**
+		 * User name of a DIGEST-MD5 login defined by zk-lock, without a JAAS file.
+		 */
+		private @Nullable String username;
+
+		/**
+		 * Password of the DIGEST-MD5 login. Never logged or shown.
+		 */
+		private @Nullable String password;
+
+		/**
+		 * Return whether the session authenticates with SASL: as set, or, when not set, whether a
+		 * username is.
+		 * @return whether SASL is on
+		 */
+		public boolean isEnabled() {
+			return (this.enabled != null) ? this.enabled : this.username != null;
+		}
+
+		/**
+		 * Return whether SASL was set explicitly, on or off.
+		 * @return whether {@code enabled} or {@code username} is set
+		 */
+		boolean isConfigured() {
+			return this.enabled != null || this.username != null;
+		}
+
+		public void setEnabled(@Nullable Boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public String getLoginContext() {
+			return this.loginContext;
+		}
+
+		public void setLoginContext(String loginContext) {
+			this.loginContext = loginContext;
+		}
+
+		public @Nullable String getUsername() {
+			return this.username;
+		}
+
+		public void setUsername(@Nullable String username) {
+			this.username = username;
+		}
+
+		public @Nullable String getPassword() {
+			return this.password;
+		}
+
+		public void setPassword(@Nullable String password) {
+			this.password = password;
+		}
+
+		/**
+		 * Describe the settings with the password masked.
+		 * @return for example {@code Sasl[enabled=true, loginContext=Client, username=app, password=******]}
+		 */
+		@Override
+		public String toString() {
+			return "Sasl[enabled=" + isEnabled() + ", loginContext=" + this.loginContext + ", username="
+					+ this.username + ", password=" + ((this.password != null) ? "******" : "none") + "]";
 		}
 
 	}

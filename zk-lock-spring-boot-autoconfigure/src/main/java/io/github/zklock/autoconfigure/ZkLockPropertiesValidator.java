@@ -80,6 +80,8 @@ final class ZkLockPropertiesValidator {
 					+ "(revocations ignored) or positive, was " + revocationCheckInterval);
 		}
 		validateAuth(properties.getAuth(), errors);
+		validateSsl(properties, errors);
+		validateSasl(properties.getSasl(), errors);
 	}
 
 	private static void positiveMillis(Errors errors, String field, String property, @Nullable Duration duration) {
@@ -164,6 +166,39 @@ final class ZkLockPropertiesValidator {
 		if (auth.getScheme().equals("digest") && (credentials.indexOf(':') < 1)) {
 			errors.reject(INVALID, "zk.lock.auth.credentials must have the form user:password for the digest "
 					+ "scheme (the value is not shown)");
+		}
+	}
+
+	private static void validateSsl(ZkLockProperties properties, Errors errors) {
+		ZkLockProperties.Ssl ssl = properties.getSsl();
+		if (ssl.getBundle() != null && ssl.getBundle().isBlank()) {
+			errors.rejectValue("ssl.bundle", INVALID, "zk.lock.ssl.bundle must name a Spring Boot SSL bundle "
+					+ "(spring.ssl.bundle.jks.<name> or spring.ssl.bundle.pem.<name>), or be left out");
+		}
+		if (ssl.isEnabled() && properties.getClientSocket() == ZkLockProperties.ClientSocket.NIO) {
+			errors.rejectValue("clientSocket", INVALID, "zk.lock.client-socket=nio cannot be used with "
+					+ "zk.lock.ssl: ZooKeeper's TLS client is the netty socket; leave zk.lock.client-socket out");
+		}
+	}
+
+	/**
+	 * Global errors for the password, as for the digest credentials.
+	 */
+	private static void validateSasl(ZkLockProperties.Sasl sasl, Errors errors) {
+		if (sasl.getLoginContext() == null || sasl.getLoginContext().isBlank()) {
+			errors.rejectValue("sasl.loginContext", INVALID, "zk.lock.sasl.login-context must name a section of "
+					+ "the JAAS configuration, for example Client");
+		}
+		boolean hasPassword = sasl.getPassword() != null && !sasl.getPassword().isEmpty();
+		if (sasl.getUsername() != null && (sasl.getUsername().isBlank() || !hasPassword)) {
+			errors.reject(INVALID, "zk.lock.sasl.username and zk.lock.sasl.password must both be set (and not "
+					+ "empty) for a DIGEST-MD5 login; the password is not shown");
+		}
+		else if (sasl.getUsername() == null && hasPassword) {
+			errors.reject(INVALID, "zk.lock.sasl.password is set without zk.lock.sasl.username");
+		}
+		if (sasl.getUsername() != null && !sasl.isEnabled()) {
+			errors.reject(INVALID, "zk.lock.sasl.username is set but zk.lock.sasl.enabled=false");
 		}
 	}
 

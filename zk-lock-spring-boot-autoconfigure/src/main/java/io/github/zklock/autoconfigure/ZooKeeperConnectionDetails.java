@@ -4,12 +4,14 @@ import java.util.Objects;
 
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.autoconfigure.service.connection.ConnectionDetails;
+import org.springframework.boot.ssl.SslBundle;
 
 /**
  * Where the ZooKeeper ensemble of zk-lock's client is, and how to authenticate to it, as Spring
  * Boot's {@link ConnectionDetails}: the client configuration reads this bean. Unless the
  * application (or a library, such as a Testcontainers or Docker Compose integration) defines
- * one, it comes from {@code zk.lock.connect-string} and {@code zk.lock.auth.*}. A Curator
+ * one, it comes from {@code zk.lock.connect-string}, {@code zk.lock.auth.*} and
+ * {@code zk.lock.ssl.*}. A Curator
  * {@code EnsembleProvider} bean (the embedded server of zk-lock-test provides one) still takes
  * precedence over the connect string.
  */
@@ -28,6 +30,15 @@ public interface ZooKeeperConnectionDetails extends ConnectionDetails {
 	 * default)
 	 */
 	default @Nullable Authentication getAuthentication() {
+		return null;
+	}
+
+	/**
+	 * Return the TLS material of the connection, if it uses TLS.
+	 * @return the bundle whose trust store verifies the servers and whose key store, if it has
+	 * one, holds the client certificate; or {@code null} to connect without TLS (the default)
+	 */
+	default @Nullable SslBundle getSslBundle() {
 		return null;
 	}
 

@@ -63,12 +63,18 @@ class ConfigurationMetadataTests {
 			.extracting((property) -> property.get("name"))
 			.as("properties without a default value in the metadata")
 			.containsExactlyInAnyOrder("zk.lock.auth.credentials", "zk.lock.default-lock-at-most-for",
-					"zk.lock.leadership.participant-id", "zk.lock.retry.max-sleep");
+					"zk.lock.leadership.participant-id", "zk.lock.retry.max-sleep", "zk.lock.ssl.enabled",
+					"zk.lock.ssl.bundle", "zk.lock.sasl.enabled", "zk.lock.sasl.username", "zk.lock.sasl.password");
 		ZkLockProperties defaults = new ZkLockProperties();
 		assertThat(defaults.getDefaultLockAtMostFor()).as("unset: no ceiling").isNull();
 		assertThat(defaults.getAuth().getCredentials()).isNull();
 		assertThat(defaults.getLeadership().getParticipantId()).isNull();
 		assertThat(defaults.getRetry().getMaxSleep()).isNull();
+		assertThat(defaults.getSsl().isEnabled()).as("unset: on when a bundle is named").isFalse();
+		assertThat(defaults.getSsl().getBundle()).isNull();
+		assertThat(defaults.getSasl().isEnabled()).as("unset: on when a username is set").isFalse();
+		assertThat(defaults.getSasl().getUsername()).isNull();
+		assertThat(defaults.getSasl().getPassword()).isNull();
 	}
 
 	@Test

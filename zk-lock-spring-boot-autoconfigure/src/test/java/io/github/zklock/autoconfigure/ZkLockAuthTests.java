@@ -28,6 +28,7 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
+import io.github.zklock.LockAccessDeniedException;
 import io.github.zklock.LockAcquisitionException;
 import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
@@ -97,23 +98,20 @@ class ZkLockAuthTests {
 			assertThat(children).hasSize(1);
 			String lockNode = lockPath + "/" + children.get(0);
 
-			assertThatExceptionOfType(KeeperException.NoAuthException.class)
-				.isThrownBy(() -> anonymous.delete().forPath(lockNode));
+			Outsiders.assertLockedOut(anonymous, lockPath, lockNode);
 			assertThatExceptionOfType(KeeperException.NoAuthException.class)
 				.isThrownBy(() -> anonymous.delete().deletingChildrenIfNeeded().forPath(lockPath));
-			assertThatExceptionOfType(KeeperException.NoAuthException.class)
-				.isThrownBy(() -> anonymous.setData().forPath(lockNode, new byte[] { 1 }));
-			assertThatExceptionOfType(KeeperException.NoAuthException.class)
-				.isThrownBy(() -> anonymous.create().forPath(lockPath + "/_c_jumping-the-queue-lock-0000000000"));
 
 			// The same application without the credentials: denied, which is not "busy".
 			this.contextRunner.withPropertyValues("zk.lock.root-path=/secured").run((b) -> {
 				LockTemplate templateB = b.getBean(LockTemplate.class);
-				assertThatExceptionOfType(LockException.class)
+				assertThatExceptionOfType(LockAccessDeniedException.class)
 					.isThrownBy(() -> templateB.tryAcquire("/orders/1", LockMode.EXCLUSIVE, Duration.ofMillis(500)))
 					.isNotInstanceOf(LockAcquisitionException.class)
-					.withMessageContaining("ZooKeeper denied access (NOAUTH)")
-					.withMessageNotContaining(PASSWORD);
+					.withMessageContaining("ZooKeeper denied access to /secured/orders/1")
+					.withMessageContaining("(NOAUTH)")
+					.withMessageNotContaining(PASSWORD)
+					.satisfies((ex) -> assertThat(ex.getPath()).startsWith("/secured/orders/1"));
 				assertThatExceptionOfType(LockException.class)
 					.isThrownBy(() -> templateB.execute("/orders/2", (h) -> "ran"))
 					.withMessageContaining("denied access");
@@ -144,6 +142,24 @@ class ZkLockAuthTests {
 						LockTemplate template = sameIdentity.getBean(LockTemplate.class);
 						String path = template.execute("/report", (handle) -> handle.path());
 						assertThat(path).isEqualTo("/shared/report");
+					});
+			});
+	}
+
+	@Test
+	void otherCredentialsFailTheStartWithFailFastNamingTheRootPath() {
+		this.contextRunner.withPropertyValues("zk.lock.root-path=/owned", "zk.lock.auth.credentials=" + CREDENTIALS)
+			.run((a) -> {
+				assertThat(a).hasNotFailed();
+				this.contextRunner
+					.withPropertyValues("zk.lock.root-path=/owned", "zk.lock.fail-fast=true",
+							"zk.lock.auth.credentials=intruder:" + PASSWORD)
+					.run((other) -> {
+						assertThat(other).hasFailed();
+						assertThat(SecurityFailures.of(other.getStartupFailure(),
+								ZooKeeperSecurityException.Reason.ACCESS_DENIED))
+							.hasMessageContaining("/owned")
+							.hasMessageNotContaining(PASSWORD);
 					});
 			});
 	}
