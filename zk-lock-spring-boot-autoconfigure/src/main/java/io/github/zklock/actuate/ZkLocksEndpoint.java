@@ -1,16 +1,22 @@
 package io.github.zklock.actuate;
 
+import java.security.Principal;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.TreeSet;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.boot.actuate.audit.listener.AuditApplicationEvent;
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.core.log.LogAccessor;
 
 import io.github.zklock.Leadership;
 import io.github.zklock.curator.CuratorLockAdmin;
@@ -19,6 +25,7 @@ import io.github.zklock.curator.LockOwner;
 import io.github.zklock.curator.LockParticipant;
 import io.github.zklock.curator.LockQueue;
 import io.github.zklock.curator.Revocation;
+import io.github.zklock.curator.RevocationAction;
 import io.github.zklock.curator.RevocationMode;
 import io.github.zklock.curator.WaitingLock;
 
@@ -40,10 +47,15 @@ import io.github.zklock.curator.WaitingLock;
  * {@link CuratorLockAdmin#revoke}): by default Curator's revocation protocol asks the holders
  * to give it up (this library's holders do, their grants become LOST and the commit guard rolls
  * their transactions back), waiting up to {@value #REVOKE_WAIT_SECONDS} s for their znodes to go;
- * with {@code ?force=true} the holders' znodes are deleted. The answer says what was done.</li>
+ * with {@code ?force=true} the holders' znodes are deleted. The answer says what was done.
+ * Each revocation is logged at WARN and, with an {@link ApplicationEventPublisher}, published as an
+ * {@link AuditApplicationEvent} of type {@value #LOCK_REVOKED} (see {@link #revoke}).</li>
  * </ul>
  * Like any Boot endpoint's, the write operation is reachable only where the endpoint is exposed;
- * {@code management.endpoint.zklocks.access=read-only} keeps the reads and refuses it.
+ * {@code management.endpoint.zklocks.access=read-only} keeps the reads and refuses it. Who may call
+ * which operation is the application's security configuration's to decide.
+ * <p>
+ * The endpoint keeps no state of its own: its operations may run on any number of threads at once.
  */
 @Endpoint(id = "zklocks")
 public class ZkLocksEndpoint {
@@ -51,26 +63,52 @@ public class ZkLocksEndpoint {
 	/** How long a revocation waits for the holders to give the lock up, in seconds. */
 	public static final int REVOKE_WAIT_SECONDS = 5;
 
+	/** The type of the audit event published for each revocation. */
+	public static final String LOCK_REVOKED = "ZK_LOCK_REVOKED";
+
+	/** The principal named in the audit event of a revocation made without authentication. */
+	public static final String ANONYMOUS = "anonymous";
+
+	private static final LogAccessor logger = new LogAccessor(ZkLocksEndpoint.class);
+
 	private final CuratorLockAdmin admin;
 
 	private final @Nullable Leadership leadership;
 
+	private final @Nullable ApplicationEventPublisher events;
+
 	/**
-	 * Create the endpoint.
+	 * Create the endpoint; its revocations are logged, not published.
 	 * @param admin the operator side of the lock registry it describes
 	 */
 	public ZkLocksEndpoint(CuratorLockAdmin admin) {
-		this(admin, null);
+		this(admin, null, null);
 	}
 
 	/**
-	 * Create the endpoint, describing the leadership groups too.
+	 * Create the endpoint, describing the leadership groups too; its revocations are logged, not
+	 * published.
 	 * @param admin the operator side of the lock registry it describes
 	 * @param leadership the application's leadership, or {@code null} for none
 	 */
 	public ZkLocksEndpoint(CuratorLockAdmin admin, @Nullable Leadership leadership) {
+		this(admin, leadership, null);
+	}
+
+	/**
+	 * Create the endpoint, describing the leadership groups too and publishing an audit event for
+	 * each revocation.
+	 * @param admin the operator side of the lock registry it describes
+	 * @param leadership the application's leadership, or {@code null} for none
+	 * @param events where each revocation's {@link AuditApplicationEvent} is published (with
+	 * Actuator's auditing on, Boot's {@code AuditListener} stores it in the
+	 * {@code AuditEventRepository}), or {@code null} to log revocations only
+	 */
+	public ZkLocksEndpoint(CuratorLockAdmin admin, @Nullable Leadership leadership,
+			@Nullable ApplicationEventPublisher events) {
 		this.admin = admin;
 		this.leadership = leadership;
+		this.events = events;
 	}
 
 	/**
@@ -109,20 +147,74 @@ public class ZkLocksEndpoint {
 
 	/**
 	 * Revoke the lock of one key, held by any application: see {@link CuratorLockAdmin#revoke}.
+	 * <p>
+	 * Once done, the revocation is logged at WARN and, with an {@link ApplicationEventPublisher},
+	 * published on the calling thread as an {@link AuditApplicationEvent} of type
+	 * {@value #LOCK_REVOKED}, whose principal is the caller's name ({@value #ANONYMOUS} without
+	 * one) and whose data are: {@code key} (as given, from the root path on: {@code /stock/apple}),
+	 * {@code path} (the lock path), {@code mode} ({@code REQUEST} or {@code FORCE}, see
+	 * {@link RevocationMode}), {@code action} (see {@link RevocationAction}), {@code holders} (the
+	 * holders the revocation was applied to, each a map of the {@link LockParticipant} fields
+	 * {@code path}, {@code kind}, {@code owner}, {@code sessionId} and {@code fencingToken}; empty
+	 * for a free key) and {@code released} (whether every holder's znode was gone when the call
+	 * returned: then the revocation ended them all). A revocation that fails is logged at WARN with
+	 * the caller and published nowhere: it may have marked or deleted some holders' znodes before
+	 * ZooKeeper failed, which a {@code GET} of the key shows.
 	 * @param key the segments of the key below the root path
 	 * @param force whether to delete the holders' znodes rather than ask the holders to give the
 	 * lock up; {@code null} for {@code false}
+	 * @param principal who asks, as Boot's web layer passes the authenticated user; {@code null}
+	 * when the request is not authenticated
 	 * @return what was done, with the holders found and whether their znodes were gone when the
 	 * call returned
 	 * @throws io.github.zklock.InvalidLockPathException if the segments do not form a legal key
 	 * @throws io.github.zklock.LockException if ZooKeeper cannot be reached
+	 * @throws RuntimeException whatever a listener of the audit event throws (the lock is revoked
+	 * by then, and the WARN line records it)
 	 */
 	@DeleteOperation
 	public Revocation revoke(@Selector(match = Selector.Match.ALL_REMAINING) String[] key,
-			@Nullable Boolean force) {
-		return this.admin.revoke("/" + String.join("/", key),
-				Boolean.TRUE.equals(force) ? RevocationMode.FORCE : RevocationMode.REQUEST,
-				Duration.ofSeconds(REVOKE_WAIT_SECONDS));
+			@Nullable Boolean force, @Nullable Principal principal) {
+		String lockKey = "/" + String.join("/", key);
+		RevocationMode mode = Boolean.TRUE.equals(force) ? RevocationMode.FORCE : RevocationMode.REQUEST;
+		String caller = (principal != null) ? principal.getName() : ANONYMOUS;
+		Revocation revocation;
+		try {
+			revocation = this.admin.revoke(lockKey, mode, Duration.ofSeconds(REVOKE_WAIT_SECONDS));
+		}
+		catch (RuntimeException ex) {
+			logger.warn(ex, () -> "Revocation of lock key '" + lockKey + "' (" + mode + ") by " + caller
+					+ " failed");
+			throw ex;
+		}
+		audit(lockKey, mode, caller, revocation);
+		return revocation;
+	}
+
+	private void audit(String key, RevocationMode mode, String caller, Revocation revocation) {
+		List<Map<String, Object>> holders = revocation.holders().stream().map(ZkLocksEndpoint::describe).toList();
+		logger.warn(() -> "Lock '" + revocation.path() + "' (key '" + key + "') revoked by " + caller + " (" + mode
+				+ "): " + revocation.action() + ", holders " + holders + ", released " + revocation.released());
+		if (this.events != null) {
+			Map<String, Object> data = new LinkedHashMap<>();
+			data.put("key", key);
+			data.put("path", revocation.path());
+			data.put("mode", mode.name());
+			data.put("action", revocation.action().name());
+			data.put("holders", holders);
+			data.put("released", revocation.released());
+			this.events.publishEvent(new AuditApplicationEvent(caller, LOCK_REVOKED, data));
+		}
+	}
+
+	private static Map<String, Object> describe(LockParticipant holder) {
+		Map<String, Object> described = new LinkedHashMap<>();
+		described.put("path", holder.path());
+		described.put("kind", holder.kind());
+		described.put("owner", holder.owner());
+		described.put("sessionId", holder.sessionId());
+		described.put("fencingToken", holder.fencingToken());
+		return described;
 	}
 
 	/**

@@ -101,7 +101,7 @@ class ZkLocksEndpointRevokeTests {
 	void freeKeyIsReportedNotHeld() {
 		this.contextRunner.run((context) -> {
 			Revocation revocation = context.getBean(ZkLocksEndpoint.class)
-				.revoke(new String[] { "nobody", "holds" }, null);
+				.revoke(new String[] { "nobody", "holds" }, null, null);
 			assertThat(revocation.action()).isEqualTo(RevocationAction.NOT_HELD);
 			assertThat(revocation.path()).isEqualTo("/locks/nobody/holds");
 		});
@@ -208,7 +208,7 @@ class ZkLocksEndpointRevokeTests {
 		CompletableFuture<Void> writing = CompletableFuture.runAsync(() -> ledger.writeAndWait(id));
 		assertThat(ledger.awaitInside()).isTrue();
 
-		Revocation revocation = endpoint.revoke(new String[] { "ledger" }, force);
+		Revocation revocation = endpoint.revoke(new String[] { "ledger" }, force, null);
 
 		assertThat(revocation.action()).isEqualTo(action);
 		assertThat(revocation.released()).isTrue();

@@ -7,6 +7,7 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 
 import io.github.zklock.Leadership;
@@ -15,8 +16,10 @@ import io.github.zklock.autoconfigure.ZkLockAutoConfiguration;
 import io.github.zklock.curator.CuratorLockAdmin;
 
 /**
- * Auto-configuration of the read-only {@code zklocks} endpoint; expose it with
- * {@code management.endpoints.web.exposure.include=zklocks}.
+ * Auto-configuration of the {@code zklocks} endpoint; expose it with
+ * {@code management.endpoints.web.exposure.include=zklocks}. Its revocations are published as
+ * audit events through the application context, which Actuator's {@code AuditListener} records
+ * when the application has an {@code AuditEventRepository}.
  */
 @AutoConfiguration(after = ZkLockAutoConfiguration.class)
 @ConditionalOnClass(Endpoint.class)
@@ -26,8 +29,9 @@ public class ZkLocksEndpointAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	ZkLocksEndpoint zkLocksEndpoint(CuratorLockAdmin admin, ObjectProvider<Leadership> leadership) {
-		return new ZkLocksEndpoint(admin, leadership.getIfUnique());
+	ZkLocksEndpoint zkLocksEndpoint(CuratorLockAdmin admin, ObjectProvider<Leadership> leadership,
+			ApplicationEventPublisher events) {
+		return new ZkLocksEndpoint(admin, leadership.getIfUnique(), events);
 	}
 
 }
