@@ -21,6 +21,8 @@
 # SCHEDULED line counts those duplicates and the duplicate writes that committed, which must be 0
 # (the jobs write through the fence with their lock's or leadership term's token).
 # --zookeeper runs any mode on an existing ensemble.
+# The instances' Actuator is behind HTTP Basic: the demo gives its user admin the password in
+# SAMPLE_SECURITY_ADMIN_PASSWORD if set, else one of its own for the run.
 #
 # --database postgres runs any mode on PostgreSQL: scripts/database-server.sh starts a server under
 # zk-lock-sample-app/target/demo/postgres on a free port (Debian's postgresql, installed when
@@ -137,6 +139,10 @@ jvm_opts=(-Xms64m -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerf
 aot_opts=()
 ((aot == 0)) || aot_opts=(-Dspring.aot.enabled=true)
 launcher=org.springframework.boot.loader.launch.PropertiesLauncher
+# The instances' Actuator is behind HTTP Basic: the zklocks endpoint and the metrics the chaos run
+# reads need the user admin, whose password is SAMPLE_SECURITY_ADMIN_PASSWORD when set, else one
+# drawn for this run (rather than the sample's public demo default).
+admin_password=${SAMPLE_SECURITY_ADMIN_PASSWORD:-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')}
 
 zk_pid=
 app_pids=()
@@ -362,6 +368,7 @@ start_instance() {
 		--spring.datasource.url="$db_url" --spring.datasource.username="$db_user" \
 		--spring.datasource.password="$db_password" \
 		--sample.instance-id="app-$n" --sample.purchase-think-time="${think_time_ms}ms" \
+		--sample.security.admin-password="$admin_password" \
 		"$@" >"$log" 2>&1 &
 	app_pids+=($!)
 }
@@ -462,7 +469,7 @@ freeze_again_and_again() {
 		holding=no
 		deadline=$((SECONDS + 5))
 		while ((SECONDS < deadline)); do
-			if curl -s --max-time 1 "$url/actuator/zklocks" 2>/dev/null | grep -q '"held":\[{'; then
+			if curl -s --max-time 1 -u "admin:$admin_password" "$url/actuator/zklocks" 2>/dev/null | grep -q '"held":\[{'; then
 				holding=yes
 				break
 			fi
@@ -482,7 +489,7 @@ freeze_again_and_again() {
 lost_grants() {
 	local total=0 url count
 	for url in "${urls[@]}"; do
-		count=$(curl -s --max-time 10 "$url/actuator/metrics/zk.lock.lost" |
+		count=$(curl -s --max-time 10 -u "admin:$admin_password" "$url/actuator/metrics/zk.lock.lost" |
 			sed -n 's/.*"statistic":"COUNT","value":\([0-9]*\).*/\1/p')
 		[[ -n $count ]] || { echo "?"; return; }
 		total=$((total + count))
