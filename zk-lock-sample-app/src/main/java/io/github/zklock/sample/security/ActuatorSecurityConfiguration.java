@@ -3,6 +3,8 @@ package io.github.zklock.sample.security;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.audit.InMemoryAuditEventRepository;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication.Type;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.health.actuate.endpoint.HealthEndpoint;
 import org.springframework.boot.security.autoconfigure.actuate.web.servlet.EndpointRequest;
@@ -38,9 +40,11 @@ import io.github.zklock.actuate.ZkLocksEndpoint;
  * call them. Two users in memory, {@code operator} and {@code admin}, with the passwords of
  * {@link SampleSecurityProperties}. Each revocation is recorded by the {@code zklocks} endpoint as an
  * audit event ({@value ZkLocksEndpoint#LOCK_REVOKED}), kept in memory and shown to ADMIN at
- * {@code /actuator/auditevents}.
+ * {@code /actuator/auditevents}. Only in a servlet web application: without a web server (the
+ * service tests) there is nothing to secure.
  */
 @Configuration(proxyBeanMethods = false)
+@ConditionalOnWebApplication(type = Type.SERVLET)
 @EnableConfigurationProperties(SampleSecurityProperties.class)
 public class ActuatorSecurityConfiguration {
 
