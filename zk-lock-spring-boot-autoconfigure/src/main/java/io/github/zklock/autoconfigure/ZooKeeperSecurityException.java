@@ -67,6 +67,9 @@ public class ZooKeeperSecurityException extends LockException {
 		 */
 		SERVER_CERTIFICATE_REJECTED("The client rejected the server's TLS certificate"),
 
+		/** The server and the client have no TLS version or cipher suite in common. */
+		TLS_PARAMETERS_REJECTED("The server and the client have no TLS version or cipher suite in common"),
+
 		/** The server ended the TLS handshake over the client's certificate, or its absence. */
 		CLIENT_CERTIFICATE_REJECTED("The server rejected the client's TLS certificate"),
 

@@ -29,6 +29,10 @@ class ZooKeeperSecurityFailureAnalyzer extends AbstractFailureAnalyzer<ZooKeeper
 					+ "servers' certificates (its truststore, or pem truststore.certificate), and check that those "
 					+ "certificates are valid now and name the host of zk.lock.connect-string (DNS or IP subject "
 					+ "alternative name): host name verification is on.";
+			case TLS_PARAMETERS_REJECTED -> "Offer a TLS version and cipher suite the servers accept: the bundle's "
+					+ "options (spring.ssl.bundle.<type>.<name>.options.enabled-protocols and ciphers; zk-lock offers "
+					+ "TLSv1.3 and TLSv1.2 when the bundle names none), or the servers' ssl.protocol, "
+					+ "ssl.enabledProtocols and ssl.ciphersuites (a ZooKeeper 3.8 server speaks TLSv1.2 by default).";
 			case CLIENT_CERTIFICATE_REJECTED -> "The server requires a client certificate it trusts "
 					+ "(ssl.clientAuth=need): give the bundle of zk.lock.ssl.bundle a key store (keystore, or pem "
 					+ "keystore.certificate and private-key) with a valid certificate issued by a CA in the server's "

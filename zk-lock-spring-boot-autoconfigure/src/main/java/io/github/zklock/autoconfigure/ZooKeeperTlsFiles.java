@@ -54,6 +54,8 @@ final class ZooKeeperTlsFiles implements Closeable {
 
 	private static final String TYPE = "PKCS12";
 
+	private static final String[] DEFAULT_PROTOCOLS = { "TLSv1.3", "TLSv1.2" };
+
 	private final Path directory;
 
 	private final String password;
@@ -120,8 +122,8 @@ final class ZooKeeperTlsFiles implements Closeable {
 
 	/**
 	 * Turn TLS on in a client configuration, with these files: the secure client, the Netty
-	 * socket, the stores, host name verification, and the bundle's protocols and cipher suites
-	 * when it names some.
+	 * socket, the stores, host name verification, the {@linkplain #enabledProtocols protocols},
+	 * and the bundle's cipher suites when it names some.
 	 * @param config the client's own configuration
 	 */
 	void applyTo(ZKClientConfig config) {
@@ -137,15 +139,25 @@ final class ZooKeeperTlsFiles implements Closeable {
 			config.setProperty(x509.getSslTruststorePasswdProperty(), this.password);
 			config.setProperty(x509.getSslTruststoreTypeProperty(), TYPE);
 			config.setProperty(x509.getSslHostnameVerificationEnabledProperty(), "true");
-			String[] protocols = this.options.getEnabledProtocols();
-			if (protocols != null && protocols.length > 0) {
-				config.setProperty(x509.getSslEnabledProtocolsProperty(), String.join(",", protocols));
-			}
+			config.setProperty(x509.getSslEnabledProtocolsProperty(), String.join(",", enabledProtocols(this.options)));
 			String[] ciphers = this.options.getCiphers();
 			if (ciphers != null && ciphers.length > 0) {
 				config.setProperty(x509.getSslCipherSuitesProperty(), String.join(",", ciphers));
 			}
 		}
+	}
+
+	/**
+	 * The TLS versions the client offers: the bundle's, or TLS 1.3 and 1.2. Not ZooKeeper's own
+	 * default, which is its {@code zookeeper.ssl.protocol} alone: TLS 1.3 for the 3.9 client, which
+	 * then cannot talk to a 3.8 server that keeps its default, TLS 1.2 (the handshake fails with
+	 * the alert {@code protocol_version}).
+	 * @param options the bundle's options
+	 * @return the protocol names, most preferred first
+	 */
+	static String[] enabledProtocols(SslOptions options) {
+		String[] protocols = options.getEnabledProtocols();
+		return (protocols != null && protocols.length > 0) ? protocols : DEFAULT_PROTOCOLS.clone();
 	}
 
 	/**

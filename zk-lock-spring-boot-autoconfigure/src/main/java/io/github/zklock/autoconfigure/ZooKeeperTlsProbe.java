@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
 import java.security.GeneralSecurityException;
 import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
@@ -11,6 +12,7 @@ import java.time.Duration;
 import java.util.List;
 
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
@@ -24,23 +26,38 @@ import org.springframework.boot.ssl.SslBundle;
 import io.github.zklock.autoconfigure.ZooKeeperSecurityException.Reason;
 
 /**
- * Tells why a client could not connect when TLS is the likely cause, by a TLS handshake of its
- * own with each server of the connect string (nothing of ZooKeeper's protocol is sent):
- * <ul>
- * <li>a client without TLS: if a server completes a handshake (or answers one with a TLS alert), its
- * port speaks TLS: {@link Reason#TLS_REQUIRED};</li>
- * <li>a client with TLS, with the bundle's material and host name verification, as the ZooKeeper
- * client does: no TLS answer at all ({@link Reason#TLS_NOT_SPOKEN}), a certificate the client does
- * not accept ({@link Reason#SERVER_CERTIFICATE_REJECTED}: unknown issuer, expired, other host
- * name), or a TLS alert from the server about the client's certificate, during the handshake
- * (TLS 1.2) or right after it (TLS 1.3) ({@link Reason#CLIENT_CERTIFICATE_REJECTED}).</li>
- * </ul>
- * A server that cannot be reached, or with which TLS works, says nothing: the next one is tried.
+ * Tells why a client could not connect when TLS is the likely cause, with connections of its own
+ * to each server of the connect string (nothing of ZooKeeper's protocol is sent):
+ * <ol>
+ * <li>Does the port speak TLS? A TLS client hello is sent on a plain connection: a TLS record in
+ * answer says yes, a closed connection says no (a plain ZooKeeper port reads the hello as a
+ * request of an impossible length). A client without TLS at a port that speaks it:
+ * {@link Reason#TLS_REQUIRED}; a client with TLS at one that does not:
+ * {@link Reason#TLS_NOT_SPOKEN}.</li>
+ * <li>For a client with TLS, a handshake as the ZooKeeper client makes it: the bundle's material,
+ * its protocols, host name verification. A server certificate it does not accept
+ * ({@link Reason#SERVER_CERTIFICATE_REJECTED}: unknown issuer, expired, other host name), no
+ * version or cipher suite in common (the alerts {@code protocol_version}, {@code handshake_failure}:
+ * {@link Reason#TLS_PARAMETERS_REJECTED}), or the server ending the handshake otherwise, with an
+ * alert ({@code bad_certificate}, {@code certificate_unknown}) or by closing the connection, during
+ * the handshake (TLS 1.2) or right after it (TLS 1.3): {@link Reason#CLIENT_CERTIFICATE_REJECTED}.</li>
+ * </ol>
+ * A server that cannot be reached, does not answer in time, or with which TLS works, says nothing:
+ * the next one is tried.
  *
  * <p>Used only after the client failed to connect, so that a healthy start sends nothing extra
  * (a plain server logs a TLS hello as a malformed request).
  */
 final class ZooKeeperTlsProbe {
+
+	/** The content types of a TLS record that starts a server's answer to a hello. */
+	private static final int TLS_HANDSHAKE_RECORD = 22;
+
+	private static final int TLS_ALERT_RECORD = 21;
+
+	/** The TLS alerts that say there is no protocol version or cipher suite in common. */
+	private static final List<String> PARAMETER_ALERTS = List.of("protocol_version", "handshake_failure",
+			"insufficient_security");
 
 	/** How long the server may take, after the handshake, to reject the client's certificate. */
 	private static final Duration ALERT_WAIT = Duration.ofMillis(500);
@@ -75,46 +92,98 @@ final class ZooKeeperTlsProbe {
 
 	private static @Nullable ZooKeeperSecurityException probe(String connectString, InetSocketAddress server,
 			@Nullable SslBundle bundle, @Nullable String bundleName, int timeoutMillis) {
+		InetSocketAddress address = new InetSocketAddress(server.getHostString(), server.getPort());
 		String where = "the server " + server.getHostString() + ":" + server.getPort();
-		SSLContext context = (bundle != null) ? bundle.createSslContext() : acceptingEverything();
-		Outcome outcome = handshake(server, context, bundle != null, timeoutMillis);
-		if (bundle == null) {
-			if (outcome.kind == Kind.COMPLETED || outcome.kind == Kind.ALERT) {
-				return new ZooKeeperSecurityException(connectString, Reason.TLS_REQUIRED,
-						where + " answers a TLS handshake on this port", outcome.failure);
-			}
+		Boolean speaksTls = speaksTls(address, timeoutMillis);
+		if (speaksTls == null) {
 			return null;
 		}
+		if (bundle == null) {
+			return speaksTls ? new ZooKeeperSecurityException(connectString, Reason.TLS_REQUIRED,
+					where + " answers a TLS hello on this port", null) : null;
+		}
+		if (!speaksTls) {
+			return new ZooKeeperSecurityException(connectString, Reason.TLS_NOT_SPOKEN,
+					where + " does not answer a TLS hello: it closed the connection", null);
+		}
 		String material = ZooKeeperTlsFiles.describe(bundleName);
+		Outcome outcome = handshake(address, bundle, timeoutMillis);
 		return switch (outcome.kind) {
-			case NOT_TLS -> new ZooKeeperSecurityException(connectString, Reason.TLS_NOT_SPOKEN,
-					where + " does not answer a TLS handshake (" + message(outcome.failure) + ")", outcome.failure);
 			case CERTIFICATE -> new ZooKeeperSecurityException(connectString, Reason.SERVER_CERTIFICATE_REJECTED,
 					"the certificate of " + where + " is not accepted with the trust material of " + material + ": "
 							+ message(rootCause(outcome.failure)),
 					outcome.failure);
-			case ALERT -> new ZooKeeperSecurityException(connectString, Reason.CLIENT_CERTIFICATE_REJECTED,
+			case PARAMETERS -> new ZooKeeperSecurityException(connectString, Reason.TLS_PARAMETERS_REJECTED,
+					where + " has no TLS version or cipher suite in common with the client ("
+							+ String.join(", ", ZooKeeperTlsFiles.enabledProtocols(bundle.getOptions())) + "; "
+							+ message(outcome.failure) + ")",
+					outcome.failure);
+			// A server that speaks TLS and ends this handshake, with an alert or by closing the
+			// connection, refuses what the client sent: its certificate, or none.
+			case ALERT, CLOSED -> new ZooKeeperSecurityException(connectString, Reason.CLIENT_CERTIFICATE_REJECTED,
 					where + " ended the handshake with " + material + " (" + message(outcome.failure) + ")",
 					outcome.failure);
 			default -> null;
 		};
 	}
 
-	private static Outcome handshake(InetSocketAddress server, SSLContext context, boolean verifyHostName,
-			int timeoutMillis) {
-		boolean connected = false;
+	/**
+	 * Send a TLS client hello on a plain connection and look at the first byte of the answer: a TLS
+	 * record (handshake or alert) says the port speaks TLS; a closed connection says it does not (a
+	 * plain ZooKeeper port reads the hello as a request of an impossible length and closes).
+	 * @return whether it speaks TLS, or {@code null} if the server cannot be reached or does not
+	 * answer in time
+	 */
+	private static @Nullable Boolean speaksTls(InetSocketAddress address, int timeoutMillis) {
 		try (Socket socket = new Socket()) {
-			socket.connect(server, timeoutMillis);
-			connected = true;
+			socket.connect(address, timeoutMillis);
 			socket.setSoTimeout(timeoutMillis);
-			try (SSLSocket tls = (SSLSocket) context.getSocketFactory()
-				.createSocket(socket, server.getHostString(), server.getPort(), false)) {
-				if (verifyHostName) {
-					SSLParameters parameters = tls.getSSLParameters();
-					parameters.setEndpointIdentificationAlgorithm("HTTPS");
-					tls.setSSLParameters(parameters);
+			socket.getOutputStream().write(clientHello(address));
+			socket.getOutputStream().flush();
+			int first = socket.getInputStream().read();
+			return first == TLS_HANDSHAKE_RECORD || first == TLS_ALERT_RECORD;
+		}
+		catch (SocketTimeoutException ex) {
+			return null;
+		}
+		catch (IOException ex) {
+			// refused or unreachable: nothing to say; reset after the hello: not TLS
+			return (ex instanceof java.net.ConnectException || ex instanceof java.net.NoRouteToHostException
+					|| ex instanceof java.net.UnknownHostException) ? null : Boolean.FALSE;
+		}
+	}
+
+	/** The first flight of a client handshake, from the JDK's engine: a TLS record with a ClientHello. */
+	private static byte[] clientHello(InetSocketAddress address) throws SSLException {
+		SSLEngine engine = acceptingEverything().createSSLEngine(address.getHostString(), address.getPort());
+		engine.setUseClientMode(true);
+		ByteBuffer out = ByteBuffer.allocate(engine.getSession().getPacketBufferSize());
+		engine.wrap(ByteBuffer.allocate(0), out);
+		out.flip();
+		byte[] hello = new byte[out.remaining()];
+		out.get(hello);
+		return hello;
+	}
+
+	/** The ZooKeeper client's handshake, with the bundle's material, host name and protocols. */
+	private static Outcome handshake(InetSocketAddress address, SslBundle bundle, int timeoutMillis) {
+		try (Socket socket = new Socket()) {
+			socket.connect(address, timeoutMillis);
+			socket.setSoTimeout(timeoutMillis);
+			try (SSLSocket tls = (SSLSocket) bundle.createSslContext()
+				.getSocketFactory()
+				.createSocket(socket, address.getHostString(), address.getPort(), false)) {
+				SSLParameters parameters = tls.getSSLParameters();
+				parameters.setEndpointIdentificationAlgorithm("HTTPS");
+				parameters.setProtocols(ZooKeeperTlsFiles.enabledProtocols(bundle.getOptions()));
+				String[] ciphers = bundle.getOptions().getCiphers();
+				if (ciphers != null && ciphers.length > 0) {
+					parameters.setCipherSuites(ciphers);
 				}
+				tls.setSSLParameters(parameters);
 				tls.startHandshake();
+				// TLS 1.3: the client's side of the handshake is done before the server has checked
+				// the client's certificate; a refusal comes as an alert on the first read.
 				tls.setSoTimeout((int) Math.min(timeoutMillis, ALERT_WAIT.toMillis()));
 				try {
 					tls.getInputStream().read();
@@ -130,12 +199,17 @@ final class ZooKeeperTlsProbe {
 				return new Outcome(Kind.CERTIFICATE, ex);
 			}
 			String message = String.valueOf(ex.getMessage());
-			return new Outcome(message.contains("alert") ? Kind.ALERT : Kind.NOT_TLS, ex);
+			if (PARAMETER_ALERTS.stream().anyMatch(message::contains)) {
+				return new Outcome(Kind.PARAMETERS, ex);
+			}
+			return new Outcome(message.contains("alert") ? Kind.ALERT : Kind.CLOSED, ex);
+		}
+		catch (SocketTimeoutException ex) {
+			return new Outcome(Kind.UNANSWERED, ex);
 		}
 		catch (IOException ex) {
-			// Once connected, a closed or reset connection, or no answer, is not TLS: a plain
-			// ZooKeeper port closes the connection on a TLS hello, a length it cannot take.
-			return new Outcome(connected ? Kind.NOT_TLS : Kind.UNREACHABLE, ex);
+			// a broken pipe or a reset mid-handshake: the server closed the connection on it
+			return new Outcome(Kind.CLOSED, ex);
 		}
 	}
 
@@ -189,7 +263,7 @@ final class ZooKeeperTlsProbe {
 
 	private enum Kind {
 
-		COMPLETED, ALERT, CERTIFICATE, NOT_TLS, UNREACHABLE
+		COMPLETED, ALERT, PARAMETERS, CERTIFICATE, CLOSED, UNANSWERED
 
 	}
 
