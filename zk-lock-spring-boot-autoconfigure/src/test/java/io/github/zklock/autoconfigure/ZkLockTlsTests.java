@@ -18,6 +18,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
 import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.ssl.SslBundle;
+import org.springframework.boot.ssl.jks.JksSslStoreBundle;
+import org.springframework.boot.ssl.jks.JksSslStoreDetails;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import io.github.zklock.LockHandle;
@@ -93,6 +96,40 @@ class ZkLockTlsTests {
 				LockTemplate template = context.getBean(LockTemplate.class);
 				Boolean held = template.execute("/guide/tls", LockHandle::isHeld);
 				assertThat(held).isTrue();
+			});
+	}
+
+	/** A service connection (a {@code ZooKeeperConnectionDetails} bean) brings its own bundle. */
+	@Test
+	void connectionDetailsBeanSuppliesTheSslBundle() {
+		SslBundle bundle = SslBundle.of(new JksSslStoreBundle(
+				new JksSslStoreDetails(SecureZooKeeperServer.STORE_TYPE, null, "file:" + strictServer.clientKeyStore(),
+						SecureZooKeeperServer.STORE_PASSWORD),
+				new JksSslStoreDetails(SecureZooKeeperServer.STORE_TYPE, null, "file:" + strictServer.trustStore(),
+						SecureZooKeeperServer.STORE_PASSWORD)));
+		ZooKeeperConnectionDetails details = new ZooKeeperConnectionDetails() {
+
+			@Override
+			public String getConnectString() {
+				return strictServer.secureConnectString();
+			}
+
+			@Override
+			public SslBundle getSslBundle() {
+				return bundle;
+			}
+
+		};
+		// No zk.lock.ssl.* at all, and the properties' connect string points nowhere.
+		this.contextRunner.withBean(ZooKeeperConnectionDetails.class, () -> details)
+			.withPropertyValues("zk.lock.connect-string=127.0.0.1:1", "zk.lock.root-path=/details")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				CuratorFramework client = context.getBean(CuratorFramework.class);
+				Boolean held = context.getBean(LockTemplate.class).execute("/orders/1", LockHandle::isHeld);
+				assertThat(held).isTrue();
+				assertThat(client.getACL().forPath("/details")).extracting(ACL::getId)
+					.containsExactly(new Id("x509", SecureZooKeeperServer.CLIENT_ID));
 			});
 	}
 
