@@ -82,7 +82,7 @@ class SecureZooKeeperServerTests {
 	static final SecureZooKeeperServer zooKeeper = SecureZooKeeperServer.create();
 
 	/** How long a client is given to connect, or observed while it fails to. */
-	private static final Duration PATIENCE = Duration.ofSeconds(5);
+	private static final Duration PATIENCE = Duration.ofSeconds(3);
 
 	/** What the Netty client logs when the server closed the connection before a session. */
 	private static final String CHANNEL_LOST = "EndOfStreamException: channel for sessionid 0x0 is lost";
