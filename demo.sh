@@ -30,19 +30,36 @@
 # instances, the load generator and the audits all use it; no instance serves the database then.
 # Where PostgreSQL cannot be installed or run, the demo fails saying so.
 #
+# --tls runs any mode over TLS with mutual authentication, on a ZooKeeper server that
+# scripts/secure-zookeeper.sh starts under zk-lock-sample-app/target/demo/zookeeper-tls on a free
+# port (Debian's zookeeper 3.8, installed when missing: that needs root and apt-get; run as its
+# system user zklock-zk): TLS only, a client certificate required (ssl.clientAuth=need), test
+# certificates of its own (generated at the first start, kept there for later demos). The
+# instances connect with zk.lock.ssl.bundle=zk, a Spring Boot SSL bundle of the client
+# certificate CN=zk-lock-app and the test CA, and zk.lock.fail-fast=true; the server makes the
+# certificate their sessions' identity (x509) and the library creates the lock znodes for that
+# identity alone. After the runs, a TLS line says what the demo observed of the server with a
+# ZooKeeper client of its own (io.github.zklock.sample.demo.TlsAudit): the protocol and cipher suite
+# a client with the certificate negotiated, what it and a client without one got for ruok, the
+# ACL of the root path /locks, and how many znodes below it have another ACL. Where the server
+# cannot be installed or run, the demo fails saying so. Not with --zookeeper.
+#
 # Usage: ./demo.sh [--instances N] [--requests N] [--concurrency N] [--stock N] [--think-time MS]
-#                  [--skip-no-handoff] [--chaos [--pause MS]] [--database h2|postgres]
-#                  [--zookeeper HOST:PORT]
+#                  [--skip-no-handoff] [--chaos [--pause MS]] [--database h2|postgres] [--aot]
+#                  [--tls | --zookeeper HOST:PORT]
 #
 # Exit status: 0 when neither locked run oversold nor lost an update, no request failed (other
 # than sold out or lock busy; under --chaos also lock lost or lock service unavailable) and no
 # scheduled tick ran twice (under --chaos: app-2 was frozen at least once and no duplicate tick
-# committed its write); non-zero otherwise.
+# committed its write), and under --tls the TLS line showed the root path and every znode below it
+# with the ACL x509:CN=zk-lock-app:cdrwa alone, an answer to the client with the certificate and
+# none to the client without; non-zero otherwise.
 # The HANDOFF line is a measurement, not a check. Every process it starts (the PostgreSQL server
-# included) is stopped on exit, also on failure and on Ctrl-C. It writes only to target/
-# directories: the build's, and zk-lock-sample-app/target/demo for the database, the ZooKeeper data
-# and the logs (--database postgres may also install Debian's postgresql package and create its
-# system user, zklock-pg).
+# and the TLS ZooKeeper server included) is stopped on exit, also on failure and on Ctrl-C. It
+# writes only to target/ directories: the build's, and zk-lock-sample-app/target/demo for the
+# database, the ZooKeeper data, the TLS material and the logs (--database postgres may also install
+# Debian's postgresql package and create its system user, zklock-pg; --tls Debian's zookeeper
+# package and its system user, zklock-zk).
 set -euo pipefail
 
 instances=3
@@ -56,6 +73,7 @@ pause_ms=3500
 zookeeper=
 database=h2
 aot=0
+tls=0
 
 usage() {
 	sed -n '2,/^set -euo/p' "$0" | sed -n 's/^# \{0,1\}//p'
@@ -74,13 +92,16 @@ Options:
                     --stock 2000 there; needs at least 2 instances
   --pause MS        with --chaos, how long each freeze lasts, default 3500: it must exceed the
                     session timeout the ensemble grants (2 s with the demo's own server; an
-                    ensemble grants at least 2 x its tickTime)
+                    ensemble grants at least 2 x its tickTime); default 7000 with --tls, whose
+                    server's tickTime is 2 s (sessions of at least 4 s, expired up to a tick late)
   --database h2|postgres
                     the database the instances share, default h2 (a file database, served by
                     app-1); postgres starts a PostgreSQL server (see above)
   --aot             start the instances from the application context the build processed ahead
                     of time (Spring AOT: -Dspring.aot.enabled=true; the jar holds it, processed
                     for a shared ZooKeeper)
+  --tls             run on a ZooKeeper server that speaks TLS only and requires a client
+                    certificate, started by scripts/secure-zookeeper.sh (see above; needs root)
   --zookeeper HOST:PORT
                     use this ZooKeeper ensemble (a connect string) instead of starting a server
 EOF
@@ -100,7 +121,7 @@ while (($#)); do
 				--concurrency) positive "$1" "$2" 1; concurrency=$2 ;;
 				--stock) positive "$1" "$2" 0; stock=$2; stock_given=1 ;;
 				--think-time) positive "$1" "$2" 0; think_time_ms=$2 ;;
-				--pause) positive "$1" "$2" 100; pause_ms=$2 ;;
+				--pause) positive "$1" "$2" 100; pause_ms=$2; pause_given=1 ;;
 				--database)
 					[[ $2 == h2 || $2 == postgres ]] || { echo "demo.sh: --database must be h2 or postgres, was '$2'" >&2; exit 2; }
 					database=$2 ;;
@@ -112,15 +133,23 @@ while (($#)); do
 		--skip-no-handoff) no_handoff_run=0; shift ;;
 		--chaos) chaos=1; shift ;;
 		--aot) aot=1; shift ;;
+		--tls) tls=1; shift ;;
 		-h | --help) usage; exit 0 ;;
 		*) echo "demo.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
 
+if ((tls)) && [[ -n $zookeeper ]]; then
+	echo "demo.sh: --tls starts a ZooKeeper server of its own (TLS only, client certificates required); it cannot be combined with --zookeeper" >&2
+	exit 2
+fi
 if ((chaos)); then
 	((instances >= 2)) || { echo "demo.sh: --chaos needs at least 2 instances (it freezes app-2, never app-1)" >&2; exit 2; }
 	[[ -n ${requests_given:-} ]] || requests=2000
 	[[ -n ${stock_given:-} ]] || stock=2000
+	# The TLS server's tickTime is 2 s: it grants the instances' 2 s sessions as 4 s, and expires a
+	# session at the first tick after its timeout, up to 6 s.
+	((tls == 0)) || [[ -n ${pause_given:-} ]] || pause_ms=7000
 	no_handoff_run=0
 fi
 
@@ -138,6 +167,8 @@ jvm_opts=(-Xms64m -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerf
 # The instances only (the load generator and the audits are not Spring applications).
 aot_opts=()
 ((aot == 0)) || aot_opts=(-Dspring.aot.enabled=true)
+# The instances' TLS settings under --tls (set when its server has started).
+tls_args=()
 launcher=org.springframework.boot.loader.launch.PropertiesLauncher
 # The instances' Actuator is behind HTTP Basic: the zklocks endpoint and the metrics the chaos run
 # reads need the user admin, whose password is SAMPLE_SECURITY_ADMIN_PASSWORD when set, else one
@@ -149,9 +180,14 @@ app_pids=()
 load_pid=
 chaos_pid=
 # With --database postgres: the server's directory once its start began, and the start script's pid
-# while it runs.
+# while it runs. The same for the ZooKeeper server of --tls.
 pg_dir=
 pg_start_pid=
+tls_dir=
+tls_start_pid=
+# Under --tls: the server's TLS material, and the TLS line once observed.
+tls_files=
+tls_line=
 # Stop processes with SIGTERM, wait a bounded time for them to exit, then SIGKILL what is left.
 stop() {
 	(($#)) || return 0
@@ -169,11 +205,11 @@ stop() {
 	wait "$@" 2>/dev/null || true
 }
 # Dependencies last: the load generator, the instances that use app-1's database server (with H2),
-# app-1, then ZooKeeper and the PostgreSQL server.
+# app-1, then ZooKeeper (the demo's own or the TLS server) and the PostgreSQL server.
 cleanup() {
 	local status=$?
 	trap - EXIT INT TERM
-	if [[ -n $load_pid$zk_pid$pg_dir ]] || ((${#app_pids[@]})); then
+	if [[ -n $load_pid$zk_pid$pg_dir$tls_dir ]] || ((${#app_pids[@]})); then
 		echo "Stopping the demo processes"
 	fi
 	[[ -z $chaos_pid ]] || stop "$chaos_pid"
@@ -183,6 +219,8 @@ cleanup() {
 	((${#app_pids[@]} < 2)) || stop "${app_pids[@]:1}"
 	((${#app_pids[@]} < 1)) || stop "${app_pids[0]}"
 	[[ -z $zk_pid ]] || stop "$zk_pid"
+	[[ -z $tls_start_pid ]] || stop "$tls_start_pid"
+	[[ -z $tls_dir ]] || stop_secure_zookeeper
 	[[ -z $pg_start_pid ]] || stop "$pg_start_pid"
 	[[ -z $pg_dir ]] || stop_postgres
 	exit "$status"
@@ -200,6 +238,42 @@ fail() {
 stop_postgres() {
 	STOP_TIMEOUT=20 "$root/scripts/database-server.sh" stop postgres "$pg_dir" >>"$work/postgres-server.log" 2>&1 ||
 		echo "demo.sh: the PostgreSQL server in ${pg_dir#"$root"/} did not stop (log: ${work#"$root"/}/postgres-server.log)" >&2
+}
+
+# Stop the ZooKeeper server of --tls in $tls_dir (the script waits up to 20 s, then kills it).
+stop_secure_zookeeper() {
+	STOP_TIMEOUT=20 "$root/scripts/secure-zookeeper.sh" stop "$tls_dir" >>"$work/zookeeper-tls-server.log" 2>&1 ||
+		echo "demo.sh: the ZooKeeper server in ${tls_dir#"$root"/} did not stop (log: ${work#"$root"/}/zookeeper-tls-server.log)" >&2
+}
+
+# Start the ZooKeeper server of --tls under $work/zookeeper-tls on a free port: TLS only, a client
+# certificate required. The start script installs Debian's package when missing and returns once
+# the server answers over TLS; it exits 3 where the server cannot be installed or run here. In the
+# background, so that a signal is handled at once.
+start_secure_zookeeper() {
+	local log=$work/zookeeper-tls-server.log status=0
+	next_free_port
+	zk_port=$free_port
+	zk_connect=127.0.0.1:$zk_port
+	echo "Starting ZooKeeper with TLS on $zk_connect, client certificates required (scripts/secure-zookeeper.sh; installs Debian's zookeeper when missing)"
+	tls_dir=$work/zookeeper-tls
+	"$root/scripts/secure-zookeeper.sh" start "$tls_dir" "$zk_port" --client-auth need >>"$log" 2>&1 &
+	tls_start_pid=$!
+	wait "$tls_start_pid" || status=$?
+	tls_start_pid=
+	if ((status == 3)); then
+		tls_dir= # nothing was started
+		fail "--tls: a ZooKeeper server with TLS cannot be installed or run here: $(tail -n 1 "$log") (without --tls the demo needs nothing installed)"
+	fi
+	((status == 0)) || { tail -n 5 "$log" >&2; fail "the ZooKeeper server with TLS did not start (exit $status, log: ${log#"$root"/})"; }
+	tls_files=$tls_dir/tls
+	# The instances' SSL bundle zk: the client certificate CN=zk-lock-app and the test CA (PKCS12,
+	# the script's password). zk.lock.ssl.bundle turns TLS on.
+	tls_args=(--zk.lock.ssl.bundle=zk --zk.lock.fail-fast=true
+		--spring.ssl.bundle.jks.zk.keystore.location="file:$tls_files/client.p12"
+		--spring.ssl.bundle.jks.zk.keystore.password=changeit --spring.ssl.bundle.jks.zk.keystore.type=PKCS12
+		--spring.ssl.bundle.jks.zk.truststore.location="file:$tls_files/truststore.p12"
+		--spring.ssl.bundle.jks.zk.truststore.password=changeit --spring.ssl.bundle.jks.zk.truststore.type=PKCS12)
 }
 
 # The newest psql of Debian's PostgreSQL packages, empty if there is none.
@@ -304,13 +378,21 @@ if [[ ! -f $jar ]] || [[ -n $(find pom.xml zk-lock-*/pom.xml zk-lock-*/src/main 
 	./mvnw -B -q -DskipTests -pl "$module" -am package
 fi
 
-# A PostgreSQL server left running by an earlier demo that was killed outright (no trap ran) would
-# outlive its deleted data directory: stop it first.
+# A PostgreSQL or TLS ZooKeeper server left running by an earlier demo that was killed outright (no
+# trap ran) would outlive its deleted data directory: stop it first.
 if [[ -f $work/postgres/data/postmaster.pid ]]; then
 	"$root/scripts/database-server.sh" stop postgres "$work/postgres" >/dev/null 2>&1 ||
 		echo "demo.sh: could not stop the PostgreSQL server of an earlier demo in ${work#"$root"/}/postgres" >&2
 fi
-rm -rf "$work"
+if [[ -f $work/zookeeper-tls/zookeeper.pid ]]; then
+	"$root/scripts/secure-zookeeper.sh" stop "$work/zookeeper-tls" >/dev/null 2>&1 ||
+		echo "demo.sh: could not stop the ZooKeeper server of an earlier demo in ${work#"$root"/}/zookeeper-tls" >&2
+fi
+# Everything of an earlier demo goes but the TLS material of --tls: secure-zookeeper.sh generates
+# it once per directory, some twenty keytool runs (close to a minute on a busy machine).
+for entry in "$work"/* "$work"/zookeeper-tls/*; do
+	[[ $entry == "$work/zookeeper-tls" || $entry == "$work/zookeeper-tls/tls" ]] || rm -rf "$entry"
+done
 mkdir -p "$work/tmp"
 started_at=$SECONDS
 
@@ -320,6 +402,8 @@ if [[ -n $zookeeper ]]; then
 	[[ $first == *:* ]] || fail "--zookeeper $zookeeper: the first server has no port"
 	echo "Using the ZooKeeper ensemble $zk_connect"
 	tcp_open "${first##*:}" "${first%:*}" || fail "ZooKeeper at $first does not accept connections"
+elif ((tls)); then
+	start_secure_zookeeper
 else
 	next_free_port
 	zk_port=$free_port
@@ -369,7 +453,7 @@ start_instance() {
 		--spring.datasource.password="$db_password" \
 		--sample.instance-id="app-$n" --sample.purchase-think-time="${think_time_ms}ms" \
 		--sample.security.admin-password="$admin_password" \
-		"$@" >"$log" 2>&1 &
+		"${tls_args[@]}" "$@" >"$log" 2>&1 &
 	app_pids+=($!)
 }
 
@@ -407,7 +491,7 @@ if ((chaos)); then
 fi
 echo "Starting $instances app instances (app-1 first: $first_creates)$( ((aot)) && echo ", from the context processed ahead of time (Spring AOT)")"
 start_instances "" "${chaos_args[@]}"
-echo "Ready after $((SECONDS - started_at))s: ZooKeeper $zk_connect, $db_label, instances ${urls[*]}"
+echo "Ready after $((SECONDS - started_at))s: ZooKeeper $zk_connect$( ((tls)) && echo " (TLS only, client certificate CN=zk-lock-app)"), $db_label, instances ${urls[*]}"
 
 # A bound on each run, generous for 10 requests per second.
 run_timeout=$((60 + requests / 10))
@@ -497,6 +581,40 @@ lost_grants() {
 	echo "$total"
 }
 
+# Under --tls, what a ZooKeeper client of the demo's own observes of the server (TlsAudit): prints the
+# TLS line and keeps it in tls_line.
+observe_tls() {
+	local log=$work/tls-audit.log status=0
+	echo
+	echo "== TLS: the server on $zk_connect, as a client with the certificate CN=zk-lock-app and one without see it"
+	"$java" "${jvm_opts[@]}" -cp "$jar" -Dloader.main=io.github.zklock.sample.demo.TlsAudit "$launcher" \
+		"$zk_connect" /locks "$tls_files/client.p12" "$tls_files/truststore.p12" changeit >"$log" 2>&1 || status=$?
+	tls_line=$(grep '^TLS ' "$log" || true)
+	if [[ -n $tls_line ]]; then
+		echo "$tls_line"
+	else
+		grep -v -E ' (DEBUG|INFO) ' "$log" | tail -n 5
+		echo "No TLS line (exit $status, log: ${log#"$root"/})"
+	fi
+}
+
+# Under --tls, fail when the TLS line contradicts what the instances were set up for: lock znodes
+# of the certificate's identity alone, and a server that answers only a client with a certificate.
+check_tls() {
+	((tls)) || return 0
+	[[ -n $tls_line ]] || fail "--tls: the demo's client observed nothing of the server (log: ${work#"$root"/}/tls-audit.log)"
+	local acl other with without
+	acl=$(result_field "$tls_line" root_acl || true)
+	other=$(result_field "$tls_line" other_acl_below || true)
+	with=$(result_field "$tls_line" with_certificate || true)
+	without=$(result_field "$tls_line" without_certificate || true)
+	[[ $acl == "x509:CN=zk-lock-app:cdrwa" ]] ||
+		fail "--tls: the ACL of /locks is '$acl', not the client certificate's identity alone (x509:CN=zk-lock-app:cdrwa)"
+	[[ $other == 0 ]] || fail "--tls: $other znodes below /locks have another ACL than /locks"
+	[[ $with == answered:imok ]] || fail "--tls: the client with the certificate got '$with' for ruok"
+	[[ $without != answered:* ]] || fail "--tls: the server answered a client without a certificate ($without)"
+}
+
 # Under --chaos, app-2 should also lead the scheduled report's group when it is first frozen, so that
 # it resumes as a zombie leader: whichever other instance leads gives the leadership up (and queues
 # again at the back) until app-2 leads. Bounded; the run goes on without it if it fails.
@@ -540,6 +658,7 @@ if ((chaos)); then
 	"$java" "${jvm_opts[@]}" -cp "$jar" -Dloader.main=io.github.zklock.sample.demo.ScheduledAudit "$launcher" \
 		"$db_url" "$db_user" "$db_password" --zombies >"$work/scheduled.log" 2>&1 || scheduled_status=$?
 	cat "$work/scheduled.log"
+	((tls == 0)) || observe_tls
 	echo
 	echo "Demo took $((SECONDS - started_at))s after the build; logs in ${work#"$root"/}"
 	[[ -n $chaos_result ]] || fail "the chaos run printed no RESULT (exit $chaos_status)"
@@ -547,6 +666,7 @@ if ((chaos)); then
 	((chaos_status == 0)) || fail "the chaos run failed (exit $chaos_status)"
 	((pauses > 0)) || fail "the chaos run ended before app-2 was frozen once: give it more --requests"
 	((scheduled_status == 0)) || fail "a scheduled job's duplicate run committed its write, or no job ran (exit $scheduled_status)"
+	check_tls
 	exit 0
 fi
 
@@ -579,6 +699,7 @@ scheduled_status=0
 "$java" "${jvm_opts[@]}" -cp "$jar" -Dloader.main=io.github.zklock.sample.demo.ScheduledAudit "$launcher" \
 	"$db_url" "$db_user" "$db_password" >"$work/scheduled.log" 2>&1 || scheduled_status=$?
 cat "$work/scheduled.log"
+((tls == 0)) || observe_tls
 
 locked_result=$(grep '^RESULT ' "$work/load-locked.log" || true)
 unlocked_result=$(grep '^RESULT ' "$work/load-unlocked.log" || true)
@@ -600,6 +721,7 @@ fi
 ((scheduled_status == 0)) || fail "a scheduled job ran a tick on more than one instance, or never ran (exit $scheduled_status)"
 [[ -n $unlocked_result ]] || fail "the unlocked run printed no RESULT (exit $unlocked_status)"
 ((unlocked_status == 0)) || fail "the unlocked run failed (exit $unlocked_status)"
+check_tls
 if [[ $unlocked_result == *" oversold=0 lost_updates=0 "* ]]; then
 	echo "Note: the unlocked run happened not to interleave this time; try --think-time 5 or more concurrency."
 else
