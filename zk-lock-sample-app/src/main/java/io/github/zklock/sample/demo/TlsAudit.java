@@ -38,8 +38,9 @@ import org.jspecify.annotations.Nullable;
  * </pre>
  * <ul>
  * <li>{@code protocol}, {@code cipher}: what a TLS connection with the client certificate and the
- * ZooKeeper client's TLS settings (ZooKeeper's {@code ClientX509Util}, with its defaults for
- * protocols and cipher suites, as the instances have them) negotiated with the server.</li>
+ * instances' TLS settings negotiated with the server: ZooKeeper's {@code ClientX509Util} with
+ * TLSv1.3 and TLSv1.2 offered (zk-lock's choice when the SSL bundle names no protocols) and
+ * ZooKeeper's default cipher suites.</li>
  * <li>{@code with_certificate}, {@code without_certificate}: what that connection, and one with the
  * same trust store but no client certificate, got when it sent the four-letter word {@code ruok}:
  * {@code answered:<answer>}, {@code alert:<name>} when the server sent a TLS alert, {@code closed}
@@ -216,7 +217,11 @@ public final class TlsAudit {
 		}
 	}
 
-	/** The TLS settings of the instances: the Netty socket, the stores, host name verification. */
+	/**
+	 * The TLS settings of the instances (zk-lock's {@code ZooKeeperTlsFiles} for a bundle that names
+	 * no protocols or cipher suites): the Netty socket, the stores, host name verification, TLSv1.3
+	 * and TLSv1.2.
+	 */
 	private static ZKClientConfig clientConfig(@Nullable String keyStore, String trustStore, String password) {
 		ZKClientConfig config = new ZKClientConfig();
 		config.setProperty(ZKClientConfig.SECURE_CLIENT, "true");
@@ -232,6 +237,7 @@ public final class TlsAudit {
 			config.setProperty(x509.getSslTruststorePasswdProperty(), password);
 			config.setProperty(x509.getSslTruststoreTypeProperty(), "PKCS12");
 			config.setProperty(x509.getSslHostnameVerificationEnabledProperty(), "true");
+			config.setProperty(x509.getSslEnabledProtocolsProperty(), "TLSv1.3,TLSv1.2");
 		}
 		return config;
 	}
