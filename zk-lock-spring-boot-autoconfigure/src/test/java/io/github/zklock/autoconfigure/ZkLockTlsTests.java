@@ -2,6 +2,8 @@ package io.github.zklock.autoconfigure;
 
 import java.net.InetAddress;
 import java.nio.file.Files;
+import java.security.KeyStore;
+import java.security.cert.X509Certificate;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -19,6 +21,7 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.ssl.SslBundle;
+import org.springframework.boot.ssl.SslBundleRegistry;
 import org.springframework.boot.ssl.jks.JksSslStoreBundle;
 import org.springframework.boot.ssl.jks.JksSslStoreDetails;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -257,6 +260,39 @@ class ZkLockTlsTests {
 						SecureZooKeeperServer.STORE_PASSWORD);
 			});
 		assertThat(directory[0]).doesNotExist();
+	}
+
+	/** A bundle updated at run time (Boot's reload-on-update) is written for the next connection. */
+	@Test
+	void updatedBundleIsWrittenForTheNextConnection() {
+		this.contextRunner
+			.withPropertyValues("zk.lock.connect-string=" + server.secureConnectString(), "zk.lock.ssl.bundle=zk")
+			.withPropertyValues(jksBundle("zk", server.clientKeyStore(), server.trustStore()))
+			.run((context) -> {
+				ZKClientConfig config = context.getBean(CuratorFramework.class)
+					.getZookeeperClient()
+					.getZooKeeper()
+					.getClientConfig();
+				Path keyStore = Path.of(config.getProperty("zookeeper.ssl.keyStore.location"));
+				String password = config.getProperty("zookeeper.ssl.keyStore.password");
+				assertThat(subjectOf(keyStore, password)).isEqualTo(SecureZooKeeperServer.CLIENT_ID);
+				context.getBean(SslBundleRegistry.class)
+					.updateBundle("zk", SslBundle.of(new JksSslStoreBundle(
+							new JksSslStoreDetails(SecureZooKeeperServer.STORE_TYPE, null,
+									"file:" + server.otherClientKeyStore(), SecureZooKeeperServer.STORE_PASSWORD),
+							new JksSslStoreDetails(SecureZooKeeperServer.STORE_TYPE, null,
+									"file:" + server.trustStore(), SecureZooKeeperServer.STORE_PASSWORD))));
+				assertThat(subjectOf(keyStore, password)).isEqualTo(SecureZooKeeperServer.OTHER_CLIENT_ID);
+			});
+	}
+
+	private static String subjectOf(Path keyStore, String password) throws Exception {
+		KeyStore store = KeyStore.getInstance(SecureZooKeeperServer.STORE_TYPE);
+		try (var in = Files.newInputStream(keyStore)) {
+			store.load(in, password.toCharArray());
+		}
+		String alias = java.util.Collections.list(store.aliases()).get(0);
+		return ((X509Certificate) store.getCertificate(alias)).getSubjectX500Principal().getName();
 	}
 
 	/**
