@@ -23,7 +23,7 @@ import io.github.zklock.autoconfigure.ZooKeeperSecurityException.Reason;
  * server refuses the session's authentication, when a TLS probe ({@link ZooKeeperTlsProbe}) finds
  * that the client's TLS does not match the server's, or when the session's identity may not use
  * the root path; with a {@link ZooKeeperUnreachableException} when no connection is made and
- * nothing else is found. The last part of the timeout (up to 2 s) is kept for the probe.</li>
+ * nothing else is found. The second half of the timeout (at most 2 s) is kept for the probe.</li>
  * <li>Otherwise ({@link #reportLaterIfNotConnected}), the start goes on; a daemon thread logs the
  * same findings at ERROR if the client is not connected once the connection timeout has passed.</li>
  * </ul>
@@ -75,7 +75,7 @@ final class ConnectionCheck {
 	 * @throws ZooKeeperUnreachableException if no connection is made and nothing else is found
 	 */
 	void awaitFirstConnection(Duration timeout) {
-		Duration probeTime = min(MAX_PROBE_TIME, timeout.dividedBy(3));
+		Duration probeTime = min(MAX_PROBE_TIME, timeout.dividedBy(2));
 		try {
 			if (!awaitConnected(timeout.minus(probeTime))) {
 				ZooKeeperSecurityException finding = this.authenticationFailed ? authenticationFailure()
