@@ -33,14 +33,15 @@ import org.junit.jupiter.api.extension.ExtensionContext.Namespace;
  * </pre>
  * <p>The server is shared by every test class of the JVM that asks for the same
  * {@link ClientAuth}: it is started before the first such class, on two free loopback ports (TLS
- * and plain), with its files in {@code target/secure-zookeeper/<client-auth>} (the script's output
- * in {@code target/secure-zookeeper/<client-auth>-script.log}), and stopped when the JVM's tests
+ * and plain), with its files in {@code target/secure-zookeeper/<client-auth>-<pid>}, a directory
+ * of this JVM's own (the script's output in {@code target/secure-zookeeper/<client-auth>-<pid>-script.log}),
+ * and stopped when the JVM's tests
  * are done. A server takes seconds to start (a JVM of its own) and a class cannot change it: its
  * configuration is fixed, so the tests that share it only share the znode tree, which is empty at
  * each start. Tests use paths of their own and do not stop the server.
  *
- * <p>The TLS material is generated once and kept in {@code tls/} below the server's directory
- * (see the script's header): the test CA, {@link #trustStore()}, the server's key store, the
+ * <p>The TLS material is generated in {@code tls/} below the server's directory, once per
+ * directory (see the script's header; about twenty keytool runs): the test CA, {@link #trustStore()}, the server's key store, the
  * client key stores (one per case: {@link #clientKeyStore()}, {@link #otherClientKeyStore()},
  * {@link #expiredClientKeyStore()}, {@link #foreignClientKeyStore()}), the foreign CA's
  * {@link #foreignTrustStore()} and the PEM files. Every store is PKCS12 with the password
@@ -123,7 +124,11 @@ final class SecureZooKeeperServer implements BeforeAllCallback, BeforeEachCallba
 	@Override
 	public void beforeAll(ExtensionContext context) {
 		Path script = findScript();
-		Path directory = Path.of("target", "secure-zookeeper").toAbsolutePath().resolve(this.clientAuth.value);
+		// One directory per test JVM: with forkCount > 1 (CI's builds 2 and 3), two JVMs start a
+		// server of the same mode at once, and the script stops a server it finds in its directory.
+		Path directory = Path.of("target", "secure-zookeeper")
+			.toAbsolutePath()
+			.resolve(this.clientAuth.value + "-" + ProcessHandle.current().pid());
 		// The root context's store closes its values when the JVM's tests are done.
 		Object server = context.getRoot()
 			.getStore(NAMESPACE)
