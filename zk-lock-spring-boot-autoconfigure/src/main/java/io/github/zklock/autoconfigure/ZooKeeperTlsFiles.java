@@ -169,14 +169,6 @@ final class ZooKeeperTlsFiles implements Closeable {
 	}
 
 	/**
-	 * Return the directory of the files.
-	 * @return a directory only this process's user can read
-	 */
-	Path directory() {
-		return this.directory;
-	}
-
-	/**
 	 * Delete the files and their directory. Idempotent.
 	 */
 	@Override

@@ -1,10 +1,13 @@
 package io.github.zklock.autoconfigure;
 
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.zookeeper.KeeperException;
+
+import io.github.zklock.LockHandle;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -18,6 +21,19 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 final class Outsiders {
 
 	private Outsiders() {
+	}
+
+	/**
+	 * Return the znode of a grant, the only one in its lock's queue.
+	 * @param client the holder's client
+	 * @param handle the grant
+	 * @return its full path
+	 * @throws Exception if ZooKeeper refuses the listing
+	 */
+	static String holderZnode(CuratorFramework client, LockHandle handle) throws Exception {
+		List<String> queue = client.getChildren().forPath(handle.path());
+		assertThat(queue).as("the queue of %s", handle.path()).hasSize(1);
+		return handle.path() + "/" + queue.get(0);
 	}
 
 	/**

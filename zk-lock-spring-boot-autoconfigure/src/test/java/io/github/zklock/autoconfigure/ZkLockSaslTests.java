@@ -1,7 +1,6 @@
 package io.github.zklock.autoconfigure;
 
 import java.time.Duration;
-import java.util.List;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -51,8 +50,7 @@ class ZkLockSaslTests {
 			LockHandle handle = context.getBean(LockTemplate.class).acquire("/orders/1", LockMode.EXCLUSIVE,
 					Duration.ZERO);
 			String lockPath = handle.path();
-			List<String> queue = client.getChildren().forPath(lockPath);
-			String holderZnode = lockPath + "/" + queue.get(0);
+			String holderZnode = Outsiders.holderZnode(client, handle);
 			Id identity = new Id("sasl", SecureZooKeeperServer.SASL_USER);
 			assertThat(client.getACL().forPath(holderZnode)).extracting(ACL::getId).containsExactly(identity);
 

@@ -6,7 +6,6 @@ import java.security.KeyStore;
 import java.security.cert.X509Certificate;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -69,7 +68,7 @@ class ZkLockTlsTests {
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
 				CuratorFramework client = context.getBean(CuratorFramework.class);
-				ZKClientConfig config = client.getZookeeperClient().getZooKeeper().getClientConfig();
+				ZKClientConfig config = clientConfig(context);
 				assertThat(config.getBoolean(ZKClientConfig.SECURE_CLIENT)).isTrue();
 				assertThat(config.getProperty("zookeeper.ssl.enabledProtocols")).isEqualTo("TLSv1.3,TLSv1.2");
 				LockTemplate template = context.getBean(LockTemplate.class);
@@ -114,11 +113,7 @@ class ZkLockTlsTests {
 	/** A service connection (a {@code ZooKeeperConnectionDetails} bean) brings its own bundle. */
 	@Test
 	void connectionDetailsBeanSuppliesTheSslBundle() {
-		SslBundle bundle = SslBundle.of(new JksSslStoreBundle(
-				new JksSslStoreDetails(SecureZooKeeperServer.STORE_TYPE, null, "file:" + strictServer.clientKeyStore(),
-						SecureZooKeeperServer.STORE_PASSWORD),
-				new JksSslStoreDetails(SecureZooKeeperServer.STORE_TYPE, null, "file:" + strictServer.trustStore(),
-						SecureZooKeeperServer.STORE_PASSWORD)));
+		SslBundle bundle = jksStoreBundle(strictServer.clientKeyStore(), strictServer.trustStore());
 		ZooKeeperConnectionDetails details = new ZooKeeperConnectionDetails() {
 
 			@Override
@@ -157,9 +152,7 @@ class ZkLockTlsTests {
 			LockHandle handle = context.getBean(LockTemplate.class).acquire("/orders/1", LockMode.EXCLUSIVE,
 					Duration.ZERO);
 			String lockPath = handle.path();
-			List<String> queue = client.getChildren().forPath(lockPath);
-			assertThat(queue).hasSize(1);
-			String holderZnode = lockPath + "/" + queue.get(0);
+			String holderZnode = Outsiders.holderZnode(client, handle);
 			Id identity = new Id("x509", SecureZooKeeperServer.CLIENT_ID);
 			assertThat(client.getACL().forPath(holderZnode)).extracting(ACL::getId).containsExactly(identity);
 			assertThat(client.getACL().forPath("/mtls")).extracting(ACL::getId).containsExactly(identity);
@@ -247,15 +240,8 @@ class ZkLockTlsTests {
 	@Test
 	void removesItsCopiesOfTheBundleWhenTheContextCloses() {
 		Path[] directory = new Path[1];
-		this.contextRunner
-			.withPropertyValues("zk.lock.connect-string=" + server.secureConnectString(), "zk.lock.ssl.bundle=zk",
-					"zk.lock.root-path=/tls-files")
-			.withPropertyValues(jksBundle("zk", server.clientKeyStore(), server.trustStore()))
-			.run((context) -> {
-				ZKClientConfig config = context.getBean(CuratorFramework.class)
-					.getZookeeperClient()
-					.getZooKeeper()
-					.getClientConfig();
+		withClientCertificate().run((context) -> {
+				ZKClientConfig config = clientConfig(context);
 				Path keyStore = Path.of(config.getProperty("zookeeper.ssl.keyStore.location"));
 				directory[0] = keyStore.getParent();
 				assertThat(keyStore).exists();
@@ -272,26 +258,35 @@ class ZkLockTlsTests {
 	/** A bundle updated at run time (Boot's reload-on-update) is written for the next connection. */
 	@Test
 	void updatedBundleIsWrittenForTheNextConnection() {
-		this.contextRunner
-			.withPropertyValues("zk.lock.connect-string=" + server.secureConnectString(), "zk.lock.ssl.bundle=zk",
-					"zk.lock.root-path=/tls-files")
-			.withPropertyValues(jksBundle("zk", server.clientKeyStore(), server.trustStore()))
-			.run((context) -> {
-				ZKClientConfig config = context.getBean(CuratorFramework.class)
-					.getZookeeperClient()
-					.getZooKeeper()
-					.getClientConfig();
+		withClientCertificate().run((context) -> {
+				ZKClientConfig config = clientConfig(context);
 				Path keyStore = Path.of(config.getProperty("zookeeper.ssl.keyStore.location"));
 				String password = config.getProperty("zookeeper.ssl.keyStore.password");
 				assertThat(subjectOf(keyStore, password)).isEqualTo(SecureZooKeeperServer.CLIENT_ID);
 				context.getBean(SslBundleRegistry.class)
-					.updateBundle("zk", SslBundle.of(new JksSslStoreBundle(
-							new JksSslStoreDetails(SecureZooKeeperServer.STORE_TYPE, null,
-									"file:" + server.otherClientKeyStore(), SecureZooKeeperServer.STORE_PASSWORD),
-							new JksSslStoreDetails(SecureZooKeeperServer.STORE_TYPE, null,
-									"file:" + server.trustStore(), SecureZooKeeperServer.STORE_PASSWORD))));
+					.updateBundle("zk", jksStoreBundle(server.otherClientKeyStore(), server.trustStore()));
 				assertThat(subjectOf(keyStore, password)).isEqualTo(SecureZooKeeperServer.OTHER_CLIENT_ID);
 			});
+	}
+
+	/** An application on the lenient server with the client certificate, below a root path of its own. */
+	private ApplicationContextRunner withClientCertificate() {
+		return this.contextRunner
+			.withPropertyValues("zk.lock.connect-string=" + server.secureConnectString(), "zk.lock.ssl.bundle=zk",
+					"zk.lock.root-path=/tls-files")
+			.withPropertyValues(jksBundle("zk", server.clientKeyStore(), server.trustStore()));
+	}
+
+	private static ZKClientConfig clientConfig(org.springframework.context.ApplicationContext context) throws Exception {
+		return context.getBean(CuratorFramework.class).getZookeeperClient().getZooKeeper().getClientConfig();
+	}
+
+	private static SslBundle jksStoreBundle(Path keyStore, Path trustStore) {
+		return SslBundle.of(new JksSslStoreBundle(
+				new JksSslStoreDetails(SecureZooKeeperServer.STORE_TYPE, null, "file:" + keyStore,
+						SecureZooKeeperServer.STORE_PASSWORD),
+				new JksSslStoreDetails(SecureZooKeeperServer.STORE_TYPE, null, "file:" + trustStore,
+						SecureZooKeeperServer.STORE_PASSWORD)));
 	}
 
 	private static String subjectOf(Path keyStore, String password) throws Exception {
