@@ -81,7 +81,8 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 	 * @param client a Curator client (started before the first lock request)
 	 * @param rootPath the znode below which lock paths live, for example {@code /locks}
 	 * @param cacheCapacity how many idle keys to keep (their queue and state, created again when
-	 * needed); keys waited on or held are kept beyond it
+	 * needed); keys waited on or held are kept beyond it. It also bounds how many levels above lock
+	 * paths the registry remembers to exist, so that a cold key creates only its missing parents
 	 * @throws InvalidLockPathException if the root path is not a legal ZooKeeper path
 	 * @throws IllegalArgumentException if the capacity is not positive
 	 */
@@ -94,7 +95,7 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 			return thread;
 		});
 		this.timer.setRemoveOnCancelPolicy(true);
-		this.grants = new Grants(new CuratorZnodes(client), this.heldLocks, this.timer, System::nanoTime,
+		this.grants = new Grants(new CuratorZnodes(client, cacheCapacity), this.heldLocks, this.timer, System::nanoTime,
 				cacheCapacity, new Grants.Failures() {
 
 					@Override

@@ -1,14 +1,13 @@
 package io.github.zklock.curator;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.BackgroundCallback;
+import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Watcher;
@@ -39,31 +38,47 @@ final class CuratorZnodes implements Znodes {
 
 	private final CuratorFramework client;
 
-	CuratorZnodes(CuratorFramework client) {
+	private final KnownPaths known;
+
+	/**
+	 * @param client the Curator client
+	 * @param knownPathsCapacity how many paths known to exist are remembered (the levels above lock
+	 * paths, where a cold key's parents start to be missing)
+	 */
+	CuratorZnodes(CuratorFramework client, int knownPathsCapacity) {
 		this.client = client;
+		this.known = new KnownPaths(knownPathsCapacity);
 	}
 
 	/**
-	 * Create the lock znode; when its parents are missing (the first use of a key, or after
-	 * ZooKeeper reaped them), ask whether each level above the parent path exists (the create's
-	 * answer says the parent itself does not), then create the missing ones and the parent as
-	 * containers and the lock znode again: the requests of Curator's
-	 * {@code creatingParentContainersIfNeeded} but one {@code exists} (an {@code exists} per level, a
-	 * {@code create} per missing one; no refused create, each of which would be a write through the
-	 * quorum), each batch sent back to back, so two round trips where Curator waits for one per
-	 * request. When a level's {@code exists} or {@code create} is answered with an error (access
-	 * denied, a lost connection), the lock znode's create answers with that.
+	 * Create the lock znode. When ZooKeeper answers that its parent is missing (the first use of a
+	 * key, or its container was reaped), send back to back, without waiting for an answer: a
+	 * {@code create} of each missing level as a container, top down (a level that exists meanwhile
+	 * answers "exists", which is fine), then the lock znode's create again, then run
+	 * {@code resent}, where the caller sends its listing. ZooKeeper serves one session's requests in
+	 * order, so the second create finds its parents and the listing finds the znode: two round trips
+	 * for a cold key where Curator's {@code creatingParentContainersIfNeeded} waits for one per
+	 * request (an {@code exists} and a {@code create} per level). The missing levels start below the
+	 * deepest level of the path this client knows to exist ({@link KnownPaths}: the levels above a
+	 * lock path it created parents for); when that knowledge was stale (ZooKeeper reaped a level
+	 * meanwhile) the create is refused once more and every level is created. When a level's create
+	 * is answered with another error (access denied, a lost connection), the lock znode's create
+	 * answers with that.
 	 */
 	@Override
-	public void create(String path, Answer<Created> answer) {
-		create(path, answer, MISSING_PARENT_ATTEMPTS, new AtomicInteger(OK));
+	public void create(String path, Runnable resent, Answer<Created> answer) {
+		sendCreate(path, resent, answer, 0, new AtomicInteger(OK));
 	}
 
 	/**
-	 * @param parentFailure the first error a parent's create answered other than "exists", {@code OK}
-	 * while none: ZooKeeper answers it before the lock znode's create sent after it
+	 * Send the lock znode's create.
+	 * @param resends how often it was sent again after creating its parents
+	 * @param parentFailure the first error a parent's create answered other than "exists" or "no
+	 * node", {@code OK} while none: ZooKeeper answers it before the lock znode's create sent after it
+	 * @return whether it was sent ({@code answer} was told the error otherwise)
 	 */
-	private void create(String path, Answer<Created> answer, int attemptsLeft, AtomicInteger parentFailure) {
+	private boolean sendCreate(String path, Runnable resent, Answer<Created> answer, int resends,
+			AtomicInteger parentFailure) {
 		Stat stat = new Stat();
 		try {
 			this.client.create()
@@ -72,95 +87,54 @@ final class CuratorZnodes implements Znodes {
 				.withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
 				.inBackground((client, event) -> {
 					int code = event.getResultCode();
+					String parent = ZKPaths.getPathAndNode(path).getPath();
 					if (code == NONODE && parentFailure.get() != OK) {
 						answer.answer(parentFailure.get(), null);
 					}
-					else if (code == NONODE && attemptsLeft > 0) {
-						try {
-							createParents(path.substring(0, path.lastIndexOf('/')), parentFailure, () -> {
-								if (parentFailure.get() != OK) {
-									answer.answer(parentFailure.get(), null);
-								}
-								else {
-									create(path, answer, attemptsLeft - 1, parentFailure);
-								}
-							});
-						}
-						catch (Exception ex) {
-							unsent(ex, answer);
+					else if (code == NONODE && resends < MISSING_PARENT_ATTEMPTS) {
+						createContainers(parent, resends == 0, parentFailure);
+						// Answered after the parents' creates: on the event thread, once this callback returned.
+						if (sendCreate(path, resent, answer, resends + 1, parentFailure)) {
+							resent.run();
 						}
 					}
 					else {
+						if (code == OK && resends > 0) {
+							this.known.addLevelsAbove(parent);
+						}
 						answer.answer(code, (code == OK) ? new Created(event.getName(), stat.getCzxid()) : null);
 					}
 				})
 				.forPath(path, LockNodeData.bytes());
+			return true;
 		}
 		catch (Exception ex) {
 			unsent(ex, answer);
+			return false;
 		}
 	}
 
 	/**
-	 * Create a missing parent path as containers, top down, and run {@code then} once the creates
-	 * are sent: the path itself is missing (the lock znode's create said so); ask whether each
-	 * level above it exists (sent back to back, answered in order) and create the missing ones
-	 * before it. The first error answered other than "no node" or "exists" is noted in
+	 * Send a create of each missing level of a parent path as a container, top down: the levels
+	 * below the deepest one known to exist, or every level when {@code trustKnown} is false (the
+	 * knowledge proved stale). An answer other than "created", "exists" or "no node" (a level above
+	 * reaped meanwhile: the lock znode's create is refused and sent again) is noted in
 	 * {@code parentFailure}.
 	 */
-	private void createParents(String parent, AtomicInteger parentFailure, Runnable then) throws Exception {
-		List<String> above = new ArrayList<>();
-		for (int slash = parent.indexOf('/', 1); slash > 0; slash = parent.indexOf('/', slash + 1)) {
-			above.add(parent.substring(0, slash));
+	private void createContainers(String parent, boolean trustKnown, AtomicInteger parentFailure) {
+		if (!trustKnown) {
+			this.known.forgetLevelsOf(parent);
 		}
-		if (above.isEmpty()) {
-			createContainers(List.of(parent), parentFailure);
-			then.run();
-			return;
-		}
-		AtomicReferenceArray<String> missing = new AtomicReferenceArray<>(above.size());
-		AtomicInteger unanswered = new AtomicInteger(above.size());
-		for (int i = 0; i < above.size(); i++) {
-			int level = i;
-			this.client.checkExists().inBackground((client, event) -> {
-				int code = event.getResultCode();
-				if (code == NONODE) {
-					missing.set(level, above.get(level));
-				}
-				else if (code != OK) {
-					parentFailure.compareAndSet(OK, code);
-				}
-				if (unanswered.decrementAndGet() == 0) {
-					List<String> create = new ArrayList<>();
-					for (int j = 0; j < above.size(); j++) {
-						String path = missing.get(j);
-						if (path != null) {
-							create.add(path);
-						}
-					}
-					create.add(parent);
-					createContainers(create, parentFailure);
-					then.run();
-				}
-			}).forPath(above.get(level));
-		}
-	}
-
-	/** Send a create of each path as a container, in order, unless an error was noted. */
-	private void createContainers(List<String> paths, AtomicInteger parentFailure) {
 		BackgroundCallback created = (client, event) -> {
 			int code = event.getResultCode();
-			if (code != OK && code != NODEEXISTS) {
+			if (code != OK && code != NODEEXISTS && code != NONODE) {
 				parentFailure.compareAndSet(OK, code);
 			}
 		};
 		try {
-			for (String path : paths) {
-				if (parentFailure.get() != OK) {
-					return;
-				}
+			for (String level : this.known.missingLevels(parent)) {
 				// Without data, as Curator creates parents (its default data would be the local address).
-				this.client.create().withMode(CreateMode.CONTAINER).inBackground(created).forPath(path, NO_DATA);
+				this.client.create().withMode(CreateMode.CONTAINER).inBackground(created).forPath(level, NO_DATA);
 			}
 		}
 		catch (Exception ex) {

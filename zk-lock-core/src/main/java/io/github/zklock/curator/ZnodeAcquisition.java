@@ -27,7 +27,8 @@ import org.jspecify.annotations.Nullable;
  * state            event                                   next      sends, tells
  * NEW              start, a lease                          MUTEX     starts the internal mutex
  * NEW, MUTEX       start, internal mutex granted           CREATING  create, children (pipelined)
- * CREATING         created                                 CREATING  children again if the first listing came before the znode
+ * CREATING         create resent (parents were missing)    CREATING  children (pipelined after it)
+ * CREATING         created                                 CREATING  children again if no listing sent with a create is on its way
  * CREATING/WAITING listing: granted                        GRANTED   ends the internal mutex; tells the owner once its delete answered
  * CREATING/WAITING listing: granted, answered late         same      children again (a pause may have cost the session)
  * CREATING/WAITING listing: not granted, one look          ENDED     delete; tells the owner (not granted) once answered
@@ -92,8 +93,11 @@ final class ZnodeAcquisition implements Watcher {
 
 	private long czxid;
 
-	/** Whether the listing sent with the create has not answered yet. */
-	private boolean firstListingPending;
+	/**
+	 * How many listings sent right after a send of the create have not answered yet: each is served
+	 * after that create, so the create's answer lists again only when none is on its way.
+	 */
+	private int listingsWithCreate;
 
 	/** Whether the create was sent and has not answered yet. */
 	private boolean createPending;
@@ -150,7 +154,7 @@ final class ZnodeAcquisition implements Watcher {
 			}
 			else {
 				this.state = State.CREATING;
-				this.firstListingPending = true;
+				this.listingsWithCreate = 1;
 			}
 		}
 		if (mutex != null) {
@@ -166,7 +170,7 @@ final class ZnodeAcquisition implements Watcher {
 		synchronized (this) {
 			if (this.state == State.MUTEX && mutex.granted()) {
 				this.state = State.CREATING;
-				this.firstListingPending = true;
+				this.listingsWithCreate = 1;
 				create = true;
 			}
 		}
@@ -192,7 +196,15 @@ final class ZnodeAcquisition implements Watcher {
 			this.session = sessionAtSend;
 			this.createPending = true;
 		}
-		this.znodes.create(queuePath + "/" + this.protocol.lockName(), this::created);
+		this.znodes.create(queuePath + "/" + this.protocol.lockName(), this::resent, this::created);
+		list(true);
+	}
+
+	/** The create was sent again after its missing parents' creates: list right after it. */
+	private void resent() {
+		synchronized (this) {
+			this.listingsWithCreate++;
+		}
 		list(true);
 	}
 
@@ -216,8 +228,9 @@ final class ZnodeAcquisition implements Watcher {
 					// Which session the znode belongs to is no longer known: its grant is reported lost.
 					this.session = UNKNOWN_SESSION;
 				}
-				// The first listing answered before the znode existed (parents created first).
-				listAgain = !this.firstListingPending;
+				// Every listing sent with the create answered before the znode existed (a connection
+				// loss, say, which Curator's protected create recovered from).
+				listAgain = this.listingsWithCreate == 0;
 			}
 		}
 		if (created == null) {
@@ -238,6 +251,7 @@ final class ZnodeAcquisition implements Watcher {
 		}
 	}
 
+	/** @param first whether the listing is sent right after a send of the create */
 	private void list(boolean first) {
 		Watcher watcher = (this.protocol == Protocol.LEASE) ? this : null;
 		long sentAt = this.clock.getAsLong();
@@ -263,7 +277,7 @@ final class ZnodeAcquisition implements Watcher {
 		long now = this.clock.getAsLong();
 		synchronized (this) {
 			if (first) {
-				this.firstListingPending = false;
+				this.listingsWithCreate--;
 			}
 			String ours = this.node;
 			if ((this.state != State.CREATING && this.state != State.WAITING) || ours == null) {
@@ -272,8 +286,9 @@ final class ZnodeAcquisition implements Watcher {
 			}
 			String ourName = ours.substring(ours.lastIndexOf('/') + 1);
 			if (code != OK || children == null || !children.contains(ourName)) {
-				// The first listing may have been sent before the znode existed (its parents were
-				// missing); a later one means the znode is gone (with its session, or deleted).
+				// A listing sent with the create may have been served without the znode (a
+				// connection loss between them); a later one means the znode is gone (with its
+				// session, or deleted).
 				outcome = first ? Listing.AGAIN : Listing.GONE;
 			}
 			else {

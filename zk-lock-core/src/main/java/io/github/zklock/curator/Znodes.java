@@ -24,12 +24,16 @@ interface Znodes {
 	 * Create an ephemeral sequential znode with the process's {@link LockNodeData} as Curator's lock
 	 * recipes create theirs: protected (a GUID in its name, so that a create cut by a connection
 	 * loss is found again or deleted rather than left behind) and with missing parents created as
-	 * containers.
+	 * containers. When the parents are missing, the create is refused, and sent again once their
+	 * creates were sent: {@code resent} runs right after each such send, on the thread that
+	 * delivers answers and before that create's answer can be delivered, so that a listing sent
+	 * there is served after the znode was created.
 	 * @param path the path the sequence number is appended to
+	 * @param resent run after each send of the create again, for the caller's listing
 	 * @param answer told the created znode's full path and czxid (0 when Curator found the znode
 	 * again after a connection loss), or the error code
 	 */
-	void create(String path, Answer<Created> answer);
+	void create(String path, Runnable resent, Answer<Created> answer);
 
 	/**
 	 * List the children of a znode.

@@ -81,9 +81,10 @@ final class InMemoryZooKeeper implements Znodes {
 	}
 
 	@Override
-	public void create(String path, Answer<Created> answer) {
+	public void create(String path, Runnable resent, Answer<Created> answer) {
 		// A create that times out is not applied: Curator finds or deletes a protected create cut by
-		// a connection loss.
+		// a connection loss. Missing parents are made with the create: it is never refused for them,
+		// so never sent again (the real server's refusal is tested against it).
 		send(() -> {
 			String parent = parentOf(path);
 			makeParents(parent);

@@ -58,7 +58,7 @@ class ZnodeAcquisitionTests {
 		this.client = zooKeeper.newClient();
 		this.otherClient = zooKeeper.newClient();
 		this.timer = Executors.newSingleThreadScheduledExecutor();
-		this.znodes = new CuratorZnodes(this.client);
+		this.znodes = new CuratorZnodes(this.client, 100);
 		this.lockPath = "/locks/" + testInfo.getTestMethod().orElseThrow().getName();
 	}
 
@@ -80,6 +80,19 @@ class ZnodeAcquisitionTests {
 		znode.end();
 		await().atMost(Duration.ofMillis(BOUND_MS))
 			.until(() -> ZooKeeperExtension.ephemeralZnodes(this.client, this.lockPath).isEmpty());
+	}
+
+	@Test
+	void coldKeyExcludesARawInterProcessMutexThatCameSecond() throws Exception {
+		String coldPath = this.lockPath + "/cold/k";
+		ZnodeAcquisition znode = grant(acquire(coldPath, false));
+		InterProcessMutex raw = new InterProcessMutex(this.otherClient, coldPath);
+		assertThat(raw.acquire(200, TimeUnit.MILLISECONDS)).isFalse();
+		znode.end().get(BOUND_MS, TimeUnit.MILLISECONDS);
+		assertThat(raw.acquire(BOUND_MS, TimeUnit.MILLISECONDS)).isTrue();
+		Acquired waiting = acquire(coldPath, true);
+		assertThat(waiting.get(BOUND_MS, TimeUnit.MILLISECONDS)).isNull();
+		raw.release();
 	}
 
 	@Test
@@ -269,8 +282,12 @@ class ZnodeAcquisitionTests {
 
 	/** An acquisition as a future: its grant, {@code null} when not granted; cancelling it ends it. */
 	private Acquired acquire(boolean oneLook) {
+		return acquire(this.lockPath, oneLook);
+	}
+
+	private Acquired acquire(String lockPath, boolean oneLook) {
 		Acquired acquired = new Acquired();
-		acquired.acquisition = new ZnodeAcquisition(this.znodes, this.lockPath, Protocol.MUTEX, 1, oneLook,
+		acquired.acquisition = new ZnodeAcquisition(this.znodes, lockPath, Protocol.MUTEX, 1, oneLook,
 				(decided) -> {
 					if (decided.failure() != null) {
 						acquired.completeExceptionally(decided.failure());
