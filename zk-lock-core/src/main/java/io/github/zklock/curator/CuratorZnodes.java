@@ -66,8 +66,12 @@ final class CuratorZnodes implements Znodes {
 	 * answers with that.
 	 */
 	@Override
-	public void create(String path, Runnable resent, Answer<Created> answer) {
-		sendCreate(path, resent, answer, 0, new AtomicInteger(OK));
+	public void create(String path, boolean parentMissing, Runnable resent, Answer<Created> answer) {
+		AtomicInteger parentFailure = new AtomicInteger(OK);
+		if (parentMissing) {
+			createContainers(ZKPaths.getPathAndNode(path).getPath(), true, parentFailure);
+		}
+		sendCreate(path, resent, answer, parentMissing ? 1 : 0, parentFailure);
 	}
 
 	/**
@@ -92,6 +96,7 @@ final class CuratorZnodes implements Znodes {
 						answer.answer(parentFailure.get(), null);
 					}
 					else if (code == NONODE && resends < MISSING_PARENT_ATTEMPTS) {
+						// Once sent with its parents' creates, the knowledge of the levels above was stale.
 						createContainers(parent, resends == 0, parentFailure);
 						// Answered after the parents' creates: on the event thread, once this callback returned.
 						if (sendCreate(path, resent, answer, resends + 1, parentFailure)) {
@@ -102,7 +107,7 @@ final class CuratorZnodes implements Znodes {
 						if (code == OK && resends > 0) {
 							this.known.addLevelsAbove(parent);
 						}
-						answer.answer(code, (code == OK) ? new Created(event.getName(), stat.getCzxid()) : null);
+						answer.answer(code, (code == OK) ? new Created(event.getName(), stat.getCzxid(), resends > 0) : null);
 					}
 				})
 				.forPath(path, LockNodeData.bytes());

@@ -26,7 +26,8 @@ import org.jspecify.annotations.Nullable;
  * <pre>
  * state            event                                   next      sends, tells
  * NEW              start, a lease                          MUTEX     starts the internal mutex
- * NEW, MUTEX       start, internal mutex granted           CREATING  create, children (pipelined)
+ * NEW, MUTEX       start, internal mutex granted           CREATING  create, children (pipelined); a lease whose mutex
+ *                                                                   created the semaphore's path creates its parents first
  * CREATING         create resent (parents were missing)    CREATING  children (pipelined after it)
  * CREATING         created                                 CREATING  children again if no listing sent with a create is on its way
  * CREATING/WAITING listing: granted                        GRANTED   ends the internal mutex; tells the owner once its delete answered
@@ -92,6 +93,9 @@ final class ZnodeAcquisition implements Watcher {
 	private @Nullable String node;
 
 	private long czxid;
+
+	/** Whether the create found the queue path missing and created it. */
+	private boolean parentsCreated;
 
 	/**
 	 * How many listings sent right after a send of the create have not answered yet: each is served
@@ -161,7 +165,7 @@ final class ZnodeAcquisition implements Watcher {
 			mutex.start();
 		}
 		else {
-			sendCreate();
+			sendCreate(false);
 		}
 	}
 
@@ -175,7 +179,8 @@ final class ZnodeAcquisition implements Watcher {
 			}
 		}
 		if (create) {
-			sendCreate();
+			// The internal mutex found the semaphore's path missing: so are its leases.
+			sendCreate(mutex.parentsCreated());
 		}
 		else if (mutex.granted()) {
 			// Ended meanwhile.
@@ -189,14 +194,15 @@ final class ZnodeAcquisition implements Watcher {
 		}
 	}
 
-	private void sendCreate() {
+	/** @param parentMissing whether the queue path is known to be missing (its parents are created first) */
+	private void sendCreate(boolean parentMissing) {
 		String queuePath = this.protocol.queuePath(this.lockPath);
 		long sessionAtSend = this.znodes.sessionInstance();
 		synchronized (this) {
 			this.session = sessionAtSend;
 			this.createPending = true;
 		}
-		this.znodes.create(queuePath + "/" + this.protocol.lockName(), this::resent, this::created);
+		this.znodes.create(queuePath + "/" + this.protocol.lockName(), parentMissing, this::resent, this::created);
 		list(true);
 	}
 
@@ -224,6 +230,7 @@ final class ZnodeAcquisition implements Watcher {
 			else if (!ended) {
 				this.node = created.path();
 				this.czxid = created.czxid();
+				this.parentsCreated = created.parentsCreated();
 				if (this.session != sessionNow) {
 					// Which session the znode belongs to is no longer known: its grant is reported lost.
 					this.session = UNKNOWN_SESSION;
@@ -462,6 +469,11 @@ final class ZnodeAcquisition implements Watcher {
 	/** The znode's full path, once created. */
 	synchronized @Nullable String node() {
 		return this.node;
+	}
+
+	/** Whether the create found the queue path missing and created it (a cold key). */
+	synchronized boolean parentsCreated() {
+		return this.parentsCreated;
 	}
 
 	/** The znode's czxid (its fencing token), 0 when the create's answer did not carry it. */

@@ -28,12 +28,16 @@ interface Znodes {
 	 * creates were sent: {@code resent} runs right after each such send, on the thread that
 	 * delivers answers and before that create's answer can be delivered, so that a listing sent
 	 * there is served after the znode was created.
+	 * With {@code parentMissing}, the caller knows the parent to be missing (it has just been made
+	 * missing parents of its own): the first create is not tried, the parents' creates and the
+	 * create are sent at once.
 	 * @param path the path the sequence number is appended to
+	 * @param parentMissing whether to create the parents before the first create
 	 * @param resent run after each send of the create again, for the caller's listing
 	 * @param answer told the created znode's full path and czxid (0 when Curator found the znode
 	 * again after a connection loss), or the error code
 	 */
-	void create(String path, Runnable resent, Answer<Created> answer);
+	void create(String path, boolean parentMissing, Runnable resent, Answer<Created> answer);
 
 	/**
 	 * List the children of a znode.
@@ -108,8 +112,9 @@ interface Znodes {
 	 * A created znode.
 	 * @param path its full path
 	 * @param czxid the zxid of its create, 0 when unknown
+	 * @param parentsCreated whether its parents were found missing and created
 	 */
-	record Created(String path, long czxid) {
+	record Created(String path, long czxid, boolean parentsCreated) {
 	}
 
 }

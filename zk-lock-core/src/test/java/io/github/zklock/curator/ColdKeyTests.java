@@ -23,8 +23,9 @@ import static org.awaitility.Awaitility.await;
  * Tests for a cold key's znodes through {@link CuratorZnodes} on a real ZooKeeper server whose
  * container reaper runs every 100 ms: the missing levels are created as containers (the server
  * reaps them once empty), the create refused for them is sent again with its listing right behind,
- * only the levels below one the client knows to exist are created, and a level the server reaped
- * since the client saw it is created again.
+ * only the levels below one the client knows to exist are created, a lease whose internal mutex
+ * created the semaphore's path creates its leases without a refused create, and a level the server
+ * reaped since the client saw it is created again.
  */
 class ColdKeyTests {
 
@@ -81,6 +82,24 @@ class ColdKeyTests {
 	}
 
 	@Test
+	void aColdLeaseCreatesTheSemaphoresLeasesWithItsCreateOnceItsInternalMutexCreatedTheSemaphore()
+			throws Exception {
+		ZnodeAcquisition held = grant(this.base + "/semaphores/0", Protocol.LEASE);
+
+		this.counts.reset();
+		ZnodeAcquisition lease = grant(this.base + "/semaphores/1", Protocol.LEASE);
+		assertThat(lease.node()).startsWith(this.base + "/semaphores/1/leases/_c_").contains("-lease-");
+		// The internal mutex: the refused create and its listing; the semaphore's path and its locks,
+		// the create and the listing. The lease: its leases, the create and the listing (no create
+		// refused first). The internal mutex's delete.
+		assertThat(this.counts.snapshot()).isEqualTo(Map.of("create", 6L, "getChildren", 3L, "delete", 1L));
+		lease.end().get(BOUND_MS, TimeUnit.MILLISECONDS);
+		held.end().get(BOUND_MS, TimeUnit.MILLISECONDS);
+		assertThat(this.otherClient.getChildren().forPath(this.base + "/semaphores/1/leases")).isEmpty();
+		assertThat(this.otherClient.getChildren().forPath(this.base + "/semaphores/1/locks")).isEmpty();
+	}
+
+	@Test
 	void aLevelReapedSinceTheClientCreatedItIsCreatedAgain() throws Exception {
 		grant(this.base + "/tenant-1/order/1").end().get(BOUND_MS, TimeUnit.MILLISECONDS);
 		await().atMost(Duration.ofMillis(BOUND_MS))
@@ -96,8 +115,12 @@ class ColdKeyTests {
 	}
 
 	private ZnodeAcquisition grant(String lockPath) throws Exception {
+		return grant(lockPath, Protocol.MUTEX);
+	}
+
+	private ZnodeAcquisition grant(String lockPath, Protocol protocol) throws Exception {
 		CompletableFuture<ZnodeAcquisition> decided = new CompletableFuture<>();
-		ZnodeAcquisition acquisition = new ZnodeAcquisition(this.znodes, lockPath, Protocol.MUTEX, 1, false,
+		ZnodeAcquisition acquisition = new ZnodeAcquisition(this.znodes, lockPath, protocol, 1, false,
 				(znode) -> {
 					if (znode.failure() != null) {
 						decided.completeExceptionally(znode.failure());

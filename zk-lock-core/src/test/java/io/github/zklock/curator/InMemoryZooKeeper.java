@@ -81,7 +81,7 @@ final class InMemoryZooKeeper implements Znodes {
 	}
 
 	@Override
-	public void create(String path, Runnable resent, Answer<Created> answer) {
+	public void create(String path, boolean parentMissing, Runnable resent, Answer<Created> answer) {
 		// A create that times out is not applied: Curator finds or deletes a protected create cut by
 		// a connection loss. Missing parents are made with the create: it is never refused for them,
 		// so never sent again (the real server's refusal is tested against it).
@@ -91,7 +91,7 @@ final class InMemoryZooKeeper implements Znodes {
 			int sequence = this.sequences.merge(parent, 1, Integer::sum) - 1;
 			String name = "_c_" + (this.protectedIds++) + "-" + path.substring(path.lastIndexOf('/') + 1)
 					+ sequence(sequence);
-			Created node = new Created(parent + "/" + name, add(parent + "/" + name, this.session));
+			Created node = new Created(parent + "/" + name, add(parent + "/" + name, this.session), false);
 			this.created.add(node.path());
 			queue(() -> answer.answer(OK, node));
 		}, () -> queue(() -> answer.answer(CONNECTIONLOSS, null)));
