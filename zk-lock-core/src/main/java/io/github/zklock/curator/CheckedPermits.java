@@ -23,12 +23,15 @@ final class CheckedPermits {
 
 	private final CuratorFramework client;
 
+	private final CuratorZnodes znodes;
+
 	private final ConcurrentHashMap<Key, Check> checks = new ConcurrentHashMap<>();
 
 	private final ThreadPoolExecutor executor;
 
-	CheckedPermits(CuratorFramework client) {
+	CheckedPermits(CuratorFramework client, CuratorZnodes znodes) {
 		this.client = client;
+		this.znodes = znodes;
 		this.executor = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), (task) -> {
 			Thread thread = new Thread(task, "zk-lock-permits");
 			thread.setDaemon(true);
@@ -90,7 +93,7 @@ final class CheckedPermits {
 				return;
 			}
 			try {
-				SemaphorePermits.check(CheckedPermits.this.client, this.key.lockPath(), this.key.permits(), this);
+				SemaphorePermits.check(CheckedPermits.this.client, CheckedPermits.this.znodes, this.key.lockPath(), this.key.permits(), this);
 				this.outcome.complete(null);
 			}
 			catch (Exception ex) {

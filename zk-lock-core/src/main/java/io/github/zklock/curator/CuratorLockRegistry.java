@@ -95,7 +95,8 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 			return thread;
 		});
 		this.timer.setRemoveOnCancelPolicy(true);
-		this.grants = new Grants(new CuratorZnodes(client, cacheCapacity), this.heldLocks, this.timer, System::nanoTime,
+		CuratorZnodes znodes = new CuratorZnodes(client, cacheCapacity);
+		this.grants = new Grants(znodes, this.heldLocks, this.timer, System::nanoTime,
 				cacheCapacity, new Grants.Failures() {
 
 					@Override
@@ -112,7 +113,7 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 		client.getConnectionStateListenable().addListener(this.heldLocks);
 		this.revocations = new Revocations(client, this.heldLocks, this.grants::endZnode,
 				DEFAULT_REVOCATION_CHECK_INTERVAL);
-		this.checkedPermits = new CheckedPermits(client);
+		this.checkedPermits = new CheckedPermits(client, znodes);
 	}
 
 	/**

@@ -120,6 +120,26 @@ final class CuratorZnodes implements Znodes {
 	}
 
 	/**
+	 * Send a create of each missing level of a path as a container, top down, without waiting for
+	 * their answers: the client's next request is served after them. The levels start below the
+	 * deepest one known to exist unless {@code trustKnown} is false. Their errors are not reported:
+	 * the request that needs the path fails with the cause.
+	 * @param path a path ZooKeeper said is missing
+	 * @param trustKnown whether to rely on the levels known to exist
+	 */
+	void sendLevelCreates(String path, boolean trustKnown) {
+		createContainers(path, trustKnown, new AtomicInteger(OK));
+	}
+
+	/**
+	 * Note that the levels above a path exist, as a znode just created at the path proves.
+	 * @param path the created znode's path
+	 */
+	void levelsExist(String path) {
+		this.known.addLevelsAbove(path);
+	}
+
+	/**
 	 * Send a create of each missing level of a parent path as a container, top down: the levels
 	 * below the deepest one known to exist, or every level when {@code trustKnown} is false (the
 	 * knowledge proved stale). An answer other than "created", "exists" or "no node" (a level above

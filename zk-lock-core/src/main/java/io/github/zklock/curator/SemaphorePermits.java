@@ -3,6 +3,7 @@ package io.github.zklock.curator;
 import java.nio.charset.StandardCharsets;
 
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Watcher;
@@ -23,8 +24,9 @@ import io.github.zklock.PermitsMismatchException;
  * to create the znode, or to find it without a number (created by an older client or by raw
  * Curator), stores its number; every other participant compares.
  *
- * <p>Requests: one {@code create} and one {@code exists} when the znode is new (its parents
- * created as containers if missing); else one {@code create} refused plus one {@code getData}, and
+ * <p>Requests: one {@code create} and one {@code exists} when the znode is new; when its parents
+ * are missing, the {@code create} refused, then their creates as containers and the {@code create}
+ * again sent back to back ({@link CuratorZnodes#sendLevelCreates}); else one {@code create} refused plus one {@code getData}, and
  * a {@code setData} and an {@code exists} when no number was stored yet. Each check leaves a watch
  * on the znode (the {@code exists} or the {@code getData}): the registry checks once per key,
  * number of permits and cache entry, not per lease, and again once the znode was deleted (reaped)
@@ -44,6 +46,7 @@ final class SemaphorePermits {
 	/**
 	 * Store the number of permits with the key, or check it against the stored one.
 	 * @param client the Curator client
+	 * @param znodes the client's lock requests, which create a missing path's levels
 	 * @param lockPath the semaphore's znode path
 	 * @param permits the number of permits the caller names
 	 * @param watcher left on the znode (a one-shot ZooKeeper watch), told when it is deleted or
@@ -52,16 +55,30 @@ final class SemaphorePermits {
 	 * @throws LockException if the znode holds data that is not a number of permits
 	 * @throws Exception what Curator throws for ZooKeeper failures
 	 */
-	static void check(CuratorFramework client, String lockPath, int permits, Watcher watcher) throws Exception {
+	static void check(CuratorFramework client, CuratorZnodes znodes, String lockPath, int permits, Watcher watcher)
+			throws Exception {
 		byte[] data = (PREFIX + permits).getBytes(StandardCharsets.UTF_8);
+		int parentsMissing = 0;
 		for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
 			try {
 				Stat created = new Stat();
-				client.create()
-					.storingStatIn(created)
-					.creatingParentContainersIfNeeded()
-					.withMode(CreateMode.CONTAINER)
-					.forPath(lockPath, data);
+				try {
+					client.create().storingStatIn(created).withMode(CreateMode.CONTAINER).forPath(lockPath, data);
+				}
+				catch (KeeperException.NoNodeException ex) {
+					// Its parents are missing: their creates, then this one again, back to back (once the
+					// levels known to exist were trusted, every level).
+					znodes.sendLevelCreates(ZKPaths.getPathAndNode(lockPath).getPath(), parentsMissing++ == 0);
+					try {
+						client.create().storingStatIn(created).withMode(CreateMode.CONTAINER).forPath(lockPath, data);
+					}
+					catch (KeeperException.NoNodeException stale) {
+						// A level known to exist was reaped since: every level next time.
+						continue;
+					}
+					// The semaphore's path exists, so its locks and leases are created below it.
+					znodes.levelsExist(ZKPaths.makePath(lockPath, Protocol.LOCKS));
+				}
 				Stat watched = client.checkExists().usingWatcher(watcher).forPath(lockPath);
 				if (watched != null && watched.getCzxid() == created.getCzxid()) {
 					return;
