@@ -68,8 +68,10 @@ final class CuratorZnodes implements Znodes {
 	@Override
 	public void create(String path, boolean parentMissing, Runnable resent, Answer<Created> answer) {
 		AtomicInteger parentFailure = new AtomicInteger(OK);
-		if (parentMissing) {
+		// A semaphore's path this client just created has no locks or leases yet.
+		if (parentMissing || this.known.takeEmptyGrandparent(path)) {
 			createContainers(ZKPaths.getPathAndNode(path).getPath(), true, parentFailure);
+			parentMissing = true;
 		}
 		sendCreate(path, resent, answer, parentMissing ? 1 : 0, parentFailure);
 	}
@@ -132,11 +134,13 @@ final class CuratorZnodes implements Znodes {
 	}
 
 	/**
-	 * Note that the levels above a path exist, as a znode just created at the path proves.
+	 * Note that a path was just created, with no child: the levels above it exist, and the first
+	 * create of a lock znode two levels below it (a semaphore's {@code locks/lock-}) creates its
+	 * parent first rather than being refused.
 	 * @param path the created znode's path
 	 */
-	void levelsExist(String path) {
-		this.known.addLevelsAbove(path);
+	void createdEmpty(String path) {
+		this.known.addEmpty(path);
 	}
 
 	/**

@@ -76,9 +76,9 @@ final class SemaphorePermits {
 						// A level known to exist was reaped since: every level next time.
 						continue;
 					}
-					// The semaphore's path exists, so its locks and leases are created below it.
-					znodes.levelsExist(ZKPaths.makePath(lockPath, Protocol.LOCKS));
 				}
+				// Its locks and leases are missing: created before their first create.
+				znodes.createdEmpty(lockPath);
 				Stat watched = client.checkExists().usingWatcher(watcher).forPath(lockPath);
 				if (watched != null && watched.getCzxid() == created.getCzxid()) {
 					return;

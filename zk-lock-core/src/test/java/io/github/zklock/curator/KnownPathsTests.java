@@ -55,4 +55,27 @@ class KnownPathsTests {
 		assertThat(known.missingLevels("/a/x")).containsExactly("/a", "/a/x");
 	}
 
+	@Test
+	void aPathCreatedEmptyHasItsChildrenMissingUntilOneIsCreated() {
+		KnownPaths known = new KnownPaths(10);
+		assertThat(known.takeEmptyGrandparent("/locks/semaphore/locks/lock-")).isFalse();
+		known.addEmpty("/locks/semaphore");
+		assertThat(known.takeEmptyGrandparent("/locks/other/locks/lock-")).isFalse();
+		assertThat(known.takeEmptyGrandparent("/locks/semaphore/locks/lock-")).isTrue();
+		assertThat(known.takeEmptyGrandparent("/locks/semaphore/locks/lock-")).isFalse();
+		// Known to exist, so only its own child is missing.
+		assertThat(known.missingLevels("/locks/semaphore/leases")).containsExactly("/locks/semaphore/leases");
+	}
+
+	@Test
+	void anEmptyPathForgottenForTheCapacityIsNoLongerEmpty() {
+		KnownPaths known = new KnownPaths(2);
+		known.addEmpty("/a/s");
+		known.addLevelsAbove("/b/c/k");
+		assertThat(known.takeEmptyGrandparent("/a/s/locks/lock-")).isFalse();
+		known.addEmpty("/d");
+		known.forgetLevelsOf("/d");
+		assertThat(known.takeEmptyGrandparent("/d/locks/lock-")).isFalse();
+	}
+
 }

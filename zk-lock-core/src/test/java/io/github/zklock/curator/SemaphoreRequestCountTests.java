@@ -101,10 +101,11 @@ class SemaphoreRequestCountTests {
 		String counts = "zk-lock first " + zkLockFirst + ", raw Curator first " + rawFirst + ", zk-lock next "
 				+ zkLockNext;
 
-		// The lock path's create, with the number, makes the lock path as the parent of the
-		// recipe's own znodes; the missing levels below it are created as Curator creates them: an
-		// exists per level above the missing parent, a create per missing level, no refused create
-		// (each a write through the quorum). So as many creates as Curator, and no more exists.
+		// The lock path's create, with the number, is refused for its missing parent; the parent's
+		// create (the root: this client does not know it exists) and the lock path's are sent back
+		// to back; the lock path is then known to have no child, so the internal lock's and the
+		// lease's parents are created before their creates, none refused. So as many creates as
+		// Curator (whose refused creates are the internal lock's and the lease's), and no more exists.
 		assertThat(zkLockFirst.get("create")).as(counts).isEqualTo(rawFirst.get("create"));
 		assertThat(zkLockFirst.getOrDefault("exists", 0L)).as(counts).isLessThanOrEqualTo(rawFirst.get("exists"));
 		assertThat(total(zkLockFirst)).as(counts).isLessThanOrEqualTo(total(rawFirst));
