@@ -169,7 +169,12 @@ public final class Charts {
 		String[][] modes = { { "EXCLUSIVE", "EXCLUSIVE" }, { "READ", "READ" }, { "WRITE", "WRITE" },
 				{ "EXCLUSIVE_NON_REENTRANT", "non-reentrant" }, { "EXCLUSIVE_MULTI_2", "multi-lock, 2 keys" },
 				{ "PERMIT", "permit" }, { "EXCLUSIVE_ASYNC", "EXCLUSIVE async" },
-				{ "EXCLUSIVE_COLD_KEY", "first use of a key" } };
+				{ "EXCLUSIVE_COLD_KEY", "EXCLUSIVE, first use of a key" },
+				{ "READ_COLD_KEY", "READ, first use of a key" }, { "WRITE_COLD_KEY", "WRITE, first use of a key" },
+				{ "EXCLUSIVE_NON_REENTRANT_COLD_KEY", "non-reentrant, first use of a key" },
+				{ "EXCLUSIVE_MULTI_2_COLD_KEY", "multi-lock, 2 keys, first use of both" },
+				{ "PERMIT_COLD_KEY", "permit, first use of a key" },
+				{ "EXCLUSIVE_ASYNC_COLD_KEY", "EXCLUSIVE async, first use of a key" } };
 		for (String[] mode : modes) {
 			add(data, "requests." + mode[0] + ".per_cycle", "zk-lock", mode[1]);
 			add(data, "requests." + mode[0] + ".raw_per_cycle", "raw Curator", mode[1]);

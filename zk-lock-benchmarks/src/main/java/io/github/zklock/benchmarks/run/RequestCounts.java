@@ -32,8 +32,9 @@ import org.apache.zookeeper.ZooKeeper;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.integration.zookeeper.lock.ZookeeperLockRegistry;
 
-import io.github.zklock.LockTemplate;
 import io.github.zklock.LockMode;
+import io.github.zklock.LockRequest;
+import io.github.zklock.LockTemplate;
 import io.github.zklock.benchmarks.LockedService;
 import io.github.zklock.benchmarks.LockedServiceApplication;
 import io.github.zklock.benchmarks.RawCuratorState;
@@ -44,10 +45,11 @@ import io.github.zklock.test.CountingZooKeeper;
  * Counts the ZooKeeper requests of one uncontended lock cycle, at the ZooKeeper client
  * ({@link CountingZooKeeper}), for each lock kind through {@code @DistributedLock} (the
  * asynchronous kinds through {@code LockTemplate.executeAsync}) and for the raw Curator recipe of
- * the same kind, the peers and the plain-client floor. Each kind runs one cycle first (it creates
- * the parent znodes), then {@value #CYCLES} counted cycles; the cold-key kind locks a never-seen key
- * in every cycle, so that each creates its parents. Then the requests per grant with
- * {@value #THREADS} threads on one path.
+ * the same kind, the peers and the plain-client floor, with the round trips of the kinds and the
+ * recipes (requests sent back to back, before any answer, share one). Each kind runs one cycle
+ * first (it creates the parent znodes), then {@value #CYCLES} counted cycles; the cold-key kinds
+ * lock a never-seen key in every cycle, so that each creates its parents. Then the requests per
+ * grant with {@value #THREADS} threads on one path.
  */
 final class RequestCounts {
 
@@ -104,7 +106,7 @@ final class RequestCounts {
 				lines.add(ours("EXCLUSIVE_WITH_FENCING_TOKEN",
 						count(counts, () -> service.exclusiveWithFencingToken("k")), count(counts, () -> cycle(mutex))));
 				LockTemplate template = context.getBean(LockTemplate.class);
-				lines.add(coldKey(counts, template, client));
+				lines.addAll(coldKeys(counts, template, client));
 				lines.add(ours("EXCLUSIVE_ASYNC", count(counts, () -> template.executeAsync("/async/mutex/k",
 						LockMode.EXCLUSIVE, null, (handle) -> CompletableFuture.completedFuture(handle)).join()),
 						count(counts, () -> cycle(mutex))));
@@ -162,19 +164,69 @@ final class RequestCounts {
 	}
 
 	/**
-	 * A never-seen key per cycle, with every znode below the root absent: {@code /cold-<n>/k} below
-	 * the starter's root ({@code LockTemplate}, EXCLUSIVE) against a new {@code InterProcessMutex} on
-	 * {@code /requests/raw/cold-<n>/k} (the same depth, its top existing as the starter's root
-	 * does). Curator creates the missing parents after the lock znode's create fails: what a key
-	 * costs the first time it is used, or after the server reaped its empty container.
+	 * A never-seen key per cycle, with every znode below the root absent, for each kind: a key
+	 * {@code /cold-<kind>-<n>/k} below the starter's root ({@code LockTemplate}) against a new raw
+	 * recipe of the same kind on {@code /requests/raw/cold-<kind>-<n>/k} (the same depth, its top
+	 * existing as the starter's root does). Curator's recipes create the missing parents after the
+	 * lock znode's create fails: what a key costs the first time it is used, or after the server
+	 * reaped its empty containers. The multi-lock takes two such keys.
 	 */
-	private static String coldKey(CountingZooKeeper.Counts counts, LockTemplate template, CuratorFramework client)
-			throws Exception {
+	private static List<String> coldKeys(CountingZooKeeper.Counts counts, LockTemplate template,
+			CuratorFramework client) throws Exception {
+		List<String> lines = new ArrayList<>();
+		lines.add(coldKey(counts, "EXCLUSIVE_COLD_KEY", (key) -> template.execute(key, LockMode.EXCLUSIVE, null,
+				(handle) -> null), (path) -> cycle(new InterProcessMutex(client, path))));
+		lines.add(coldKey(counts, "READ_COLD_KEY",
+				(key) -> template.execute(key, LockMode.READ, null, (handle) -> null),
+				(path) -> cycle(new InterProcessReadWriteLock(client, path).readLock())));
+		lines.add(coldKey(counts, "WRITE_COLD_KEY",
+				(key) -> template.execute(key, LockMode.WRITE, null, (handle) -> null),
+				(path) -> cycle(new InterProcessReadWriteLock(client, path).writeLock())));
+		lines.add(coldKey(counts, "EXCLUSIVE_NON_REENTRANT_COLD_KEY",
+				(key) -> template.execute(LockRequest.of(key).withReentrant(false), (handle) -> null), (path) -> {
+					InterProcessSemaphoreMutex semaphoreMutex = new InterProcessSemaphoreMutex(client, path);
+					semaphoreMutex.acquire();
+					semaphoreMutex.release();
+				}));
+		lines.add(coldKey(counts, "PERMIT_COLD_KEY",
+				(key) -> template.execute(LockRequest.permit(key, RawCuratorState.PERMITS), (handle) -> null),
+				(path) -> {
+					InterProcessSemaphoreV2 semaphore = new InterProcessSemaphoreV2(client, path,
+							RawCuratorState.PERMITS);
+					semaphore.returnLease(semaphore.acquire());
+				}));
 		int[] ours = new int[1];
 		int[] raw = new int[1];
-		return ours("EXCLUSIVE_COLD_KEY", count(counts, () -> template.execute("/cold-" + (++ours[0]) + "/k",
-				LockMode.EXCLUSIVE, null, (handle) -> null)),
-				count(counts, () -> cycle(new InterProcessMutex(client, "/requests/raw/cold-" + (++raw[0]) + "/k"))));
+		lines.add(ours("EXCLUSIVE_MULTI_2_COLD_KEY", count(counts, () -> {
+			int n = ++ours[0];
+			template.execute(LockRequest.of(List.of("/cold-multi-a" + n + "/k", "/cold-multi-b" + n + "/k")),
+					(handle) -> null);
+		}), count(counts, () -> {
+			int n = ++raw[0];
+			InterProcessMultiLock multiLock = new InterProcessMultiLock(client,
+					List.of("/requests/raw/cold-multi-a" + n + "/k", "/requests/raw/cold-multi-b" + n + "/k"));
+			multiLock.acquire();
+			multiLock.release();
+		})));
+		lines.add(coldKey(counts, "EXCLUSIVE_ASYNC_COLD_KEY",
+				(key) -> template
+					.executeAsync(key, LockMode.EXCLUSIVE, null, (handle) -> CompletableFuture.completedFuture(handle))
+					.join(),
+				(path) -> cycle(new InterProcessMutex(client, path))));
+		return lines;
+	}
+
+	/**
+	 * Count a cold-key kind: {@code ours} on key {@code /cold-<kind>-<n>/k} ({@code /cold-read-7/k}),
+	 * {@code raw} on path {@code /requests/raw/cold-<kind>-<n>/k}, {@code n} new in each cycle.
+	 */
+	private static String coldKey(CountingZooKeeper.Counts counts, String mode, ColdCycle ours, ColdCycle raw)
+			throws Exception {
+		String name = "/cold-" + mode.replace("_COLD_KEY", "").toLowerCase(Locale.ROOT).replace('_', '-') + "-";
+		int[] oursSerial = new int[1];
+		int[] rawSerial = new int[1];
+		return ours(mode, count(counts, () -> ours.run(name + (++oursSerial[0]) + "/k")),
+				count(counts, () -> raw.run("/requests/raw" + name + (++rawSerial[0]) + "/k")));
 	}
 
 	private static com.baomidou.lock.LockTemplate lock4j(CuratorFramework client) throws Exception {
@@ -196,7 +248,7 @@ final class RequestCounts {
 		for (int i = 0; i < CYCLES; i++) {
 			cycle.run();
 		}
-		return new Budget(counts.total(), counts.writes(), counts.snapshot());
+		return new Budget(counts.total(), counts.writes(), counts.roundTrips(), counts.snapshot());
 	}
 
 	/**
@@ -246,8 +298,9 @@ final class RequestCounts {
 
 	private static String ours(String mode, Budget ours, Budget raw) {
 		return "REQUESTS mode=" + mode + " per_cycle=" + ours.perCycle(ours.total) + " writes="
-				+ ours.perCycle(ours.writes) + " raw_per_cycle=" + raw.perCycle(raw.total) + " raw_writes="
-				+ raw.perCycle(raw.writes) + " ops=" + ours.operations();
+				+ ours.perCycle(ours.writes) + " round_trips=" + ours.perCycle(ours.roundTrips) + " raw_per_cycle="
+				+ raw.perCycle(raw.total) + " raw_writes=" + raw.perCycle(raw.writes) + " raw_round_trips="
+				+ raw.perCycle(raw.roundTrips) + " ops=" + ours.operations();
 	}
 
 	private static String peer(String name, Budget budget) {
@@ -262,8 +315,16 @@ final class RequestCounts {
 
 	}
 
-	/** Requests counted over {@value #CYCLES} cycles. */
-	private record Budget(long total, long writes, Map<String, Long> byOperation) {
+	/** One cycle of a cold-key kind, on the key (or path) it is given. */
+	@FunctionalInterface
+	private interface ColdCycle {
+
+		void run(String key) throws Exception;
+
+	}
+
+	/** Requests and round trips counted over {@value #CYCLES} cycles. */
+	private record Budget(long total, long writes, long roundTrips, Map<String, Long> byOperation) {
 
 		String perCycle(long requests) {
 			return (requests % CYCLES == 0) ? Long.toString(requests / CYCLES)
