@@ -3,18 +3,28 @@ package io.github.zklock.aop;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.locks.InterProcessLock;
+import org.apache.curator.framework.recipes.locks.InterProcessMultiLock;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
@@ -46,8 +56,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * (the registry's default) and off. Under contention within one application, hand-off serves the
  * waiting threads on the holder's znode: a handful of requests for the whole run instead of some
  * per grant; with hand-off off, the threads wait in the application's local queue, which queues
- * one znode at a time, so that each grant costs one uncontended cycle. A plain Spring context per
- * test with {@code @EnableDistributedLocks}, on a real ZooKeeper.
+ * one znode at a time, so that each grant costs one uncontended cycle. A never-seen key whose
+ * parent znodes are missing (a cold key) costs a few round trips: the missing parents, the lock
+ * znode's create and the listing sent back to back, fewer requests and round trips than the raw
+ * Curator recipe of the same kind, which creates the parents one by one after its create fails; the
+ * key's next cycles are the ordinary ones. A plain Spring context per test with
+ * {@code @EnableDistributedLocks}, on a real ZooKeeper.
  */
 class RequestBudgetTests {
 
@@ -61,6 +75,22 @@ class RequestBudgetTests {
 	private static final int CONTENDED_CYCLES = 25;
 
 	private static final int CONTENDED_GRANTS = CONTENDED_THREADS * CONTENDED_CYCLES;
+
+	/**
+	 * Round trips (requests that waited for an answer before they were sent, see
+	 * {@link CountingZooKeeper.Counts#roundTrips()}) of one uncontended EXCLUSIVE cycle on a
+	 * never-seen key whose parent znodes are missing, at most.
+	 */
+	private static final long COLD_EXCLUSIVE_ROUND_TRIPS = 3;
+
+	/** Requests of one uncontended EXCLUSIVE cycle on a never-seen key whose parents are missing, at most. */
+	private static final long COLD_EXCLUSIVE_REQUESTS = 7;
+
+	/** Cold cycles measured per kind, each on a key of its own. */
+	private static final int COLD_CYCLES = 3;
+
+	/** Tells the cold keys of the whole class apart: each is locked once, on the class's server. */
+	private static final AtomicInteger coldKeys = new AtomicInteger();
 
 	@ParameterizedTest(name = "local hand-off enabled: {0}")
 	@ValueSource(booleans = { true, false })
@@ -151,6 +181,153 @@ class RequestBudgetTests {
 		long requests = byOperation.values().stream().mapToLong(Long::longValue).sum();
 		assertThat(requests / (double) CONTENDED_GRANTS).as("requests per grant %s", byOperation)
 			.isLessThanOrEqualTo(3.0);
+	}
+
+	@Test
+	void exclusiveCycleOnAColdKeySendsItsRequestsInAFewRoundTrips() throws Exception {
+		try (AnnotationConfigApplicationContext context = context(Duration.ofSeconds(5), LocalHandoff.DEFAULT)) {
+			LockTemplate locks = context.getBean(LockTemplate.class);
+			topsExist();
+			for (int i = 0; i < COLD_CYCLES; i++) {
+				String key = coldName("exclusive") + "/k";
+				counts.reset();
+				locks.execute(key, LockMode.EXCLUSIVE, null, (handle) -> null);
+				assertThat(counts.roundTrips()).as("round trips of %s: %s", key, counts)
+					.isLessThanOrEqualTo(COLD_EXCLUSIVE_ROUND_TRIPS);
+				assertThat(counts.total()).as("requests of %s: %s", key, counts)
+					.isLessThanOrEqualTo(COLD_EXCLUSIVE_REQUESTS);
+			}
+		}
+	}
+
+	@ParameterizedTest(name = "{0}")
+	@EnumSource(ColdKind.class)
+	void coldKeyCostsFewerRequestsAndRoundTripsThanTheRawRecipe(ColdKind kind) throws Exception {
+		try (AnnotationConfigApplicationContext context = context(Duration.ofSeconds(5), LocalHandoff.DEFAULT)) {
+			LockTemplate locks = context.getBean(LockTemplate.class);
+			CuratorFramework client = context.getBean(CuratorFramework.class);
+			topsExist();
+			List<String> ours = new ArrayList<>();
+			List<String> raw = new ArrayList<>();
+			long oursMostRequests = 0;
+			long oursMostRoundTrips = 0;
+			long rawFewestRequests = Long.MAX_VALUE;
+			long rawFewestRoundTrips = Long.MAX_VALUE;
+			for (int i = 0; i < COLD_CYCLES; i++) {
+				String name = coldName(kind.name().toLowerCase(Locale.ROOT));
+				counts.reset();
+				kind.ours.run(locks, name);
+				ours.add(counts.total() + " requests, " + counts.roundTrips() + " round trips " + counts);
+				oursMostRequests = Math.max(oursMostRequests, counts.total());
+				oursMostRoundTrips = Math.max(oursMostRoundTrips, counts.roundTrips());
+				counts.reset();
+				kind.raw.run(client, "/raw" + name);
+				raw.add(counts.total() + " requests, " + counts.roundTrips() + " round trips " + counts);
+				rawFewestRequests = Math.min(rawFewestRequests, counts.total());
+				rawFewestRoundTrips = Math.min(rawFewestRoundTrips, counts.roundTrips());
+			}
+			assertThat(oursMostRoundTrips).as("round trips, ours %s, raw Curator %s", ours, raw)
+				.isLessThan(rawFewestRoundTrips);
+			assertThat(oursMostRequests).as("requests, ours %s, raw Curator %s", ours, raw)
+				.isLessThan(rawFewestRequests);
+		}
+	}
+
+	@Test
+	void exclusiveCycleAfterTheColdOneIsThreeRequestsTwoWrites() throws Exception {
+		try (AnnotationConfigApplicationContext context = context(Duration.ofSeconds(5), LocalHandoff.DEFAULT)) {
+			LockTemplate locks = context.getBean(LockTemplate.class);
+			topsExist();
+			String key = coldName("warm") + "/k";
+			locks.execute(key, LockMode.EXCLUSIVE, null, (handle) -> null);
+			for (int i = 0; i < 3; i++) {
+				counts.reset();
+				locks.execute(key, LockMode.EXCLUSIVE, null, (handle) -> null);
+				assertThat(counts.total()).as("requests %s", counts).isEqualTo(3);
+				assertThat(counts.writes()).as("writes %s", counts).isEqualTo(2);
+				assertThat(counts.snapshot()).isEqualTo(Map.of("create", 1L, "getChildren", 1L, "delete", 1L));
+			}
+		}
+	}
+
+	/**
+	 * The kinds other than the synchronous EXCLUSIVE one, each with its cycle through the template
+	 * on never-seen keys below the registry's root and the raw Curator recipe of the same kind on
+	 * paths of the same depth below {@code /raw}: {@code name + "/k"}, or two such keys for the
+	 * multi-lock.
+	 */
+	enum ColdKind {
+
+		READ((locks, name) -> locks.execute(name + "/k", LockMode.READ, null, (handle) -> null),
+				(client, name) -> cycle(new InterProcessReadWriteLock(client, name + "/k").readLock())),
+
+		WRITE((locks, name) -> locks.execute(name + "/k", LockMode.WRITE, null, (handle) -> null),
+				(client, name) -> cycle(new InterProcessReadWriteLock(client, name + "/k").writeLock())),
+
+		EXCLUSIVE_NON_REENTRANT(
+				(locks, name) -> locks.execute(LockRequest.of(name + "/k").withReentrant(false), (handle) -> null),
+				(client, name) -> cycle(new InterProcessSemaphoreMutex(client, name + "/k"))),
+
+		PERMIT((locks, name) -> locks.execute(LockRequest.permit(name + "/k", 2), (handle) -> null),
+				(client, name) -> {
+					InterProcessSemaphoreV2 semaphore = new InterProcessSemaphoreV2(client, name + "/k", 2);
+					semaphore.returnLease(semaphore.acquire(10, TimeUnit.SECONDS));
+				}),
+
+		EXCLUSIVE_MULTI_2((locks, name) -> locks.execute(LockRequest.of(List.of(name + "-a/k", name + "-b/k")),
+				(handle) -> null),
+				(client, name) -> cycle(new InterProcessMultiLock(client, List.of(name + "-a/k", name + "-b/k")))),
+
+		EXCLUSIVE_ASYNC((locks, name) -> locks
+			.executeAsync(name + "/k", LockMode.EXCLUSIVE, null, (handle) -> CompletableFuture.completedFuture(null))
+			.get(10, TimeUnit.SECONDS), (client, name) -> cycle(new InterProcessMutex(client, name + "/k")));
+
+		private final OursCycle ours;
+
+		private final RawCycle raw;
+
+		ColdKind(OursCycle ours, RawCycle raw) {
+			this.ours = ours;
+			this.raw = raw;
+		}
+
+		private static void cycle(InterProcessLock lock) throws Exception {
+			assertThat(lock.acquire(10, TimeUnit.SECONDS)).as("acquired").isTrue();
+			lock.release();
+		}
+
+	}
+
+	@FunctionalInterface
+	interface OursCycle {
+
+		void run(LockTemplate locks, String name) throws Exception;
+
+	}
+
+	@FunctionalInterface
+	interface RawCycle {
+
+		void run(CuratorFramework client, String name) throws Exception;
+
+	}
+
+	/** Return a key name never used on the class's server: {@code /cold-<kind>-<n>}. */
+	private static String coldName(String kind) {
+		return "/cold-" + kind.replace('_', '-') + "-" + coldKeys.incrementAndGet();
+	}
+
+	/**
+	 * Make the registry's root and the raw recipes' top exist, as persistent znodes: a cold key's
+	 * parents are the ones below them.
+	 */
+	private static void topsExist() throws Exception {
+		CuratorFramework plain = zooKeeper.newClient();
+		for (String top : List.of("/locks", "/raw")) {
+			if (plain.checkExists().forPath(top) == null) {
+				plain.create().forPath(top);
+			}
+		}
 	}
 
 	/**
