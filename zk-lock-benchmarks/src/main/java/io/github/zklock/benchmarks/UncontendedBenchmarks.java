@@ -340,6 +340,31 @@ public class UncontendedBenchmarks {
 		peer.template.releaseLock(info);
 	}
 
+	/**
+	 * Baseline of the first use of a key: a new Curator {@code InterProcessMutex} on a never-seen
+	 * path whose two parents are missing ({@link ColdKeys}), as a starter that made no recipe cache
+	 * would; its create fails, Curator creates the parents, then creates the lock znode again.
+	 * @param keys the never-seen paths
+	 * @throws Exception if Curator fails
+	 */
+	@Benchmark
+	public void rawMutexColdKey(ColdKeys keys) throws Exception {
+		cycle(new InterProcessMutex(keys.client(), keys.nextRawPath()));
+	}
+
+	/**
+	 * {@code LockTemplate.execute}, EXCLUSIVE, on a never-seen key of the same depth as
+	 * {@link #rawMutexColdKey}'s paths, its two parents missing: a recipe built and cached, the
+	 * parents created, the lock taken and released.
+	 * @param ours the template
+	 * @param keys the never-seen keys
+	 * @return the callback's result ({@code null}), for JMH to consume
+	 */
+	@Benchmark
+	public Object templateColdKey(ZkLockState ours, ColdKeys keys) {
+		return ours.template.execute(keys.nextKey(), LockMode.EXCLUSIVE, null, NOTHING);
+	}
+
 	static void cycle(InterProcessMutex mutex) throws Exception {
 		mutex.acquire();
 		mutex.release();

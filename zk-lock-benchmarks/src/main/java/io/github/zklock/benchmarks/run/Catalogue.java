@@ -117,7 +117,15 @@ final class Catalogue {
 				new Member("rawMutexDistinctPaths", "distinct paths x8", 8,
 						"raw InterProcessMutex, one path per thread (baseline)", (p) -> c.rawMutexDistinctPaths(p)),
 				new Member("templateDistinctPaths", "distinct paths x8", 8, "LockTemplate.execute, one path per thread",
-						(p) -> c.templateDistinctPaths(f.ours, p)));
+						(p) -> c.templateDistinctPaths(f.ours, p)),
+				// Last: each cycle adds a key to the template's recipe cache, which then holds more
+				// keys than any other group's, and evicts once full.
+				new Member("rawMutexColdKey", "cold key", 1,
+						"raw InterProcessMutex, a new one per never-seen path, parents missing (baseline)",
+						(p) -> u.rawMutexColdKey(f.coldKeys)),
+				new Member("templateColdKey", "cold key", 1,
+						"LockTemplate.execute, EXCLUSIVE, a never-seen key, parents missing",
+						(p) -> u.templateColdKey(f.ours, f.coldKeys)));
 	}
 
 	static Member describe(String name) {

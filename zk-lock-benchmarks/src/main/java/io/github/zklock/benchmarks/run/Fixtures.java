@@ -4,6 +4,7 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 
 import io.github.zklock.benchmarks.AnnotatedState;
+import io.github.zklock.benchmarks.ColdKeys;
 import io.github.zklock.benchmarks.Lock4jState;
 import io.github.zklock.benchmarks.PlainZooKeeperState;
 import io.github.zklock.benchmarks.RawCuratorState;
@@ -33,6 +34,8 @@ final class Fixtures implements AutoCloseable {
 
 	final Lock4jState lock4j = new Lock4jState();
 
+	final ColdKeys coldKeys = new ColdKeys();
+
 	private final Deque<AutoCloseable> teardown = new ArrayDeque<>();
 
 	Fixtures() throws Exception {
@@ -51,6 +54,7 @@ final class Fixtures implements AutoCloseable {
 			this.springIntegration.setUp(this.zooKeeper);
 			this.teardown.push(this.springIntegration::close);
 			this.lock4j.setUp(this.zooKeeper);
+			this.coldKeys.setUp(this.zooKeeper);
 		}
 		catch (Exception | Error ex) {
 			close();

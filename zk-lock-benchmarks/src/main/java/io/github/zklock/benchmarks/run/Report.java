@@ -26,6 +26,7 @@ final class Report {
 	static final List<RatioSpec> RATIOS = List.of(
 			new RatioSpec("annotated_vs_raw_mutex", "annotatedMutex", "rawMutex"),
 			new RatioSpec("template_vs_raw_mutex", "templateMutex", "rawMutex"),
+			new RatioSpec("cold_key_vs_raw_mutex", "templateColdKey", "rawMutexColdKey"),
 			new RatioSpec("annotated_fast_path_vs_raw_mutex", "annotatedMutexFastPath", "rawMutex"),
 			new RatioSpec("annotated_read_vs_raw_read", "annotatedRead", "rawRead"),
 			new RatioSpec("template_read_vs_raw_read", "templateRead", "rawRead"),
