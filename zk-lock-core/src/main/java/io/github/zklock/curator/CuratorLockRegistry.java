@@ -95,7 +95,7 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 			return thread;
 		});
 		this.timer.setRemoveOnCancelPolicy(true);
-		CuratorZnodes znodes = new CuratorZnodes(client, cacheCapacity);
+		CuratorZnodes znodes = new CuratorZnodes(client, this.rootPath, cacheCapacity);
 		this.grants = new Grants(znodes, this.heldLocks, this.timer, System::nanoTime,
 				cacheCapacity, new Grants.Failures() {
 

@@ -42,12 +42,16 @@ final class CuratorZnodes implements Znodes {
 
 	/**
 	 * @param client the Curator client
+	 * @param rootPath the lock root path, taken to exist (and the levels above it) until a create
+	 * shows otherwise: it is created by the first lock taken below it and lives as long as any key
+	 * below it does, so one create is refused once more when it is missing
 	 * @param knownPathsCapacity how many paths known to exist are remembered (the levels above lock
 	 * paths, where a cold key's parents start to be missing)
 	 */
-	CuratorZnodes(CuratorFramework client, int knownPathsCapacity) {
+	CuratorZnodes(CuratorFramework client, String rootPath, int knownPathsCapacity) {
 		this.client = client;
 		this.known = new KnownPaths(knownPathsCapacity);
+		this.known.addLevelsAbove(ZKPaths.makePath(rootPath, "key"));
 	}
 
 	/**

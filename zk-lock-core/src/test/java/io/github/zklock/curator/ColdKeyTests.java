@@ -49,7 +49,8 @@ class ColdKeyTests {
 	void connect(TestInfo testInfo) throws Exception {
 		this.client = zooKeeper.newClient((builder) -> builder.zookeeperFactory(CountingZooKeeper.factory(this.counts)));
 		this.otherClient = zooKeeper.newClient();
-		this.znodes = new CuratorZnodes(this.client, 100);
+		this.counts.reset();
+		this.znodes = new CuratorZnodes(this.client, "/", 100);
 		this.base = "/cold-" + testInfo.getTestMethod().orElseThrow().getName();
 	}
 
@@ -115,6 +116,17 @@ class ColdKeyTests {
 		second.end().get(BOUND_MS, TimeUnit.MILLISECONDS);
 		assertThat(this.otherClient.checkExists().forPath(lockPath) == null
 				|| this.otherClient.getChildren().forPath(lockPath).isEmpty()).isTrue();
+	}
+
+	@Test
+	void aRootPathTakenToExistThatIsMissingIsCreatedOnTheNextAttempt() throws Exception {
+		this.znodes = new CuratorZnodes(this.client, this.base + "/root", 100);
+		String lockPath = this.base + "/root/orders/1";
+		ZnodeAcquisition znode = grant(lockPath);
+		assertThat(znode.node()).startsWith(lockPath + "/_c_");
+		// Refused, then refused again below the missing root, then created with every level.
+		assertThat(this.counts.snapshot().get("create")).isEqualTo(1L + 2 + 1 + 4 + 1);
+		znode.end().get(BOUND_MS, TimeUnit.MILLISECONDS);
 	}
 
 	private ZnodeAcquisition grant(String lockPath) throws Exception {

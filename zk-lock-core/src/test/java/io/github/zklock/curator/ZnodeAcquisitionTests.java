@@ -58,7 +58,7 @@ class ZnodeAcquisitionTests {
 		this.client = zooKeeper.newClient();
 		this.otherClient = zooKeeper.newClient();
 		this.timer = Executors.newSingleThreadScheduledExecutor();
-		this.znodes = new CuratorZnodes(this.client, 100);
+		this.znodes = new CuratorZnodes(this.client, "/locks", 100);
 		this.lockPath = "/locks/" + testInfo.getTestMethod().orElseThrow().getName();
 	}
 
