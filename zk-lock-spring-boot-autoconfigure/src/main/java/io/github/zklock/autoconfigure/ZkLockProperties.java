@@ -154,6 +154,11 @@ public class ZkLockProperties implements Validator {
 	 */
 	private final Fence fence = new Fence();
 
+	/**
+	 * The lock meters (zk.lock.acquire, zk.lock.held).
+	 */
+	private final Metrics metrics = new Metrics();
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
@@ -292,6 +297,10 @@ public class ZkLockProperties implements Validator {
 
 	public Fence getFence() {
 		return this.fence;
+	}
+
+	public Metrics getMetrics() {
+		return this.metrics;
 	}
 
 	/**
@@ -731,6 +740,29 @@ public class ZkLockProperties implements Validator {
 
 		public void setInitializeSchema(boolean initializeSchema) {
 			this.initializeSchema = initializeSchema;
+		}
+
+	}
+
+	/**
+	 * The lock meters.
+	 */
+	public static class Metrics {
+
+		/**
+		 * Most distinct values of the name tag of the zk.lock meters. A request's name defaults to
+		 * its keys, so locks taken through LockTemplate on keys built from data, without
+		 * LockRequest.withName, would add meters per key: beyond this many names, no further meter
+		 * is made (a warning says so once).
+		 */
+		private int maxNames = 100;
+
+		public int getMaxNames() {
+			return this.maxNames;
+		}
+
+		public void setMaxNames(int maxNames) {
+			this.maxNames = maxNames;
 		}
 
 	}

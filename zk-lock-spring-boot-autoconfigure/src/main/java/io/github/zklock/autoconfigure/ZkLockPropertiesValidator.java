@@ -52,6 +52,10 @@ final class ZkLockPropertiesValidator {
 			errors.rejectValue("defaultLockAtMostFor", INVALID, "zk.lock.default-lock-at-most-for must be a positive "
 					+ "duration; leave it unset for no ceiling, was " + defaultLockAtMostFor);
 		}
+		if (properties.getMetrics().getMaxNames() < 1) {
+			errors.rejectValue("metrics.maxNames", INVALID,
+					"zk.lock.metrics.max-names must be positive, was " + properties.getMetrics().getMaxNames());
+		}
 		if (properties.getCacheCapacity() < 1) {
 			errors.rejectValue("cacheCapacity", INVALID,
 					"zk.lock.cache-capacity must be positive, was " + properties.getCacheCapacity());

@@ -1,5 +1,7 @@
 package io.github.zklock.actuate;
 
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.Objects;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -271,6 +273,29 @@ class ZkLockActuatorTests {
 			assertThat(tagKeys).singleElement().asList().contains("name", "mode", "outcome", "handoff");
 			assertThat(meters.getMeters()).allSatisfy((meter) -> assertThat(meter.getId().getTags())
 				.noneMatch((tag) -> tag.getValue().contains("secret-customer-42")));
+			assertThat(meters.get("zk.lock.active").gauge().value()).isZero();
+		});
+	}
+
+	@Test
+	void requestsNamedAfterKeysFromDataMakeMetersForAtMostTheConfiguredNumberOfNames() {
+		this.contextRunner.withPropertyValues("zk.lock.metrics.max-names=3").run((context) -> {
+			LockTemplate locks = context.getBean(LockTemplate.class);
+			MeterRegistry meters = context.getBean(MeterRegistry.class);
+			AtomicInteger ran = new AtomicInteger();
+			for (int order = 0; order < 10; order++) {
+				// Named after its key, as LockRequest.of(key) is.
+				locks.execute("/orders/" + order, (handle) -> ran.incrementAndGet());
+			}
+			assertThat(ran).hasValue(10);
+			List<String> names = meters.getMeters()
+				.stream()
+				.filter((meter) -> meter.getId().getName().startsWith("zk.lock."))
+				.map((meter) -> meter.getId().getTag("name"))
+				.filter(Objects::nonNull)
+				.distinct()
+				.toList();
+			assertThat(names).hasSize(3).allMatch((name) -> name.startsWith("/orders/"));
 			assertThat(meters.get("zk.lock.active").gauge().value()).isZero();
 		});
 	}
