@@ -3,6 +3,8 @@
 #
 #   ./bench.sh            full run: 3 rounds, every benchmark in a fresh JVM each round
 #   ./bench.sh --quick    1 round, short iterations: about 5 minutes on two cores
+#   ./bench.sh --scale    only the scale scenario: a million keys locked once each by 3 application
+#                         JVMs, flat then deep layout, against the server's create+delete floor
 #
 # Other options go to the runner (io.github.zklock.benchmarks.run.BenchMain):
 #   --rounds N                 rounds of the JMH benchmarks (each runs every benchmark once)
@@ -17,6 +19,21 @@
 #   --hotkey-rounds N          rounds of the hot-key scenario (default 1 quick, 3 full)
 #   --hotkey-seconds N         measured seconds per contender and round (default 5 quick, 10 full)
 #   --redis-server PATH        the redis-server to start (default: the one on the PATH)
+#   --scale-keys N             keys per layout of the scale scenario (default 1000000)
+#   --scale-threads N          threads per JVM of the scale scenario (default 16)
+#   --scale-api NAME           annotation (default: @DistributedLock), template (LockTemplate with a
+#                              named request) or template-key (LockTemplate.execute(key, ...), whose
+#                              request is named after its key)
+#   --scale-tenants N          tenants of the deep layout /tenant/<t>/order/<n> (default 100)
+#   --scale-floor-keys N       create+delete cycles of the floor per layout (default min(keys, 100000))
+#   --scale-cache-capacity N   zk.lock.cache-capacity of the applications (default 10000, the starter's)
+#   --scale-reap-interval-ms N znode.container.checkIntervalMs of the server (default 30000)
+#   --scale-reap-max-per-minute N
+#                              znode.container.maxPerMinute of the server (default 6000000; ZooKeeper's
+#                              own default, 10000, would take 100 minutes for a million)
+#   --scale-reap-wait-seconds N
+#                              longest wait for the reaper after each layout (default 900)
+#   --scale-server-heap SIZE   heap of the scale scenario's server JVM (default 3g)
 #   --no-build                 use the classes built by an earlier run
 #   --call-trace               instead of the benchmarks: trace one synchronous @DistributedLock call
 #                              through zk-lock's methods with JFR method tracing (needs JDK 25:
@@ -84,7 +101,8 @@ fi
 want_redis=true
 previous=
 for arg in ${args[@]+"${args[@]}"}; do
-	if [[ $previous == --skip && ($arg == *hotkey* || $arg == *redisson*) ]] || [[ $previous == --redis-server ]]; then
+	if [[ $previous == --skip && ($arg == *hotkey* || $arg == *redisson*) ]] || [[ $previous == --redis-server ]] ||
+		[[ $arg == --scale ]]; then
 		want_redis=false
 	fi
 	previous=$arg

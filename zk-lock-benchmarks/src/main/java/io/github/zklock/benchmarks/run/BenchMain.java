@@ -56,7 +56,13 @@ import io.github.zklock.benchmarks.ZooKeeperServers;
  * {@code --skip interleaved,jmh,requests,memory,hotkey,redisson}, {@code --memory-paths N},
  * {@code --hotkey-rounds N}, {@code --hotkey-seconds N} (measured seconds per contender and round),
  * {@code --redis-server PATH} (else the first {@code redis-server} on the {@code PATH}),
- * {@code --work-dir DIR}, {@code --publish-results FILE} (where a complete run, one without
+ * {@code --work-dir DIR}, {@code --scale} (instead of everything else: the scale scenario,
+ * {@link ScaleScenario}, with {@code --scale-keys N}, {@code --scale-threads N} per JVM,
+ * {@code --scale-api annotation|template|template-key}, {@code --scale-tenants N},
+ * {@code --scale-floor-keys N}, {@code --scale-cache-capacity N},
+ * {@code --scale-reap-interval-ms N}, {@code --scale-reap-max-per-minute N},
+ * {@code --scale-reap-wait-seconds N}, {@code --scale-server-heap SIZE}),
+ * {@code --publish-results FILE} (where a complete run, one without
  * {@code --skip}, {@code --include}, {@code --connect-string} or {@code --prof}, also writes its
  * {@link ResultsFile}; every run writes {@code results.properties} in the work directory).
  */
@@ -77,6 +83,19 @@ public final class BenchMain {
 		if (!settings.fsync) {
 			// For the servers of this JVM (requests, memory), as for the forks'.
 			System.setProperty("zookeeper.forceSync", "no");
+		}
+		if (settings.scale) {
+			// A scenario of its own: nothing else runs, nothing is published.
+			Instant started = Instant.now();
+			List<String> lines = ScaleScenario.run(settings);
+			System.out.println();
+			System.out.println("==== zk-lock scale scenario, " + settings.describeScale() + " ====");
+			lines.forEach(System.out::println);
+			System.out.println("Wall time " + minutes(Duration.between(started, Instant.now())) + "; " + machine()
+				.lines()
+				.findFirst()
+				.orElse(""));
+			return;
 		}
 		Instant started = Instant.now();
 		String loadBefore = loadAverage();
@@ -280,6 +299,29 @@ public final class BenchMain {
 
 		Path workDir = Path.of("target", "bench");
 
+		boolean scale;
+
+		long scaleKeys = 1_000_000;
+
+		int scaleThreads = 16;
+
+		String scaleApi = "annotation";
+
+		int scaleTenants = 100;
+
+		long scaleFloorKeys = -1;
+
+		/** The starter's default {@code zk.lock.cache-capacity}. */
+		int scaleCacheCapacity = 10_000;
+
+		int scaleReapIntervalMs = 30_000;
+
+		int scaleReapMaxPerMinute = 6_000_000;
+
+		int scaleReapWaitSeconds = 900;
+
+		String scaleServerHeap = "3g";
+
 		static Settings parse(String[] args) {
 			Settings settings = new Settings();
 			Boolean jmh = null;
@@ -304,6 +346,19 @@ public final class BenchMain {
 					case "--redis-server" -> settings.redisServer = value(args, ++i, arg);
 					case "--work-dir" -> settings.workDir = Path.of(value(args, ++i, arg));
 					case "--publish-results" -> settings.publishResults = Path.of(value(args, ++i, arg));
+					case "--scale" -> settings.scale = true;
+					case "--scale-keys" -> settings.scaleKeys = Long.parseLong(value(args, ++i, arg));
+					case "--scale-threads" -> settings.scaleThreads = Integer.parseInt(value(args, ++i, arg));
+					case "--scale-api" -> settings.scaleApi = value(args, ++i, arg);
+					case "--scale-tenants" -> settings.scaleTenants = Integer.parseInt(value(args, ++i, arg));
+					case "--scale-floor-keys" -> settings.scaleFloorKeys = Long.parseLong(value(args, ++i, arg));
+					case "--scale-cache-capacity" -> settings.scaleCacheCapacity = Integer.parseInt(value(args, ++i, arg));
+					case "--scale-reap-interval-ms" -> settings.scaleReapIntervalMs = Integer.parseInt(value(args, ++i, arg));
+					case "--scale-reap-max-per-minute" ->
+						settings.scaleReapMaxPerMinute = Integer.parseInt(value(args, ++i, arg));
+					case "--scale-reap-wait-seconds" ->
+						settings.scaleReapWaitSeconds = Integer.parseInt(value(args, ++i, arg));
+					case "--scale-server-heap" -> settings.scaleServerHeap = value(args, ++i, arg);
 					default -> throw new IllegalArgumentException("Unknown option " + arg);
 				}
 			}
@@ -415,6 +470,21 @@ public final class BenchMain {
 					HotKeyScenario.JVMS, HotKeyScenario.THREADS, hotKeyWarmupMillis(), hotKeyRounds(),
 					hotKeyRunWarmupMillis(), hotKeyMeasureMillis(), uncontendedRounds(), uncontendedBatchMillis(),
 					server);
+		}
+
+		/** Keys of the floor per layout: as many as the layout's, at most 100,000 unless given. */
+		long scaleFloorKeys() {
+			return (this.scaleFloorKeys > 0) ? this.scaleFloorKeys : Math.min(this.scaleKeys, 100_000);
+		}
+
+		String describeScale() {
+			return String.format(Locale.ROOT,
+					"%,d keys per layout, %d JVMs x %d threads, api %s, deep layout over %d tenants, floor %,d keys "
+							+ "per layout, zk.lock.cache-capacity %d, server: own JVM (%s heap), container reaper "
+							+ "every %d ms, at most %d a minute, log fsync %s",
+					this.scaleKeys, ScaleScenario.JVMS, this.scaleThreads, this.scaleApi, this.scaleTenants,
+					scaleFloorKeys(), this.scaleCacheCapacity, this.scaleServerHeap, this.scaleReapIntervalMs,
+					this.scaleReapMaxPerMinute, this.fsync ? "on" : "off");
 		}
 
 		List<String> memoryLibraries() {
