@@ -214,7 +214,7 @@ final class ScaleScenario {
 			}
 			if (System.nanoTime() - lastReport > TimeUnit.SECONDS.toNanos(30)) {
 				lastReport = System.nanoTime();
-				System.out.printf(Locale.ROOT, "PROGRESS scale %s: %d znodes, %.0f s after the run%n", layout, count,
+				System.out.printf(Locale.ROOT, "PROGRESS scale %s: %d znodes, waited %.0f s for the reaper%n", layout, count,
 						(System.nanoTime() - started) / 1e9);
 			}
 		}
@@ -337,7 +337,8 @@ final class ScaleScenario {
 					if (line.equals("READY") || line.startsWith("RESULT ") || line.startsWith("LISTENING ")) {
 						this.lines.add(line);
 					}
-					else {
+					else if (!line.startsWith("Removing file: ")) {
+						// (PurgeTxnLog prints every snapshot and log it removes.)
 						System.out.println("[scale " + this.name + "] " + line);
 					}
 				}
