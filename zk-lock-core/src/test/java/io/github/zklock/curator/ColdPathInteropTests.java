@@ -1,4 +1,4 @@
-package io.github.zklock;
+package io.github.zklock.curator;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,8 +36,14 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
-import io.github.zklock.curator.CuratorLockRegistry;
-import io.github.zklock.curator.LockThread;
+import io.github.zklock.AsyncLockHandle;
+import io.github.zklock.LockCallback;
+import io.github.zklock.LockHandle;
+import io.github.zklock.LockMode;
+import io.github.zklock.LockRequest;
+import io.github.zklock.LockResult;
+import io.github.zklock.LockState;
+import io.github.zklock.LockTemplate;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
