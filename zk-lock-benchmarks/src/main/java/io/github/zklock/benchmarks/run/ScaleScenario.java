@@ -33,6 +33,9 @@ import io.github.zklock.benchmarks.ZooKeeperServers;
  * <ol>
  * <li>the floor: the same JVMs and threads, each with a plain ZooKeeper client, create an ephemeral
  * znode at a distinct path below an existing parent and delete it, per key;</li>
+ * <li>raw Curator, the same JVMs and threads on their applications' Curator clients: a new
+ * {@code InterProcessMutex} per never-seen key of the layout, at the depth of the starter's keys
+ * (at most {@value #RAW_CURATOR_KEYS} keys); then the reaper removes the containers it left;</li>
  * <li>the server's {@code mntr} ({@code zk_znode_count}, {@code zk_approximate_data_size});</li>
  * <li>each JVM's heap after full collections; the run; the server's {@code mntr}; each JVM's heap
  * again, and its meters;</li>
@@ -40,7 +43,7 @@ import io.github.zklock.benchmarks.ZooKeeperServers;
  * the count is back at the start, or has not moved for a reaper interval and 10 s, or the bounded
  * wait has passed.</li>
  * </ol>
- * Prints {@code SCALE_SERVER}, then per layout {@code SCALE_FLOOR}, {@code SCALE},
+ * Prints {@code SCALE_SERVER}, then per layout {@code SCALE_FLOOR}, {@code SCALE_RAW_CURATOR}, {@code SCALE},
  * {@code SCALE_HEAP} and {@code SCALE_METERS} per JVM and {@code SCALE_ZNODES} three times.
  */
 final class ScaleScenario {
@@ -48,6 +51,9 @@ final class ScaleScenario {
 	static final int JVMS = 3;
 
 	static final int WARM_UP_KEYS = 1_000;
+
+	/** Keys of the raw Curator reference per layout, at most. */
+	static final int RAW_CURATOR_KEYS = 50_000;
 
 	static final int MAX_CALIBRATION_KEYS = 20_000;
 
@@ -144,6 +150,19 @@ final class ScaleScenario {
 				+ "seconds=%.1f per_jvm_cycles_per_s=%s what=plain_zookeeper_create_ephemeral+delete", layout,
 				cycles(floor), JVMS, threads, floorRate, floorSeconds, perJvmRates(floor)));
 
+		// Raw Curator on never-seen keys of the same layout and depth, once the reaper removed the
+		// containers it leaves.
+		Map<String, String> beforeRaw = ScaleServer.mntr(this.connectString);
+		long rawKeys = Math.min(floorKeys, RAW_CURATOR_KEYS);
+		long rawStarted = System.nanoTime();
+		List<Map<String, String>> raw = all("RAW " + layout + " %d %d " + threads, 0, rawKeys);
+		double rawSeconds = (System.nanoTime() - rawStarted) / 1e9;
+		double rawRate = cycles(raw) / rawSeconds;
+		emit(String.format(Locale.ROOT, "SCALE_RAW_CURATOR layout=%s keys=%d jvms=%d threads=%d cycles_per_s=%.0f "
+				+ "seconds=%.1f per_jvm_cycles_per_s=%s what=InterProcessMutex_per_key", layout, cycles(raw), JVMS,
+				threads, rawRate, rawSeconds, perJvmRates(raw)));
+		settle(layout + " raw Curator", Long.parseLong(beforeRaw.get("zk_znode_count")));
+
 		// After the floor, whose ephemeral znodes are gone again and whose parent stays.
 		Map<String, String> start = ScaleServer.mntr(this.connectString);
 		long startCount = Long.parseLong(start.get("zk_znode_count"));
@@ -155,8 +174,9 @@ final class ScaleScenario {
 		Map<String, String> afterRun = ScaleServer.mntr(this.connectString);
 		double rate = cycles(run) / runSeconds;
 		emit(String.format(Locale.ROOT, "SCALE layout=%s api=%s keys=%d jvms=%d threads=%d cycles_per_s=%.0f "
-				+ "floor_per_s=%.0f ratio=%.3f seconds=%.1f per_jvm_cycles_per_s=%s", layout, this.settings.scaleApi,
-				cycles(run), JVMS, threads, rate, floorRate, rate / floorRate, runSeconds, perJvmRates(run)));
+				+ "floor_per_s=%.0f ratio=%.3f raw_curator_per_s=%.0f vs_raw_curator=%.2f seconds=%.1f "
+				+ "per_jvm_cycles_per_s=%s", layout, this.settings.scaleApi, cycles(run), JVMS, threads, rate,
+				floorRate, rate / floorRate, rawRate, rate / rawRate, runSeconds, perJvmRates(run)));
 		List<Map<String, String>> after = all("HEAP");
 		List<Map<String, String>> meters = all("METERS");
 		for (int i = 0; i < JVMS; i++) {

@@ -28,6 +28,9 @@ import org.apache.zookeeper.ZooKeeper;
 import org.jspecify.annotations.Nullable;
 import org.springframework.context.ConfigurableApplicationContext;
 
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+
 import io.github.zklock.LockCallback;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockRequest;
@@ -46,6 +49,9 @@ import io.github.zklock.curator.CuratorLockAdmin;
  * <li>{@code FLOOR <layout> <from> <to> <threads>}: with a plain ZooKeeper client of its own (no
  * Curator), per key {@code create} an ephemeral znode {@code /floor-<layout>/<n>} and
  * {@code delete} it, {@code threads} threads taking the next key;</li>
+ * <li>{@code RAW <layout> <from> <to> <threads>}: the same keys through raw Curator, a new
+ * {@code InterProcessMutex} per key on the application's Curator client, below {@code /raw} (the
+ * depth of the starter's root path), acquired and released once each;</li>
  * <li>{@code RUN <layout> <from> <to> <threads>}: lock and release every key once, EXCLUSIVE,
  * {@code flat}: {@code /orders/<n>}, {@code deep}: {@code /tenant/<n mod tenants>/order/<n>};</li>
  * <li>{@code HEAP}: the heap full collections leave in use, and the keys cached;</li>
@@ -165,6 +171,18 @@ public final class ScaleWorker {
 							String path = parent + "/" + n;
 							zooKeeper.create(path, new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL);
 							zooKeeper.delete(path, -1);
+						});
+				yield "cycles=" + timed.cycles + " nanos=" + timed.nanos;
+			}
+			case "RAW" -> {
+				CuratorFramework client = this.context.getBean(CuratorFramework.class);
+				boolean flat = "flat".equals(command[1]);
+				Timed timed = inThreads(Long.parseLong(command[2]), Long.parseLong(command[3]),
+						Integer.parseInt(command[4]), (n) -> {
+							InterProcessMutex mutex = new InterProcessMutex(client, flat ? "/raw/orders/" + n
+									: "/raw/tenant/" + (n % this.tenants) + "/order/" + n);
+							mutex.acquire();
+							mutex.release();
 						});
 				yield "cycles=" + timed.cycles + " nanos=" + timed.nanos;
 			}
