@@ -40,10 +40,13 @@ class ScaleScenarioTests {
 				.satisfies((line) -> assertThat(fields(line)).containsEntry("keys", "300")
 					.containsEntry("jvms", "3")
 					.containsEntry("threads", "2")
-					.containsKeys("cycles_per_s", "floor_per_s", "ratio"));
+					.containsKeys("cycles_per_s", "floor_per_s", "ratio", "raw_curator_per_s", "vs_raw_curator"));
 			assertThat(lines).filteredOn((line) -> line.startsWith("SCALE_FLOOR layout=" + layout + " "))
 				.singleElement()
 				.satisfies((line) -> assertThat(fields(line)).containsEntry("keys", "300"));
+			assertThat(lines).filteredOn((line) -> line.startsWith("SCALE_RAW_CURATOR layout=" + layout + " "))
+				.singleElement()
+				.satisfies((line) -> assertThat(fields(line)).containsEntry("keys", "300").containsKey("cycles_per_s"));
 			List<Map<String, String>> heap = lines.stream()
 				.filter((line) -> line.startsWith("SCALE_HEAP layout=" + layout + " "))
 				.map(ScaleScenarioTests::fields)
