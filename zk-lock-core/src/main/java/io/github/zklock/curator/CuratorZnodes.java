@@ -102,7 +102,8 @@ final class CuratorZnodes implements Znodes {
 						answer.answer(parentFailure.get(), null);
 					}
 					else if (code == NONODE && resends < MISSING_PARENT_ATTEMPTS) {
-						// Once sent with its parents' creates, the knowledge of the levels above was stale.
+						// The levels known to exist are trusted the first time; refused again after its
+						// parents' creates, a known level was reaped since: every level then.
 						createContainers(parent, resends == 0, parentFailure);
 						// Answered after the parents' creates: on the event thread, once this callback returned.
 						if (sendCreate(path, resent, answer, resends + 1, parentFailure)) {

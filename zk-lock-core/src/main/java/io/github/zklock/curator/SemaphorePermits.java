@@ -26,7 +26,8 @@ import io.github.zklock.PermitsMismatchException;
  *
  * <p>Requests: one {@code create} and one {@code exists} when the znode is new; when its parents
  * are missing, the {@code create} refused, then their creates as containers and the {@code create}
- * again sent back to back ({@link CuratorZnodes#sendLevelCreates}); else one {@code create} refused plus one {@code getData}, and
+ * again sent back to back ({@link CuratorZnodes#sendLevelCreates}; if that is refused too,
+ * Curator's {@code creatingParentContainersIfNeeded}, which names what stops it); else one {@code create} refused plus one {@code getData}, and
  * a {@code setData} and an {@code exists} when no number was stored yet. Each check leaves a watch
  * on the znode (the {@code exists} or the {@code getData}): the registry checks once per key,
  * number of permits and cache entry, not per lease, and again once the znode was deleted (reaped)
@@ -58,7 +59,6 @@ final class SemaphorePermits {
 	static void check(CuratorFramework client, CuratorZnodes znodes, String lockPath, int permits, Watcher watcher)
 			throws Exception {
 		byte[] data = (PREFIX + permits).getBytes(StandardCharsets.UTF_8);
-		int parentsMissing = 0;
 		for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
 			try {
 				Stat created = new Stat();
@@ -66,15 +66,20 @@ final class SemaphorePermits {
 					client.create().storingStatIn(created).withMode(CreateMode.CONTAINER).forPath(lockPath, data);
 				}
 				catch (KeeperException.NoNodeException ex) {
-					// Its parents are missing: their creates, then this one again, back to back (once the
-					// levels known to exist were trusted, every level).
-					znodes.sendLevelCreates(ZKPaths.getPathAndNode(lockPath).getPath(), parentsMissing++ == 0);
+					// Its parents are missing: their creates, then this one again, back to back.
+					znodes.sendLevelCreates(ZKPaths.getPathAndNode(lockPath).getPath(), true);
 					try {
 						client.create().storingStatIn(created).withMode(CreateMode.CONTAINER).forPath(lockPath, data);
 					}
 					catch (KeeperException.NoNodeException stale) {
-						// A level known to exist was reaped since: every level next time.
-						continue;
+						// A level known to exist was reaped since, or a level's create was refused (its
+						// answer is not awaited): Curator's walk creates every missing level, or throws
+						// why it cannot (access denied, say).
+						client.create()
+							.storingStatIn(created)
+							.creatingParentContainersIfNeeded()
+							.withMode(CreateMode.CONTAINER)
+							.forPath(lockPath, data);
 					}
 				}
 				// Its locks and leases are missing: created before their first create.

@@ -33,6 +33,7 @@ import io.github.zklock.LockAcquisitionException;
 import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
+import io.github.zklock.LockRequest;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.test.EmbeddedZooKeeperAutoConfiguration;
 import io.github.zklock.test.ZooKeeperExtension;
@@ -114,6 +115,13 @@ class ZkLockAuthTests {
 					.satisfies((ex) -> assertThat(ex.getPath()).startsWith("/secured/orders/1"));
 				assertThatExceptionOfType(LockException.class)
 					.isThrownBy(() -> templateB.execute("/orders/2", (h) -> "ran"))
+					.withMessageContaining("denied access");
+				// Cold keys whose missing levels it may not create: denied, not "busy", not retried.
+				assertThatExceptionOfType(LockAccessDeniedException.class)
+					.isThrownBy(() -> templateB.execute("/other/2", (h) -> "ran"))
+					.withMessageContaining("denied access");
+				assertThatExceptionOfType(LockAccessDeniedException.class)
+					.isThrownBy(() -> templateB.execute(LockRequest.permit("/other/3", 2), (h) -> "ran"))
 					.withMessageContaining("denied access");
 			});
 
