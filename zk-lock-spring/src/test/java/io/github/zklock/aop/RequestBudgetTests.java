@@ -188,15 +188,23 @@ class RequestBudgetTests {
 		try (AnnotationConfigApplicationContext context = context(Duration.ofSeconds(5), LocalHandoff.DEFAULT)) {
 			LockTemplate locks = context.getBean(LockTemplate.class);
 			topsExist();
+			List<String> roundTrips = new ArrayList<>();
+			long fewest = Long.MAX_VALUE;
 			for (int i = 0; i < COLD_CYCLES; i++) {
 				String key = coldName("exclusive") + "/k";
 				counts.reset();
 				locks.execute(key, LockMode.EXCLUSIVE, null, (handle) -> null);
-				assertThat(counts.roundTrips()).as("round trips of %s: %s", key, counts)
-					.isLessThanOrEqualTo(COLD_EXCLUSIVE_ROUND_TRIPS);
 				assertThat(counts.total()).as("requests of %s: %s", key, counts)
 					.isLessThanOrEqualTo(COLD_EXCLUSIVE_REQUESTS);
+				roundTrips.add(key + ": " + counts.roundTrips() + " " + counts);
+				fewest = Math.min(fewest, counts.roundTrips());
+				// The first create and its listing leave from the calling thread, one after the other:
+				// when that thread is descheduled between the two sends long enough for the create's
+				// answer to arrive, the listing counts as a round trip of its own. One more, never two.
+				assertThat(counts.roundTrips()).as("round trips of %s: %s", key, counts)
+					.isLessThanOrEqualTo(COLD_EXCLUSIVE_ROUND_TRIPS + 1);
 			}
+			assertThat(fewest).as("round trips, fewest of %s", roundTrips).isLessThanOrEqualTo(COLD_EXCLUSIVE_ROUND_TRIPS);
 		}
 	}
 
