@@ -129,13 +129,12 @@ final class CuratorZnodes implements Znodes {
 	/**
 	 * Send a create of each missing level of a path as a container, top down, without waiting for
 	 * their answers: the client's next request is served after them. The levels start below the
-	 * deepest one known to exist unless {@code trustKnown} is false. Their errors are not reported:
-	 * the request that needs the path fails with the cause.
+	 * deepest one known to exist. Their errors are not reported: the request that needs the path
+	 * fails, and its caller finds the cause.
 	 * @param path a path ZooKeeper said is missing
-	 * @param trustKnown whether to rely on the levels known to exist
 	 */
-	void sendLevelCreates(String path, boolean trustKnown) {
-		createContainers(path, trustKnown, new AtomicInteger(OK));
+	void sendLevelCreates(String path) {
+		createContainers(path, true, new AtomicInteger(OK));
 	}
 
 	/**

@@ -67,7 +67,7 @@ final class SemaphorePermits {
 				}
 				catch (KeeperException.NoNodeException ex) {
 					// Its parents are missing: their creates, then this one again, back to back.
-					znodes.sendLevelCreates(ZKPaths.getPathAndNode(lockPath).getPath(), true);
+					znodes.sendLevelCreates(ZKPaths.getPathAndNode(lockPath).getPath());
 					try {
 						client.create().storingStatIn(created).withMode(CreateMode.CONTAINER).forPath(lockPath, data);
 					}
