@@ -15,9 +15,11 @@
 # The report (also target/chaos/report.txt): one FAULT line per fault; per fault kind how many were
 # injected and how long the fenced counter's key (one key every instance takes) went without a
 # success after each, p50/p99 against the session timeout; per workload the operations (ok, failed,
-# unknown) and the violations its checker found; and a last line a script can read:
+# unknown; the @LeaderOnly job's: the committed runs its checker examined) and the violations its
+# checker found; and a last line a script can read:
 #   CAMPAIGN seed=… minutes=… servers=… … faults=… kinds=… operations=… violations=… unfenced_violations=…
-# violations counts the fenced workloads' (every workload but the unfenced counter). Also written:
+# operations is the workloads' sum; violations counts the fenced workloads' (every workload but the
+# unfenced counter). Also written:
 # target/chaos/throughput.png (successes per second over time, faults marked), history.csv, and every
 # process's log.
 #

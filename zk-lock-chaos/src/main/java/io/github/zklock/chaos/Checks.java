@@ -38,7 +38,8 @@ final class Checks {
 	/**
 	 * A workload's counts and violations.
 	 * @param workload the workload
-	 * @param operations operations its clients made
+	 * @param operations operations its clients made (the leader job's: its committed runs, see
+	 * {@link #leaderJob})
 	 * @param ok answered with success
 	 * @param failed answered with failure
 	 * @param unknown without a usable answer
@@ -148,17 +149,22 @@ final class Checks {
 	}
 
 	/**
-	 * Check the leader job.
+	 * Check the leader job. No client calls it, so its history is empty: its result counts the
+	 * committed runs examined here instead, each one {@code ok} (a run that did not commit is no
+	 * row of {@code job_runs}; the campaign's {@code LEADER_JOB} line counts those by outcome).
 	 * @param committedRunsPerTick per job and tick, how many runs committed
+	 * @return as many operations and ok as committed runs, none failed or unknown, a violation
+	 * per tick committed more than once
 	 */
-	static List<String> leaderJob(Map<String, Integer> committedRunsPerTick) {
+	static Result leaderJob(Map<String, Integer> committedRunsPerTick) {
 		List<String> violations = new ArrayList<>();
 		committedRunsPerTick.forEach((tick, runs) -> {
 			if (runs > 1) {
 				violations.add("tick " + tick + " committed " + runs + " times");
 			}
 		});
-		return violations;
+		long runs = committedRunsPerTick.values().stream().mapToLong(Integer::longValue).sum();
+		return new Result(Workload.LEADER_JOB, runs, runs, 0, 0, Map.of(), List.copyOf(violations));
 	}
 
 	/** Successes without their row, failures with theirs. */

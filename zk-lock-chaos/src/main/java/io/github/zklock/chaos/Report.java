@@ -11,8 +11,9 @@ import java.util.stream.Collectors;
 /**
  * The campaign's report: per fault kind how many were injected and how long the fenced counter's
  * key (the one key every instance takes) was unavailable after each, against the session timeout;
- * per workload the operations and the checker's violations; and the closing {@code CAMPAIGN} line,
- * which a script can read.
+ * per workload the operations (the leader job's: the committed runs its checker examined) and the
+ * checker's violations; and the closing {@code CAMPAIGN} line, which a script can read, its
+ * operations the sum of the workloads'.
  *
  * <p>Unavailability of a fault: the longest stretch, from its injection until the next fault's, in
  * which no operation on the key was answered with success (the first stretch starts at the
