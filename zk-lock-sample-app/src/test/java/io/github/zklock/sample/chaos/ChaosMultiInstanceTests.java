@@ -1,43 +1,28 @@
 package io.github.zklock.sample.chaos;
 
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.Statement;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.UUID;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import java.util.stream.LongStream;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
-import io.github.zklock.sample.SampleApplication;
+import io.github.zklock.sample.SampleInstances;
 import io.github.zklock.sample.demo.ScheduledAudit;
-import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
  * Two instances of the sample application with the profile {@code chaos}, as the fault campaign
- * runs them but in one JVM: each has its own application context, ZooKeeper session and
- * connection pool; they share one ZooKeeper server and one H2 database. The workloads' invariants
- * hold under concurrent load on both (no faults here: the campaign brings those).
+ * runs them but in one JVM ({@link SampleInstances}). The workloads' invariants hold under
+ * concurrent load on both (no faults here: the campaign brings those).
  */
 class ChaosMultiInstanceTests {
 
@@ -47,48 +32,9 @@ class ChaosMultiInstanceTests {
 
 	private static final int TOTAL = 2 * THREADS_PER_INSTANCE * CALLS_PER_THREAD;
 
-	/** One server for both instances; it stops after {@link #stopTwoInstances()}. */
 	@RegisterExtension
-	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
-
-	private static String jdbcUrl;
-
-	private static ConfigurableApplicationContext first;
-
-	private static ConfigurableApplicationContext second;
-
-	@BeforeAll
-	static void startTwoInstances() {
-		jdbcUrl = "jdbc:h2:mem:chaos-multi-instance-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1";
-		first = startInstance("chaos-a");
-		second = startInstance("chaos-b");
-	}
-
-	@AfterAll
-	static void stopTwoInstances() throws Exception {
-		try {
-			if (second != null) {
-				second.close();
-			}
-			if (first != null) {
-				first.close();
-			}
-		}
-		finally {
-			try (Connection connection = DriverManager.getConnection(jdbcUrl, "sa", "");
-					Statement statement = connection.createStatement()) {
-				statement.execute("SHUTDOWN");
-			}
-		}
-	}
-
-	private static ConfigurableApplicationContext startInstance(String instanceId) {
-		return new SpringApplicationBuilder(SampleApplication.class).run("--spring.profiles.active=chaos",
-				"--server.address=127.0.0.1", "--server.port=0", "--spring.jmx.enabled=false",
-				"--zk.lock.embedded.enabled=false", "--zk.lock.connect-string=" + zooKeeper.getConnectString(),
-				"--zk.lock.default-wait-time=30s", "--spring.datasource.url=" + jdbcUrl,
-				"--sample.instance-id=" + instanceId, "--sample.chaos.think-time=10ms");
-	}
+	static final SampleInstances instances = new SampleInstances("chaos-multi-instance", List.of("chaos-a", "chaos-b"),
+			"--spring.profiles.active=chaos", "--zk.lock.default-wait-time=30s", "--sample.chaos.think-time=10ms");
 
 	@Test
 	void fencedIncrementsOnTwoInstancesLoseNoUpdate() throws Exception {
@@ -107,7 +53,7 @@ class ChaosMultiInstanceTests {
 	}
 
 	private static void assertNoLostUpdate(String name, String via) {
-		CounterState state = first.getBean(CounterService.class).state(name);
+		CounterState state = instances.instance(0).getBean(CounterService.class).state(name);
 		assertThat(state.value()).isEqualTo(TOTAL);
 		assertThat(state.ops()).isEqualTo(TOTAL);
 		List<Op> ops = jdbc()
@@ -129,21 +75,20 @@ class ChaosMultiInstanceTests {
 	void transfersOnTwoInstancesKeepTheSumAndEveryBalance() throws Exception {
 		int accounts = 4;
 		long balance = 60;
-		first.getBean(TransferService.class).open(accounts, balance, true);
+		instances.instance(0).getBean(TransferService.class).open(accounts, balance, true);
 		AtomicInteger refused = new AtomicInteger();
 		callConcurrently((instance, op) -> {
 			Random random = new Random(op.hashCode());
 			int from = random.nextInt(accounts);
 			int to = (from + 1 + random.nextInt(accounts - 1)) % accounts;
 			try {
-				return instance.getBean(TransferService.class).transfer(from, to, 1 + random.nextInt(40), op);
+				instance.getBean(TransferService.class).transfer(from, to, 1 + random.nextInt(40), op);
 			}
 			catch (InsufficientBalanceException ex) {
 				refused.incrementAndGet();
-				return ex;
 			}
 		});
-		AccountsState state = second.getBean(TransferService.class).state();
+		AccountsState state = instances.instance(1).getBean(TransferService.class).state();
 		assertThat(state.sum()).isEqualTo(accounts * balance);
 		assertThat(state.minBalance()).isNotNegative();
 		assertThat(state.transfers()).isEqualTo(TOTAL - refused.get()).isPositive();
@@ -168,9 +113,9 @@ class ChaosMultiInstanceTests {
 	void profileRunsTheScheduledReportEverySecondOnOneInstancePerTick() throws Exception {
 		// The default schedule fires every 2 s: two committed ticks 1 s apart show the profile's.
 		await().atMost(Duration.ofSeconds(30))
-			.until(() -> scheduledJobs().size() == 2 && shortestPeriod("stock-report") == 1000
+			.until(() -> instances.scheduledJobs().size() == 2 && shortestPeriod("stock-report") == 1000
 					&& shortestPeriod("leader-report") == 1000);
-		for (ScheduledAudit.JobRuns job : scheduledJobs()) {
+		for (ScheduledAudit.JobRuns job : instances.scheduledJobs()) {
 			assertThat(job.duplicates()).as(job.toLine()).isZero();
 			assertThat(job.duplicateWritesCommitted()).as(job.toLine()).isZero();
 		}
@@ -189,54 +134,17 @@ class ChaosMultiInstanceTests {
 		return shortest;
 	}
 
-	private static List<ScheduledAudit.JobRuns> scheduledJobs() throws Exception {
-		try (Connection connection = DriverManager.getConnection(jdbcUrl, "sa", "")) {
-			return ScheduledAudit.read(connection);
-		}
-	}
-
 	private static JdbcClient jdbc() {
-		return first.getBean(JdbcClient.class);
+		return instances.instance(0).getBean(JdbcClient.class);
 	}
 
 	/**
 	 * Make {@value #CALLS_PER_THREAD} calls from each of {@value #THREADS_PER_INSTANCE} threads per
-	 * instance at once, each with an operation id of its own.
+	 * instance at once, each with an operation id of its own; rethrows what a call threw, such as a
+	 * LockAcquisitionException.
 	 */
-	private static void callConcurrently(Call call) throws Exception {
-		CountDownLatch start = new CountDownLatch(1);
-		ExecutorService executor = Executors.newFixedThreadPool(2 * THREADS_PER_INSTANCE);
-		List<Future<?>> callers = new ArrayList<>();
-		try {
-			for (ConfigurableApplicationContext instance : List.of(first, second)) {
-				for (int i = 0; i < THREADS_PER_INSTANCE; i++) {
-					String caller = instance.getId() + "-" + i;
-					callers.add(executor.submit(() -> {
-						assertThat(start.await(30, TimeUnit.SECONDS)).isTrue();
-						for (int j = 0; j < CALLS_PER_THREAD; j++) {
-							call.call(instance, caller + "-" + j + "-" + UUID.randomUUID());
-						}
-						return null;
-					}));
-				}
-			}
-			start.countDown();
-			for (Future<?> caller : callers) {
-				// Rethrows what a call threw, such as a LockAcquisitionException.
-				caller.get(120, TimeUnit.SECONDS);
-			}
-		}
-		finally {
-			executor.shutdownNow();
-			assertThat(executor.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
-		}
-	}
-
-	@FunctionalInterface
-	private interface Call {
-
-		Object call(ConfigurableApplicationContext instance, String op) throws Exception;
-
+	private static void callConcurrently(SampleInstances.Call call) throws Exception {
+		instances.callConcurrently(THREADS_PER_INSTANCE, CALLS_PER_THREAD, Duration.ofSeconds(120), call);
 	}
 
 	private record Op(long newValue, long token, String instance, String via) {
