@@ -6,16 +6,23 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Types;
+import java.util.List;
 import java.util.UUID;
+import java.util.stream.Stream;
 
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assertions.entry;
+import static org.junit.jupiter.api.Named.named;
+import static org.junit.jupiter.params.provider.Arguments.arguments;
 
 /**
  * How {@link SalesAudit} reads a run from the sample's tables ({@code schema.sql}, on an in-memory
@@ -49,17 +56,9 @@ class SalesAuditTests {
 
 	@Test
 	void acceptsEqualTokensAndCountsTheSalesOnTheTokenOfTheSaleBefore() throws SQLException {
-		stock("apple", 4);
-		long mark = this.audit.mark();
 		// app-1 sold three in one chain of local hand-offs on znode 10, then app-2 on 12 and 15.
-		order("apple", "app-1", 10L);
-		order("apple", "app-1", 10L);
-		order("apple", "app-1", 10L);
-		order("apple", "app-2", 12L);
-		order("apple", "app-2", 15L);
-		order("apple", "app-2", 15L);
-
-		SalesAudit.Sales sales = this.audit.read("apple", mark);
+		SalesAudit.Sales sales = ordersAfterMark("apple", 4, sale("app-1", 10L), sale("app-1", 10L),
+				sale("app-1", 10L), sale("app-2", 12L), sale("app-2", 15L), sale("app-2", 15L));
 
 		assertThat(sales.fencingTokensNonDecreasing()).isTrue();
 		assertThat(sales.ordersSharingPreviousToken()).isEqualTo(3);
@@ -70,49 +69,27 @@ class SalesAuditTests {
 		assertThat(sales.ordersByInstance()).containsExactly(entry("app-1", 3L), entry("app-2", 3L));
 	}
 
-	@Test
-	void rejectsATokenLowerThanTheOneBefore() throws SQLException {
-		stock("banana", 0);
-		long mark = this.audit.mark();
-		order("banana", "app-1", 10L);
-		order("banana", "app-2", 12L);
-		// A zombie holder of the grant on znode 11 wrote after the holder of 12.
-		order("banana", "app-3", 11L);
-		order("banana", "app-3", 20L);
-
-		SalesAudit.Sales sales = this.audit.read("banana", mark);
-
-		assertThat(sales.fencingTokensNonDecreasing()).isFalse();
-		assertThat(sales.ordersSharingPreviousToken()).isZero();
+	static Stream<Arguments> tokenOrders() {
+		return Stream.of(
+				// A zombie holder of the grant on znode 11 wrote after the holder of 12.
+				arguments(named("rejects a token lower than the one before",
+						List.of(sale("app-1", 10L), sale("app-2", 12L), sale("app-3", 11L), sale("app-3", 20L))),
+						false, 0, 0),
+				arguments(named("strictly increasing tokens share none",
+						List.of(sale("app-1", 3L), sale("app-2", 4L), sale("app-1", 9L))), true, 0, 0),
+				arguments(named("orders without token are counted and left out of the token order",
+						List.of(sale("app-1", 7L), sale("app-2", null), sale("app-1", 7L))), true, 1, 1));
 	}
 
-	@Test
-	void strictlyIncreasingTokensShareNone() throws SQLException {
-		stock("cherry", 0);
-		long mark = this.audit.mark();
-		order("cherry", "app-1", 3L);
-		order("cherry", "app-2", 4L);
-		order("cherry", "app-1", 9L);
+	@ParameterizedTest(name = "{0}")
+	@MethodSource("tokenOrders")
+	void checksTheTokensInTheOrderOfTheSales(List<Sale> sales, boolean nonDecreasing, long sharingPreviousToken,
+			long withoutToken) throws SQLException {
+		SalesAudit.Sales read = ordersAfterMark("banana", 0, sales.toArray(Sale[]::new));
 
-		SalesAudit.Sales sales = this.audit.read("cherry", mark);
-
-		assertThat(sales.fencingTokensNonDecreasing()).isTrue();
-		assertThat(sales.ordersSharingPreviousToken()).isZero();
-	}
-
-	@Test
-	void ordersWithoutTokenAreCountedAndLeftOutOfTheTokenOrder() throws SQLException {
-		stock("damson", 1);
-		long mark = this.audit.mark();
-		order("damson", "app-1", 7L);
-		order("damson", "app-2", null);
-		order("damson", "app-1", 7L);
-
-		SalesAudit.Sales sales = this.audit.read("damson", mark);
-
-		assertThat(sales.ordersWithoutToken()).isOne();
-		assertThat(sales.fencingTokensNonDecreasing()).isTrue();
-		assertThat(sales.ordersSharingPreviousToken()).isOne();
+		assertThat(read.fencingTokensNonDecreasing()).isEqualTo(nonDecreasing);
+		assertThat(read.ordersSharingPreviousToken()).isEqualTo(sharingPreviousToken);
+		assertThat(read.ordersWithoutToken()).isEqualTo(withoutToken);
 	}
 
 	@Test
@@ -140,6 +117,20 @@ class SalesAuditTests {
 			.withMessageContaining("'grape'");
 	}
 
+	/** A SKU's stock, a mark, then its orders in the order given; the audit of what followed the mark. */
+	private SalesAudit.Sales ordersAfterMark(String sku, int stock, Sale... sales) throws SQLException {
+		stock(sku, stock);
+		long mark = this.audit.mark();
+		for (Sale sale : sales) {
+			order(sku, sale.instanceId(), sale.fencingToken());
+		}
+		return this.audit.read(sku, mark);
+	}
+
+	private static Sale sale(String instanceId, @Nullable Long fencingToken) {
+		return new Sale(instanceId, fencingToken);
+	}
+
 	private void stock(String sku, int quantity) throws SQLException {
 		try (PreparedStatement statement = this.connection
 			.prepareStatement("INSERT INTO stock (sku, quantity) VALUES (?, ?)")) {
@@ -162,6 +153,10 @@ class SalesAuditTests {
 			}
 			statement.executeUpdate();
 		}
+	}
+
+	/** An order of one unit by an instance, with its grant's token ({@code null}: without the lock). */
+	record Sale(String instanceId, @Nullable Long fencingToken) {
 	}
 
 }
