@@ -14,8 +14,11 @@
 # Its pid file is <dir>/zookeeper.pid, its log <dir>/zookeeper.log (the JVM's own output in
 # <dir>/zookeeper.out), its data <dir>/data (empty at each start). start returns once the server
 # answers the four-letter word ruok over TLS (and on the plain port); a server still running in
-# <dir> from an earlier start is stopped first. stop ends the server and waits for it; stopping a
-# server that does not run succeeds. Nothing is printed but errors.
+# <dir> from an earlier start is stopped first. The server writes its pid file before it starts, so
+# that a start interrupted at any point leaves no server without one. stop ends the server and
+# waits for it: the process of the pid file, or, when that is missing or names another process,
+# every process whose command line runs the server on <dir>/zoo.cfg; stopping a server that does
+# not run succeeds. Nothing is printed but errors.
 #
 # The server: NettyServerCnxnFactory; ssl.clientAuth as given (default want); TLSv1.3 and TLSv1.2
 # (see CIPHER_SUITES); the x509 and the SASL authentication providers; the four-letter words ruok,
@@ -72,6 +75,7 @@ readonly OWNER=zklock-zk
 readonly PASSWORD=changeit
 readonly VALIDITY_DAYS=3650
 readonly SERVER_JAR=/usr/share/java/zookeeper.jar
+readonly MAIN_CLASS=org.apache.zookeeper.server.quorum.QuorumPeerMain
 # The server speaks TLSv1.3 and TLSv1.2. A 3.9 client offers its ssl.protocol alone, TLSv1.3 on
 # Java 11 and later; 3.8.0 speaks TLSv1.2 alone unless told otherwise, and answers such a client
 # with the alert protocol_version. The suites: ZooKeeper 3.9's defaults without the CBC ones.
@@ -126,14 +130,36 @@ alive() {
 	[[ -n "$state" && "$state" != Z ]]
 }
 
-# The server's pid from its pid file, if that process still is this directory's server (a pid
-# left from a reboot may name another process by now).
-server_pid() {
+# Whether a process is this directory's server (or about to be: setsid and setpriv exec it in
+# place): its command line runs QuorumPeerMain on <dir>/zoo.cfg.
+is_server() {
+	local pid="$1" argument main=0 configuration=0
+	local -a arguments
+	[[ "$pid" =~ ^[0-9]+$ ]] || return 1
+	mapfile -d '' arguments 2>/dev/null <"/proc/$pid/cmdline" || return 1
+	for argument in "${arguments[@]}"; do
+		[[ "$argument" == "$MAIN_CLASS" ]] && main=1
+		[[ "$argument" == "$dir/zoo.cfg" ]] && configuration=1
+	done
+	((main && configuration)) && alive "$pid"
+}
+
+# The pids of this directory's server: the pid file's, if that process still is the server (a pid
+# left from a reboot may name another process by now); else those of the processes running the
+# directory's configuration, found in /proc (a server whose pid file was removed).
+server_pids() {
 	local pid
 	pid="$( [[ -f "$dir/zookeeper.pid" ]] && head -n 1 "$dir/zookeeper.pid" | tr -dc '0-9' || true)"
-	if alive "$pid" && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -F "$dir/zoo.cfg"; then
+	if is_server "$pid"; then
 		echo "$pid"
+		return
 	fi
+	for pid in /proc/[0-9]*; do
+		pid="${pid#/proc/}"
+		if is_server "$pid"; then
+			echo "$pid"
+		fi
+	done
 }
 
 # Waits until a process is gone; false when it is still there after the timeout.
@@ -305,16 +331,20 @@ do_start() {
 	generate_tls
 	write_configuration
 	cd "$dir"
-	# setpriv executes java in place (the pid is java's); setsid takes it out of the caller's
-	# session, so that the caller's terminal and process group do not reach it.
-	setsid setpriv --reuid="$OWNER" --regid="$OWNER" --init-groups -- "$java" -Xmx128m -XX:+UseSerialGC \
-		-Djava.net.preferIPv4Stack=true -Dzookeeper.jmx.log4j.disable=true \
-		-Dlog4j.configuration="file:$dir/log4j.properties" \
-		-Djava.security.auth.login.config="$dir/jaas.conf" \
-		-cp "$SERVER_JAR:$EXTRA_JARS" org.apache.zookeeper.server.quorum.QuorumPeerMain "$dir/zoo.cfg" \
-		</dev/null >"$dir/zookeeper.out" 2>&1 &
+	# The launched process writes its pid file before it becomes the server: setsid (this subshell
+	# is no process group leader, so it does not fork) and setpriv execute java in place, the pid
+	# stays the subshell's. Were this script interrupted right after the launch, the server still
+	# has its pid file, for stop and the next start. setsid takes it out of the caller's session,
+	# so that the caller's terminal and process group do not reach it.
+	(
+		echo "$BASHPID" >"$dir/zookeeper.pid"
+		exec setsid setpriv --reuid="$OWNER" --regid="$OWNER" --init-groups -- "$java" -Xmx128m -XX:+UseSerialGC \
+			-Djava.net.preferIPv4Stack=true -Dzookeeper.jmx.log4j.disable=true \
+			-Dlog4j.configuration="file:$dir/log4j.properties" \
+			-Djava.security.auth.login.config="$dir/jaas.conf" \
+			-cp "$SERVER_JAR:$EXTRA_JARS" "$MAIN_CLASS" "$dir/zoo.cfg"
+	) </dev/null >"$dir/zookeeper.out" 2>&1 &
 	local pid=$! deadline=$((SECONDS + START_TIMEOUT))
-	echo "$pid" >"$dir/zookeeper.pid"
 	until answers_tls && { [[ -z "$plain_port" ]] || answers_plain; }; do
 		alive "$pid" || fail "ZooKeeper exited while starting: $(first_error)"
 		if ((SECONDS >= deadline)); then
@@ -327,13 +357,13 @@ do_start() {
 
 do_stop() {
 	local pid
-	pid="$(server_pid)"
-	[[ -n "$pid" ]] || return 0
-	kill -TERM "$pid" 2>/dev/null || true
-	if ! wait_gone "$pid"; then
-		kill -KILL "$pid" 2>/dev/null || true
-		wait_gone "$pid" || fail "ZooKeeper (pid $pid) did not stop"
-	fi
+	for pid in $(server_pids); do
+		kill -TERM "$pid" 2>/dev/null || true
+		if ! wait_gone "$pid"; then
+			kill -KILL "$pid" 2>/dev/null || true
+			wait_gone "$pid" || fail "ZooKeeper (pid $pid) did not stop"
+		fi
+	done
 	rm -f "$dir/zookeeper.pid"
 }
 

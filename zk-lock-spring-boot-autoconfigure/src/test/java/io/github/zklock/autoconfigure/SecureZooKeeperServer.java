@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.zookeeper.ClientCnxnSocketNetty;
@@ -87,7 +88,7 @@ final class SecureZooKeeperServer implements BeforeAllCallback, BeforeEachCallba
 	static final String OTHER_SASL_PASSWORD = "intruder-secret";
 
 	/** The script's exit code when the server cannot be installed or run on this machine. */
-	private static final int UNAVAILABLE = 3;
+	static final int UNAVAILABLE = 3;
 
 	private static final String SCRIPT = "secure-zookeeper.sh";
 
@@ -379,6 +380,22 @@ final class SecureZooKeeperServer implements BeforeAllCallback, BeforeEachCallba
 	}
 
 	private static int runScript(Path script, Path log, Duration timeout, String... arguments) throws IOException {
+		return runScript(script, log, timeout, Map.of(), arguments);
+	}
+
+	/**
+	 * Run the script and wait for it.
+	 * @param script the script, see {@link #findScript()}
+	 * @param log the file its output is appended to
+	 * @param timeout the longest wait: then it and its descendants are killed
+	 * @param environment variables added to its environment
+	 * @param arguments its arguments
+	 * @return its exit code
+	 * @throws IOException if it cannot be started
+	 * @throws IllegalStateException if it took longer than the timeout
+	 */
+	static int runScript(Path script, Path log, Duration timeout, Map<String, String> environment,
+			String... arguments) throws IOException {
 		Files.createDirectories(log.getParent());
 		List<String> command = new ArrayList<>();
 		command.add(script.toString());
@@ -390,6 +407,7 @@ final class SecureZooKeeperServer implements BeforeAllCallback, BeforeEachCallba
 		if (Files.isExecutable(javaHome.resolve("bin").resolve("keytool"))) {
 			builder.environment().put("JAVA_HOME", javaHome.toString());
 		}
+		builder.environment().putAll(environment);
 		Process process = builder.start();
 		try {
 			if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
@@ -411,7 +429,12 @@ final class SecureZooKeeperServer implements BeforeAllCallback, BeforeEachCallba
 		return directory.resolveSibling(directory.getFileName() + "-script.log");
 	}
 
-	private static Path findScript() {
+	/**
+	 * {@code scripts/secure-zookeeper.sh} in the working directory or a directory above it.
+	 * @return its path
+	 * @throws IllegalStateException if there is none
+	 */
+	static Path findScript() {
 		for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
 			Path script = dir.resolve("scripts").resolve(SCRIPT);
 			if (Files.isRegularFile(script)) {
@@ -422,7 +445,12 @@ final class SecureZooKeeperServer implements BeforeAllCallback, BeforeEachCallba
 				"No scripts/" + SCRIPT + " in " + Path.of("").toAbsolutePath() + " or a directory above it");
 	}
 
-	private static int freePort() throws IOException {
+	/**
+	 * A port of the loopback address that is free now.
+	 * @return the port
+	 * @throws IOException if no socket can be bound
+	 */
+	static int freePort() throws IOException {
 		try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
 			return socket.getLocalPort();
 		}
