@@ -33,16 +33,17 @@
 # --tls runs any mode over TLS with mutual authentication, on a ZooKeeper server that
 # scripts/secure-zookeeper.sh starts under zk-lock-sample-app/target/demo/zookeeper-tls on a free
 # port (Debian's zookeeper 3.8, installed when missing: that needs root and apt-get; run as its
-# system user zklock-zk): TLS only, a client certificate required (ssl.clientAuth=need), test
-# certificates of its own (generated at the first start, kept there for later demos). The
-# instances connect with zk.lock.ssl.bundle=zk, a Spring Boot SSL bundle of the client
-# certificate CN=zk-lock-app and the test CA, and zk.lock.fail-fast=true; the server makes the
-# certificate their sessions' identity (x509) and the library creates the lock znodes for that
-# identity alone. After the runs, a TLS line says what the demo observed of the server with a
-# ZooKeeper client of its own (io.github.zklock.sample.demo.TlsAudit): the protocol and cipher suite
-# a client with the certificate negotiated, what it and a client without one got for ruok, the
-# ACL of the root path /locks, and how many znodes below it have another ACL. Where the server
-# cannot be installed or run, the demo fails saying so. Not with --zookeeper.
+# system user zklock-zk): TLS only, a client certificate required (ssl.clientAuth=need), the
+# build's test certificates (target/test-tls, which the build's TLS tests generate; the script
+# generates them there when they are missing). The instances connect with zk.lock.ssl.bundle=zk,
+# a Spring Boot SSL bundle of the client certificate CN=zk-lock-app and the test CA, and
+# zk.lock.fail-fast=true; the server makes the certificate their sessions' identity (x509) and the
+# library creates the lock znodes for that identity alone. After the runs, a TLS line says what
+# the demo observed of the server with a ZooKeeper client of its own
+# (io.github.zklock.sample.demo.TlsAudit): the protocol and cipher suite a client with the
+# certificate negotiated, what it and a client without one got for ruok, the ACL of the root path
+# /locks, and how many znodes below it have another ACL. Where the server cannot be installed or
+# run, the demo fails saying so. Not with --zookeeper.
 #
 # Usage: ./demo.sh [--instances N] [--requests N] [--concurrency N] [--stock N] [--think-time MS]
 #                  [--skip-no-handoff] [--chaos [--pause MS]] [--database h2|postgres] [--aot]
@@ -56,10 +57,10 @@
 # none to the client without; non-zero otherwise.
 # The HANDOFF line is a measurement, not a check. Every process it starts (the PostgreSQL server
 # and the TLS ZooKeeper server included) is stopped on exit, also on failure and on Ctrl-C. It
-# writes only to target/ directories: the build's, and zk-lock-sample-app/target/demo for the
-# database, the ZooKeeper data, the TLS material and the logs (--database postgres may also install
-# Debian's postgresql package and create its system user, zklock-pg; --tls Debian's zookeeper
-# package and its system user, zklock-zk).
+# writes only to target/ directories: the build's (under --tls target/test-tls, the TLS material),
+# and zk-lock-sample-app/target/demo for the database, the ZooKeeper data and the logs (--database
+# postgres may also install Debian's postgresql package and create its system user, zklock-pg;
+# --tls Debian's zookeeper package and its system user, zklock-zk).
 set -euo pipefail
 
 instances=3
@@ -257,7 +258,9 @@ start_secure_zookeeper() {
 	zk_connect=127.0.0.1:$zk_port
 	echo "Starting ZooKeeper with TLS on $zk_connect, client certificates required (scripts/secure-zookeeper.sh; installs Debian's zookeeper when missing)"
 	tls_dir=$work/zookeeper-tls
-	"$root/scripts/secure-zookeeper.sh" start "$tls_dir" "$zk_port" --client-auth need >>"$log" 2>&1 &
+	tls_files=$root/target/test-tls
+	"$root/scripts/secure-zookeeper.sh" start "$tls_dir" "$zk_port" --client-auth need --tls-dir "$tls_files" \
+		>>"$log" 2>&1 &
 	tls_start_pid=$!
 	wait "$tls_start_pid" || status=$?
 	tls_start_pid=
@@ -266,7 +269,6 @@ start_secure_zookeeper() {
 		fail "--tls: a ZooKeeper server with TLS cannot be installed or run here: $(tail -n 1 "$log") (without --tls the demo needs nothing installed)"
 	fi
 	((status == 0)) || { tail -n 5 "$log" >&2; fail "the ZooKeeper server with TLS did not start (exit $status, log: ${log#"$root"/})"; }
-	tls_files=$tls_dir/tls
 	# The instances' SSL bundle zk: the client certificate CN=zk-lock-app and the test CA (PKCS12,
 	# the script's password). zk.lock.ssl.bundle turns TLS on.
 	tls_args=(--zk.lock.ssl.bundle=zk --zk.lock.fail-fast=true
@@ -388,11 +390,8 @@ if [[ -f $work/zookeeper-tls/zookeeper.pid ]]; then
 	"$root/scripts/secure-zookeeper.sh" stop "$work/zookeeper-tls" >/dev/null 2>&1 ||
 		echo "demo.sh: could not stop the ZooKeeper server of an earlier demo in ${work#"$root"/}/zookeeper-tls" >&2
 fi
-# Everything of an earlier demo goes but the TLS material of --tls: secure-zookeeper.sh generates
-# it once per directory, some twenty keytool runs (close to a minute on a busy machine).
-for entry in "$work"/* "$work"/zookeeper-tls/*; do
-	[[ $entry == "$work/zookeeper-tls" || $entry == "$work/zookeeper-tls/tls" ]] || rm -rf "$entry"
-done
+# Everything of an earlier demo goes (the TLS material of --tls is the build's, in target/test-tls).
+rm -rf "$work"
 mkdir -p "$work/tmp"
 started_at=$SECONDS
 

@@ -5,12 +5,14 @@
 # JVM-wide zookeeper.ssl.* system properties that the client under test reads too.
 #
 #   scripts/secure-zookeeper.sh start <dir> <secure-port> [--plain-port N] [--client-auth need|want|none]
+#                                     [--tls-dir DIR]
 #   scripts/secure-zookeeper.sh stop  <dir>
 #
 # start installs the zookeeper package when its jar is missing (apt-get, non-interactive), creates
-# the system user zklock-zk, generates the TLS material in <dir>/tls (once: later starts keep it),
-# writes <dir>/zoo.cfg, <dir>/jaas.conf and <dir>/log4j.properties, and runs the server as zklock-zk
-# in the background on 127.0.0.1 only: TLS on <secure-port>, plain on the --plain-port if given.
+# the system user zklock-zk, generates the TLS material in the TLS directory unless a complete set
+# is there (see below), writes <dir>/zoo.cfg, <dir>/jaas.conf and <dir>/log4j.properties, and runs
+# the server as zklock-zk in the background on 127.0.0.1 only: TLS on <secure-port>, plain on the
+# --plain-port if given.
 # Its pid file is <dir>/zookeeper.pid, its log <dir>/zookeeper.log (the JVM's own output in
 # <dir>/zookeeper.out), its data <dir>/data (empty at each start). start returns once the server
 # answers the four-letter word ruok over TLS (and on the plain port); a server still running in
@@ -26,7 +28,19 @@
 # users app / app-secret and intruder / intruder-secret: a client that authenticates with SASL
 # DIGEST-MD5 as app has the id sasl:app.
 #
-# TLS material in <dir>/tls: PKCS12, store and key password "changeit", RSA 2048, signed with
+# The TLS directory is --tls-dir, by default target/test-tls below the repository (the directory
+# above this script's): one set of material for every server of a build, the tests' of every test
+# JVM and the demo's, which `./mvnw clean` at the repository's root removes. A start uses the set
+# there when it is complete: its file `complete`, written last, names the recipe (a digest of the
+# functions below that generate it), and the CA's and the client's certificates are valid for a
+# day more. Otherwise it generates the set again, from an empty directory, so that a generation
+# that was interrupted is not used half-done. The check and the generation hold an exclusive lock
+# (flock on the file <TLS directory>.lock, waited for up to TLS_LOCK_TIMEOUT seconds), so that
+# servers started at once (two test JVMs, the tests and the demo) generate one set between them.
+# Each keytool command is logged in <TLS directory>/keytool.log: a line "keytool <arguments>",
+# then its output.
+#
+# TLS material: PKCS12, store and key password "changeit", RSA 2048, signed with
 # SHA256withRSA, valid 3650 days from generation unless said otherwise. Key entries have the
 # alias "server" or "client", CA certificates in trust stores the alias "ca".
 #   ca.p12                  the test CA, CN=zk-lock test CA (its key: it signs the rest)
@@ -39,7 +53,8 @@
 #   client-key.pem          its private key, PEM, unencrypted PKCS#8 (BEGIN PRIVATE KEY)
 #   other-client.p12        CN=zk-lock-intruder, signed by the CA: trusted, another identity
 #   expired-client.p12      CN=zk-lock-app, signed by the CA, valid for one day from two days
-#                           before its generation: expired
+#                           before its generation: expired from the start, however long the set
+#                           is kept
 #   foreign-ca.p12          a second CA the server does not trust, CN=zk-lock foreign CA
 #   foreign-client.p12      CN=zk-lock-app, signed by the foreign CA
 #   foreign-truststore.p12  the foreign CA's certificate alone
@@ -61,15 +76,17 @@
 # bad_certificate.
 #
 # Exit codes: 0 done; 3 the server cannot be installed or run here (not root, no apt-get, the
-# package cannot be installed, no keytool, <dir> out of zklock-zk's reach), with one line on stderr
-# saying why; any other code a failure. Every wait is bounded (START_TIMEOUT, STOP_TIMEOUT seconds;
-# apt waits up to APT_LOCK_TIMEOUT for another apt run to finish). The server's java and keytool
-# are those of JAVA_HOME when it is set, else those on the PATH.
+# package cannot be installed, no keytool, <dir> or the TLS directory out of zklock-zk's reach),
+# with one line on stderr saying why; any other code a failure. Every wait is bounded
+# (START_TIMEOUT, STOP_TIMEOUT, TLS_LOCK_TIMEOUT seconds; apt waits up to APT_LOCK_TIMEOUT for
+# another apt run to finish). The server's java and keytool are those of JAVA_HOME when it is set,
+# else those on the PATH.
 set -euo pipefail
 
 readonly START_TIMEOUT="${START_TIMEOUT:-60}"
 readonly STOP_TIMEOUT="${STOP_TIMEOUT:-30}"
 readonly APT_LOCK_TIMEOUT="${APT_LOCK_TIMEOUT:-300}"
+readonly TLS_LOCK_TIMEOUT="${TLS_LOCK_TIMEOUT:-300}"
 readonly PROGRAM="${0##*/}"
 readonly OWNER=zklock-zk
 readonly PASSWORD=changeit
@@ -87,7 +104,7 @@ readonly CIPHER_SUITES=TLS_AES_256_GCM_SHA384,TLS_AES_128_GCM_SHA256,TLS_CHACHA2
 readonly EXTRA_JARS=/usr/share/java/slf4j-log4j12.jar:/usr/share/java/log4j-1.2.jar:/usr/share/java/netty-codec.jar:/usr/share/java/netty-resolver.jar:/usr/share/java/netty-transport-native-unix-common.jar
 
 usage() {
-	echo "usage: $PROGRAM start <dir> <secure-port> [--plain-port N] [--client-auth need|want|none] | stop <dir>" >&2
+	echo "usage: $PROGRAM start <dir> <secure-port> [--plain-port N] [--client-auth need|want|none] [--tls-dir DIR] | stop <dir>" >&2
 	exit 2
 }
 
@@ -181,6 +198,7 @@ first_error() {
 # --- TLS material ------------------------------------------------------------------------------
 
 kt() {
+	echo "keytool ${*//"$tls/"/}" >>"$tls/keytool.log"
 	"$keytool" "$@" >>"$tls/keytool.log" 2>&1 || fail "keytool $1 failed: $(tail -n 1 "$tls/keytool.log")"
 }
 
@@ -216,8 +234,34 @@ new_keystore() {
 	rm -f "$tls/$name.csr" "$tls/$name.chain.pem"
 }
 
+# The functions that generate the set, as bash prints them: their digest is the recipe that the
+# file complete names.
+readonly TLS_FUNCTIONS=(kt new_ca new_truststore new_keystore generate_tls_files)
+
+tls_recipe() {
+	{ declare -f "${TLS_FUNCTIONS[@]}"; declare -p PASSWORD VALIDITY_DAYS OWNER; } | sha256sum | cut -d ' ' -f 1
+}
+
+# Whether the TLS directory holds a complete set of this recipe whose certificates are valid for a
+# day more (they were generated together: the CA's and the client's stand for all of them).
+tls_complete() {
+	[[ -f "$tls/complete" && "$(cat "$tls/complete")" == "$(tls_recipe)" ]] || return 1
+	openssl x509 -noout -checkend 86400 -in "$tls/ca.pem" >/dev/null 2>&1 \
+		&& openssl x509 -noout -checkend 86400 -in "$tls/client.pem" >/dev/null 2>&1
+}
+
+# Generates the set unless a complete one is there, under the lock; the lock's file descriptor
+# closes with the block, before the server is launched (which would hold it otherwise).
 generate_tls() {
-	[[ -f "$tls/complete" ]] && return 0
+	mkdir -p "${tls%/*}"
+	{
+		flock --wait "$TLS_LOCK_TIMEOUT" 9 \
+			|| fail "another start has been generating the TLS material in $tls for more than $TLS_LOCK_TIMEOUT s"
+		tls_complete || generate_tls_files
+	} 9>"$tls.lock"
+}
+
+generate_tls_files() {
 	rm -rf "$tls"
 	mkdir -p "$tls"
 	local client_ext=(-ext ku:c=digitalSignature,keyEncipherment -ext eku=clientAuth)
@@ -240,7 +284,7 @@ generate_tls() {
 	chown -R "root:$OWNER" "$tls"
 	chmod 750 "$tls"
 	chmod 640 "$tls"/*
-	touch "$tls/complete"
+	tls_recipe >"$tls/complete"
 }
 
 # --- server ------------------------------------------------------------------------------------
@@ -322,11 +366,15 @@ do_start() {
 			[[ -r "$jar" ]] || unavailable "$jar is missing (it comes with libzookeeper-java's dependencies)"
 	done
 	command -v openssl >/dev/null || install_package openssl
+	command -v flock >/dev/null || install_package util-linux
 	[[ -x "$java" ]] || unavailable "no java at $java"
 	[[ -x "$keytool" ]] || unavailable "no keytool at $keytool"
 	ensure_user
 	runuser -u "$OWNER" -- test -x "$dir" \
 		|| unavailable "the system user $OWNER cannot enter $dir (a directory above it is closed to others)"
+	mkdir -p "${tls%/*}"
+	runuser -u "$OWNER" -- test -x "${tls%/*}" \
+		|| unavailable "the system user $OWNER cannot enter ${tls%/*} (a directory above it is closed to others)"
 	do_stop
 	generate_tls
 	write_configuration
@@ -378,6 +426,7 @@ command="$1"
 dir_argument="$2"
 plain_port=
 client_auth=want
+tls_argument=
 case "$command" in
 	start)
 		(($# >= 3)) || usage
@@ -398,6 +447,11 @@ case "$command" in
 					client_auth="$2"
 					shift 2
 					;;
+				--tls-dir)
+					(($# >= 2)) && [[ -n "$2" ]] || usage
+					tls_argument="$2"
+					shift 2
+					;;
 				*)
 					usage
 					;;
@@ -415,7 +469,7 @@ esac
 ((EUID == 0)) || unavailable "must run as root: it installs packages and runs the server as a system user of its own"
 mkdir -p "$dir_argument"
 dir="$(cd "$dir_argument" && pwd)"
-tls="$dir/tls"
+tls="$(realpath -m "${tls_argument:-$(dirname "${BASH_SOURCE[0]}")/../target/test-tls}")"
 java="${JAVA_HOME:+$JAVA_HOME/bin/}java"
 keytool="${JAVA_HOME:+$JAVA_HOME/bin/}keytool"
 if [[ -z "${JAVA_HOME:-}" ]]; then

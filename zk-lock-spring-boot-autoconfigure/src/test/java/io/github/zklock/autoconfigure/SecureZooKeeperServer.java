@@ -41,11 +41,14 @@ import org.junit.jupiter.api.extension.ExtensionContext.Namespace;
  * configuration is fixed, so the tests that share it only share the znode tree, which is empty at
  * each start. Tests use paths of their own and do not stop the server.
  *
- * <p>The TLS material is generated in {@code tls/} below the server's directory, once per
- * directory (see the script's header; about twenty keytool runs): the test CA, {@link #trustStore()}, the server's key store, the
- * client key stores (one per case: {@link #clientKeyStore()}, {@link #otherClientKeyStore()},
- * {@link #expiredClientKeyStore()}, {@link #foreignClientKeyStore()}), the foreign CA's
- * {@link #foreignTrustStore()} and the PEM files. Every store is PKCS12 with the password
+ * <p>The TLS material is one set for every server of the build, in {@link #tlsDirectory()}
+ * ({@code target/test-tls} at the repository's root): the script generates it at the first start
+ * that finds no complete set there (some twenty keytool runs), under a lock that servers starting
+ * at once in two test JVMs share, and every later start uses it (see the script's header): the
+ * test CA, {@link #trustStore()}, the server's key store, the client key stores (one per case:
+ * {@link #clientKeyStore()}, {@link #otherClientKeyStore()}, {@link #expiredClientKeyStore()},
+ * {@link #foreignClientKeyStore()}), the foreign CA's {@link #foreignTrustStore()} and the PEM
+ * files. Every store is PKCS12 with the password
  * {@value #STORE_PASSWORD}. The server knows the SASL (DIGEST-MD5) users {@value #SASL_USER} and
  * {@value #OTHER_SASL_USER}.
  *
@@ -176,8 +179,8 @@ final class SecureZooKeeperServer implements BeforeAllCallback, BeforeEachCallba
 	}
 
 	/**
-	 * The server's directory: its {@code zoo.cfg}, {@code jaas.conf}, {@code zookeeper.log},
-	 * {@code data/} and {@code tls/}.
+	 * The server's directory: its {@code zoo.cfg}, {@code jaas.conf}, {@code zookeeper.log} and
+	 * {@code data/} (its TLS material is in {@link #tlsDirectory()}).
 	 * @return an absolute path
 	 */
 	Path directory() {
@@ -194,7 +197,7 @@ final class SecureZooKeeperServer implements BeforeAllCallback, BeforeEachCallba
 
 	/**
 	 * The test CA's certificate alone, the trust store of the server and of the clients.
-	 * @return {@code tls/truststore.p12}
+	 * @return {@code test-tls/truststore.p12}
 	 */
 	Path trustStore() {
 		return tls("truststore.p12");
@@ -202,7 +205,7 @@ final class SecureZooKeeperServer implements BeforeAllCallback, BeforeEachCallba
 
 	/**
 	 * The test CA's key store, its key and certificate (alias {@code ca}).
-	 * @return {@code tls/ca.p12}
+	 * @return {@code test-tls/ca.p12}
 	 */
 	Path caKeyStore() {
 		return tls("ca.p12");
@@ -210,7 +213,7 @@ final class SecureZooKeeperServer implements BeforeAllCallback, BeforeEachCallba
 
 	/**
 	 * The test CA's certificate, PEM.
-	 * @return {@code tls/ca.pem}
+	 * @return {@code test-tls/ca.pem}
 	 */
 	Path caCertificatePem() {
 		return tls("ca.pem");
@@ -218,7 +221,7 @@ final class SecureZooKeeperServer implements BeforeAllCallback, BeforeEachCallba
 
 	/**
 	 * The server's key store: {@code CN=localhost}, SAN {@code localhost} and {@code 127.0.0.1}.
-	 * @return {@code tls/server.p12} (alias {@code server})
+	 * @return {@code test-tls/server.p12} (alias {@code server})
 	 */
 	Path serverKeyStore() {
 		return tls("server.p12");
@@ -226,7 +229,7 @@ final class SecureZooKeeperServer implements BeforeAllCallback, BeforeEachCallba
 
 	/**
 	 * The application's key store, {@link #CLIENT_ID}, signed by the test CA.
-	 * @return {@code tls/client.p12} (alias {@code client})
+	 * @return {@code test-tls/client.p12} (alias {@code client})
 	 */
 	Path clientKeyStore() {
 		return tls("client.p12");
@@ -234,7 +237,7 @@ final class SecureZooKeeperServer implements BeforeAllCallback, BeforeEachCallba
 
 	/**
 	 * {@link #clientKeyStore()}'s certificate, PEM.
-	 * @return {@code tls/client.pem}
+	 * @return {@code test-tls/client.pem}
 	 */
 	Path clientCertificatePem() {
 		return tls("client.pem");
@@ -242,7 +245,7 @@ final class SecureZooKeeperServer implements BeforeAllCallback, BeforeEachCallba
 
 	/**
 	 * {@link #clientKeyStore()}'s private key, PEM, unencrypted PKCS#8.
-	 * @return {@code tls/client-key.pem}
+	 * @return {@code test-tls/client-key.pem}
 	 */
 	Path clientPrivateKeyPem() {
 		return tls("client-key.pem");
@@ -250,7 +253,7 @@ final class SecureZooKeeperServer implements BeforeAllCallback, BeforeEachCallba
 
 	/**
 	 * Another identity's key store, {@link #OTHER_CLIENT_ID}, signed by the test CA.
-	 * @return {@code tls/other-client.p12} (alias {@code client})
+	 * @return {@code test-tls/other-client.p12} (alias {@code client})
 	 */
 	Path otherClientKeyStore() {
 		return tls("other-client.p12");
@@ -258,7 +261,7 @@ final class SecureZooKeeperServer implements BeforeAllCallback, BeforeEachCallba
 
 	/**
 	 * A key store whose certificate, {@link #CLIENT_ID} signed by the test CA, has expired.
-	 * @return {@code tls/expired-client.p12} (alias {@code client})
+	 * @return {@code test-tls/expired-client.p12} (alias {@code client})
 	 */
 	Path expiredClientKeyStore() {
 		return tls("expired-client.p12");
@@ -266,7 +269,7 @@ final class SecureZooKeeperServer implements BeforeAllCallback, BeforeEachCallba
 
 	/**
 	 * The foreign CA's key store, a CA that the server does not trust.
-	 * @return {@code tls/foreign-ca.p12}
+	 * @return {@code test-tls/foreign-ca.p12}
 	 */
 	Path foreignCaKeyStore() {
 		return tls("foreign-ca.p12");
@@ -274,7 +277,7 @@ final class SecureZooKeeperServer implements BeforeAllCallback, BeforeEachCallba
 
 	/**
 	 * The foreign CA's certificate, PEM.
-	 * @return {@code tls/foreign-ca.pem}
+	 * @return {@code test-tls/foreign-ca.pem}
 	 */
 	Path foreignCaCertificatePem() {
 		return tls("foreign-ca.pem");
@@ -282,7 +285,7 @@ final class SecureZooKeeperServer implements BeforeAllCallback, BeforeEachCallba
 
 	/**
 	 * A key store whose certificate, {@link #CLIENT_ID}, the foreign CA signed.
-	 * @return {@code tls/foreign-client.p12} (alias {@code client})
+	 * @return {@code test-tls/foreign-client.p12} (alias {@code client})
 	 */
 	Path foreignClientKeyStore() {
 		return tls("foreign-client.p12");
@@ -290,7 +293,7 @@ final class SecureZooKeeperServer implements BeforeAllCallback, BeforeEachCallba
 
 	/**
 	 * The foreign CA's certificate alone: a client trusting it does not trust the server.
-	 * @return {@code tls/foreign-truststore.p12}
+	 * @return {@code test-tls/foreign-truststore.p12}
 	 */
 	Path foreignTrustStore() {
 		return tls("foreign-truststore.p12");
@@ -342,7 +345,7 @@ final class SecureZooKeeperServer implements BeforeAllCallback, BeforeEachCallba
 	}
 
 	private Path tls(String file) {
-		return directory().resolve("tls").resolve(file);
+		return started().tls.resolve(file);
 	}
 
 	private Started started() {
@@ -362,9 +365,10 @@ final class SecureZooKeeperServer implements BeforeAllCallback, BeforeEachCallba
 				plainPort = freePort();
 			}
 			Path log = scriptLog(directory);
+			Path tls = tlsDirectory();
 			int exitCode = runScript(script, log, START_TIMEOUT, "start", directory.toString(),
 					Integer.toString(securePort), "--plain-port", Integer.toString(plainPort), "--client-auth",
-					this.clientAuth.value);
+					this.clientAuth.value, "--tls-dir", tls.toString());
 			if (exitCode == UNAVAILABLE) {
 				return "secure ZooKeeper server not available: " + lastLine(log);
 			}
@@ -372,7 +376,7 @@ final class SecureZooKeeperServer implements BeforeAllCallback, BeforeEachCallba
 				throw new IllegalStateException("The secure ZooKeeper server did not start (exit code " + exitCode
 						+ "): " + lastLine(log) + " (see " + log + ")");
 			}
-			return new Started(script, directory, securePort, plainPort);
+			return new Started(script, directory, tls, securePort, plainPort);
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
@@ -430,6 +434,17 @@ final class SecureZooKeeperServer implements BeforeAllCallback, BeforeEachCallba
 	}
 
 	/**
+	 * Where the script keeps the TLS material of every server of the build: {@code target/test-tls}
+	 * in the directory above {@code scripts/} (the repository's root, whose {@code ./mvnw clean}
+	 * removes it), the directory the demo's server uses too.
+	 * @return an absolute path
+	 * @throws IllegalStateException if there is no script, see {@link #findScript()}
+	 */
+	static Path tlsDirectory() {
+		return findScript().getParent().getParent().resolve("target").resolve("test-tls");
+	}
+
+	/**
 	 * {@code scripts/secure-zookeeper.sh} in the working directory or a directory above it.
 	 * @return its path
 	 * @throws IllegalStateException if there is none
@@ -484,13 +499,16 @@ final class SecureZooKeeperServer implements BeforeAllCallback, BeforeEachCallba
 
 		private final Path directory;
 
+		private final Path tls;
+
 		private final int securePort;
 
 		private final int plainPort;
 
-		Started(Path script, Path directory, int securePort, int plainPort) {
+		Started(Path script, Path directory, Path tls, int securePort, int plainPort) {
 			this.script = script;
 			this.directory = directory;
+			this.tls = tls;
 			this.securePort = securePort;
 			this.plainPort = plainPort;
 		}
