@@ -37,8 +37,9 @@
 # that was interrupted is not used half-done. The check and the generation hold an exclusive lock
 # (flock on the file <TLS directory>.lock, waited for up to TLS_LOCK_TIMEOUT seconds), so that
 # servers started at once (two test JVMs, the tests and the demo) generate one set between them.
-# Each keytool command is logged in <TLS directory>/keytool.log: a line "keytool <arguments>",
-# then its output.
+# Its keytool commands run in one JVM (scripts/KeytoolBatch.java, from its source) when the java
+# is a JDK's (a javac beside it), else as one keytool run each; each is logged in
+# <TLS directory>/keytool.log: a line "keytool <arguments>", then its output.
 #
 # TLS material: PKCS12, store and key password "changeit", RSA 2048, signed with
 # SHA256withRSA, valid 3650 days from generation unless said otherwise. Key entries have the
@@ -197,9 +198,33 @@ first_error() {
 
 # --- TLS material ------------------------------------------------------------------------------
 
+# keytool's commands are queued in <TLS directory>/keytool.batch, each argument a line and an empty
+# line after each command, and run by run_keytool: all in one JVM (KeytoolBatch.java beside this
+# script) when java is a JDK's, whose source-file launcher compiles it; else one keytool each.
 kt() {
-	echo "keytool ${*//"$tls/"/}" >>"$tls/keytool.log"
-	"$keytool" "$@" >>"$tls/keytool.log" 2>&1 || fail "keytool $1 failed: $(tail -n 1 "$tls/keytool.log")"
+	printf '%s\n' "$@" "" >>"$tls/keytool.batch"
+}
+
+run_keytool() {
+	if [[ -x "$javac" ]]; then
+		"$java" -XX:+UseSerialGC --add-exports java.base/sun.security.tools.keytool=ALL-UNNAMED \
+			"$KEYTOOL_BATCH" "$tls/keytool.batch" >>"$tls/keytool.log" 2>&1 \
+			|| fail "keytool failed: $(tail -n 1 "$tls/keytool.log")"
+	else
+		local line
+		local -a command=()
+		while IFS= read -r line; do
+			if [[ -n "$line" ]]; then
+				command+=("$line")
+				continue
+			fi
+			echo "keytool ${command[*]}" >>"$tls/keytool.log"
+			"$keytool" "${command[@]}" >>"$tls/keytool.log" 2>&1 \
+				|| fail "keytool ${command[0]} failed: $(tail -n 1 "$tls/keytool.log")"
+			command=()
+		done <"$tls/keytool.batch"
+	fi
+	rm -f "$tls/keytool.batch"
 }
 
 # A CA in <name>.p12 (alias ca) and its certificate in <name>.pem.
@@ -218,8 +243,10 @@ new_truststore() {
 		-file "$tls/$ca.pem"
 }
 
-# A key store <name>.p12 with one key entry whose certificate the CA <ca> signs; the remaining
-# arguments go to keytool -gencert (validity, extensions). Its certificate alone in <name>.crt.
+# A key store <name>.p12 with one key entry whose certificate the CA <ca> signs, with the CA's
+# certificate as its chain (the CA's is in the key store while the signed one is installed, so
+# that keytool finds the chain there, and removed after); the remaining arguments go to keytool
+# -gencert (validity, extensions). Its certificate alone in <name>.crt.
 new_keystore() {
 	local name="$1" alias="$2" ca="$3" dname="$4"
 	shift 4
@@ -228,15 +255,15 @@ new_keystore() {
 	kt -certreq -keystore "$tls/$name.p12" -storepass "$PASSWORD" -alias "$alias" -file "$tls/$name.csr"
 	kt -gencert -keystore "$tls/$ca.p12" -storepass "$PASSWORD" -alias ca -sigalg SHA256withRSA -rfc \
 		-infile "$tls/$name.csr" -outfile "$tls/$name.crt" "$@"
-	cat "$tls/$name.crt" "$tls/$ca.pem" >"$tls/$name.chain.pem"
+	kt -importcert -noprompt -keystore "$tls/$name.p12" -storepass "$PASSWORD" -alias ca -file "$tls/$ca.pem"
 	kt -importcert -noprompt -keystore "$tls/$name.p12" -storepass "$PASSWORD" -alias "$alias" \
-		-file "$tls/$name.chain.pem"
-	rm -f "$tls/$name.csr" "$tls/$name.chain.pem"
+		-file "$tls/$name.crt"
+	kt -delete -keystore "$tls/$name.p12" -storepass "$PASSWORD" -alias ca
 }
 
-# The functions that generate the set, as bash prints them: their digest is the recipe that the
-# file complete names.
-readonly TLS_FUNCTIONS=(kt new_ca new_truststore new_keystore generate_tls_files)
+# The functions that generate the set, as bash prints them, and the constants they use: their
+# digest is the recipe that the file complete names.
+readonly TLS_FUNCTIONS=(new_ca new_truststore new_keystore generate_tls_files)
 
 tls_recipe() {
 	{ declare -f "${TLS_FUNCTIONS[@]}"; declare -p PASSWORD VALIDITY_DAYS OWNER; } | sha256sum | cut -d ' ' -f 1
@@ -275,8 +302,9 @@ generate_tls_files() {
 	new_ca foreign-ca "CN=zk-lock foreign CA"
 	new_truststore foreign-truststore foreign-ca
 	new_keystore foreign-client client foreign-ca "CN=zk-lock-app" -validity "$VALIDITY_DAYS" "${client_ext[@]}"
+	run_keytool
 	mv "$tls/client.crt" "$tls/client.pem"
-	rm -f "$tls"/*.crt
+	rm -f "$tls"/*.crt "$tls"/*.csr
 	openssl pkcs12 -in "$tls/client.p12" -passin "pass:$PASSWORD" -nocerts -nodes 2>>"$tls/keytool.log" \
 		| openssl pkey -out "$tls/client-key.pem" 2>>"$tls/keytool.log" \
 		|| fail "cannot export the client's key to PEM: $(tail -n 1 "$tls/keytool.log")"
@@ -470,10 +498,13 @@ esac
 mkdir -p "$dir_argument"
 dir="$(cd "$dir_argument" && pwd)"
 tls="$(realpath -m "${tls_argument:-$(dirname "${BASH_SOURCE[0]}")/../target/test-tls}")"
+KEYTOOL_BATCH="$(realpath "$(dirname "${BASH_SOURCE[0]}")/KeytoolBatch.java")"
 java="${JAVA_HOME:+$JAVA_HOME/bin/}java"
 keytool="${JAVA_HOME:+$JAVA_HOME/bin/}keytool"
 if [[ -z "${JAVA_HOME:-}" ]]; then
 	java="$(command -v java || echo java)"
 	keytool="$(command -v keytool || echo keytool)"
 fi
+# A JDK's javac beside its java: then KeytoolBatch.java can run from its source.
+javac="$(dirname "$(readlink -f "$java")")/javac"
 "do_$command"

@@ -43,12 +43,12 @@ import org.junit.jupiter.api.extension.ExtensionContext.Namespace;
  *
  * <p>The TLS material is one set for every server of the build, in {@link #tlsDirectory()}
  * ({@code target/test-tls} at the repository's root): the script generates it at the first start
- * that finds no complete set there (some twenty keytool runs), under a lock that servers starting
- * at once in two test JVMs share, and every later start uses it (see the script's header): the
- * test CA, {@link #trustStore()}, the server's key store, the client key stores (one per case:
- * {@link #clientKeyStore()}, {@link #otherClientKeyStore()}, {@link #expiredClientKeyStore()},
- * {@link #foreignClientKeyStore()}), the foreign CA's {@link #foreignTrustStore()} and the PEM
- * files. Every store is PKCS12 with the password
+ * that finds no complete set there (36 keytool commands, in one JVM), under a lock that servers
+ * starting at once in two test JVMs share, and every later start uses it (see the script's
+ * header): the test CA, {@link #trustStore()}, the server's key store, the client key stores (one
+ * per case: {@link #clientKeyStore()}, {@link #otherClientKeyStore()},
+ * {@link #expiredClientKeyStore()}, {@link #foreignClientKeyStore()}), the foreign CA's
+ * {@link #foreignTrustStore()} and the PEM files. Every store is PKCS12 with the password
  * {@value #STORE_PASSWORD}. The server knows the SASL (DIGEST-MD5) users {@value #SASL_USER} and
  * {@value #OTHER_SASL_USER}.
  *
