@@ -32,14 +32,15 @@
 # above this script's): one set of material for every server of a build, the tests' of every test
 # JVM and the demo's, which `./mvnw clean` at the repository's root removes. A start uses the set
 # there when it is complete: its file `complete`, written last, names the recipe (a digest of the
-# functions below that generate it), and the CA's and the client's certificates are valid for a
-# day more. Otherwise it generates the set again, from an empty directory, so that a generation
-# that was interrupted is not used half-done. The check and the generation hold an exclusive lock
-# (flock on the file <TLS directory>.lock, waited for up to TLS_LOCK_TIMEOUT seconds), so that
-# servers started at once (two test JVMs, the tests and the demo) generate one set between them.
-# Its keytool commands run in one JVM (scripts/KeytoolBatch.java, from its source) when the java
-# is a JDK's (a javac beside it), else as one keytool run each; each is logged in
-# <TLS directory>/keytool.log: a line "keytool <arguments>", then its output.
+# functions below that generate it), and the CA's certificate is valid for a day more (the others
+# but the expired one are valid as long and signed after it: they expire after it). Otherwise it
+# generates the set again, from an empty directory, so that a generation that was interrupted is
+# not used half-done. The check and the generation hold an exclusive lock (flock on the file
+# <TLS directory>.lock, waited for up to TLS_LOCK_TIMEOUT seconds), so that servers started at
+# once (two test JVMs, the tests and the demo) generate one set between them. Its keytool commands
+# run in one JVM (scripts/KeytoolBatch.java, from its source) when the java is a JDK's (a javac
+# beside it), else as one keytool run each; each is logged in <TLS directory>/keytool.log: a line
+# "keytool <arguments>", then its output.
 #
 # TLS material: PKCS12, store and key password "changeit", RSA 2048, signed with
 # SHA256withRSA, valid 3650 days from generation unless said otherwise. Key entries have the
@@ -270,11 +271,10 @@ tls_recipe() {
 }
 
 # Whether the TLS directory holds a complete set of this recipe whose certificates are valid for a
-# day more (they were generated together: the CA's and the client's stand for all of them).
+# day more: the CA's is, and the others expire after it.
 tls_complete() {
-	[[ -f "$tls/complete" && "$(cat "$tls/complete")" == "$(tls_recipe)" ]] || return 1
-	openssl x509 -noout -checkend 86400 -in "$tls/ca.pem" >/dev/null 2>&1 \
-		&& openssl x509 -noout -checkend 86400 -in "$tls/client.pem" >/dev/null 2>&1
+	[[ -f "$tls/complete" && "$(cat "$tls/complete")" == "$(tls_recipe)" ]] \
+		&& openssl x509 -noout -checkend 86400 -in "$tls/ca.pem" >/dev/null 2>&1
 }
 
 # Generates the set unless a complete one is there, under the lock; the lock's file descriptor
