@@ -43,6 +43,12 @@ class LocalQueueInterleavingTests {
 	/** Schedules explored per test. */
 	private static final int SCHEDULES = Integer.getInteger("zklock.interleavings", 200);
 
+	/**
+	 * Whether each schedule prints a line as it starts: {@code scripts/interleaving-reverts.sh}
+	 * counts them to tell at which schedule a defect was found.
+	 */
+	private static final boolean TRACE_SCHEDULES = Boolean.getBoolean("zklock.interleavings.trace");
+
 	/** The library's loggers, quiet while the model checker runs: it would trace every log call. */
 	private static final Logger LIBRARY_LOGGER = (Logger) LoggerFactory.getLogger("io.github.zklock");
 
@@ -344,14 +350,24 @@ class LocalQueueInterleavingTests {
 	 */
 	private static void explore(LockMode mode, boolean expiredSessions, int schedules, Consumer<Run> scenario) {
 		Lincheck.runConcurrentTest(schedules, () -> {
-			Run run = new Run(new LocalQueueModel());
-			scenario.accept(run);
-			run.joinAll();
-			// Not stalled: the key is free for a one-attempt request.
-			run.model.hold(Optional.of(run.model.acquire(run.model.oneAttempt(mode)).orElseThrow()));
-			check(run.failures.isEmpty(), "threads failed: " + run.failures);
-			run.model.finish(expiredSessions);
+			if (TRACE_SCHEDULES) {
+				// Before the scenario starts its threads: no interleaving added. (A counter would not
+				// do: the model checker restores the state it saw before each schedule.)
+				System.err.println("SCHEDULE-STARTED");
+			}
+			runScenario(mode, expiredSessions, scenario);
 		});
+	}
+
+	/** One schedule: the scenario on a fresh model, then the checks every schedule ends with. */
+	private static void runScenario(LockMode mode, boolean expiredSessions, Consumer<Run> scenario) {
+		Run run = new Run(new LocalQueueModel());
+		scenario.accept(run);
+		run.joinAll();
+		// Not stalled: the key is free for a one-attempt request.
+		run.model.hold(Optional.of(run.model.acquire(run.model.oneAttempt(mode)).orElseThrow()));
+		check(run.failures.isEmpty(), "threads failed: " + run.failures);
+		run.model.finish(expiredSessions);
 	}
 
 	/** One schedule of a scenario: its model, its threads, what failed in them. */
