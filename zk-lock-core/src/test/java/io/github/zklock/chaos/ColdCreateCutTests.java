@@ -80,11 +80,19 @@ class ColdCreateCutTests {
 
 	private static final String ROOT = "/cold-cut";
 
-	/** Longer than any cut here and than {@link #NOT_STARVED}, so that only a delete frees the queue. */
-	private static final Duration SESSION_TIMEOUT = Duration.ofSeconds(10);
+	/**
+	 * Longer than any cut here and than {@link #NOT_STARVED}, so that only a delete frees the queue.
+	 * Not much longer: the cut that expires the session after the lock znode's create holds the
+	 * server's answers for half of it and 500 ms, which must still end before A's client gives up
+	 * hearing nothing (two thirds of it): 7 s leaves 0.67 s.
+	 */
+	private static final Duration SESSION_TIMEOUT = Duration.ofSeconds(7);
 
-	/** Longest raw Curator may wait for the lock, from the cut on. */
-	private static final Duration NOT_STARVED = Duration.ofSeconds(8);
+	/**
+	 * Longest raw Curator may wait for the lock, from the cut on (A reconnects, finds its create
+	 * again or makes it, runs and releases: 1.3 to 2.5 s measured; 5 s for a loaded machine).
+	 */
+	private static final Duration NOT_STARVED = Duration.ofSeconds(5);
 
 	private static final Duration BOUND = Duration.ofSeconds(30);
 
