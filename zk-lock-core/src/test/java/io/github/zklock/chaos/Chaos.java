@@ -20,9 +20,12 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.zookeeper.ClientCnxnSocketNIO;
 import org.apache.zookeeper.ClientCnxnSocketNetty;
+import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.Watcher.Event.EventType;
 import org.apache.zookeeper.Watcher.Event.KeeperState;
 import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.client.ConnectStringParser;
+import org.apache.zookeeper.client.StaticHostProvider;
 import org.apache.zookeeper.client.ZKClientConfig;
 
 import io.github.zklock.LockMode;
@@ -160,7 +163,7 @@ final class Chaos {
 		long deadline = System.nanoTime() + timeout.toNanos();
 		for (int attempt = 1;; attempt++) {
 			BlockingQueue<KeeperState> states = new LinkedBlockingQueue<>();
-			ZooKeeper probe = new ZooKeeper(connectString, sessionTimeoutMs, (event) -> {
+			ZooKeeper probe = probe(connectString, sessionTimeoutMs, (event) -> {
 				if (event.getType() == EventType.None) {
 					states.add(event.getState());
 				}
@@ -181,6 +184,26 @@ final class Chaos {
 				probe.close(5000);
 			}
 		}
+	}
+
+	/**
+	 * Open a second ZooKeeper handle on an existing session, to take it over (the server closes the
+	 * connection of the session's client for it) and close it. On the Netty client socket: a handle
+	 * on the default NIO socket returns from {@code close} only after its send thread has slept
+	 * 100 ms in {@code ClientCnxnSocketNIO.cleanup()} (200 ms once the session expired), which each
+	 * expiry of a chaos test paid twice; the socket of this handle is no part of what is tested.
+	 * @param connectString where to connect
+	 * @param sessionTimeoutMs the session's timeout
+	 * @param watcher told of the handle's events
+	 * @param sessionId the session's id
+	 * @param password the session's password
+	 */
+	static ZooKeeper probe(String connectString, int sessionTimeoutMs, Watcher watcher, long sessionId,
+			byte[] password) throws IOException {
+		ZKClientConfig config = new ZKClientConfig();
+		config.setProperty(ZKClientConfig.ZOOKEEPER_CLIENT_CNXN_SOCKET, ClientSocket.NETTY.className);
+		return new ZooKeeper(connectString, sessionTimeoutMs, watcher, sessionId, password, false,
+				new StaticHostProvider(new ConnectStringParser(connectString).getServerAddresses()), config);
 	}
 
 	/**
