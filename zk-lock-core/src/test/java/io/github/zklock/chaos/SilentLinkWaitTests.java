@@ -109,7 +109,9 @@ class SilentLinkWaitTests {
 		CountDownLatch held = new CountDownLatch(1);
 		CountDownLatch done = new CountDownLatch(1);
 		Thread holder = new Thread(() -> {
-			LockHandle handle = this.registry.tryAcquire(Kind.EXCLUSIVE.target(key)).orElseThrow();
+			// On a live link: waits as long as the machine needs (a cold key's round trips, the first
+			// requests of a test JVM), not the silent-link wait under test.
+			LockHandle handle = this.registry.tryAcquire(Kind.EXCLUSIVE.target(key, BOUND)).orElseThrow();
 			held.countDown();
 			try {
 				done.await(BOUND.toSeconds(), TimeUnit.SECONDS);
@@ -138,7 +140,7 @@ class SilentLinkWaitTests {
 		Duration wait = Duration.ofSeconds(2);
 		CuratorFramework otherClient = zooKeeper.newClient();
 		try (CuratorLockRegistry other = new CuratorLockRegistry(otherClient, ROOT, 10)) {
-			LockHandle held = other.tryAcquire(Kind.EXCLUSIVE.target(key)).orElseThrow();
+			LockHandle held = other.tryAcquire(Kind.EXCLUSIVE.target(key, BOUND)).orElseThrow();
 			long start = System.nanoTime();
 			CompletableFuture<Optional<RegistryGrant>> attempt = CompletableFuture.supplyAsync(
 					() -> this.registry.tryAcquire(new LockTarget(key, LockMode.EXCLUSIVE, true, 0, wait)));
@@ -164,10 +166,7 @@ class SilentLinkWaitTests {
 		CuratorFramework observer = zooKeeper.newClient();
 		// What was sent during the freeze reached the server after it and is deleted on its answer.
 		await().atMost(BOUND).until(() -> ZooKeeperExtension.ephemeralZnodes(observer, ROOT).isEmpty());
-		LockTarget again = kind.target(key);
-		this.registry.tryAcquire(new LockTarget(again.key(), again.mode(), again.reentrant(), again.permits(), BOUND))
-			.orElseThrow()
-			.release();
+		this.registry.tryAcquire(kind.target(key, BOUND)).orElseThrow().release();
 		assertThat(new CuratorLockAdmin(this.registry).heldLockCount()).isZero();
 		assertThat(new CuratorLockAdmin(this.registry).describeWaitingLocks()).isEmpty();
 	}
@@ -191,7 +190,11 @@ class SilentLinkWaitTests {
 		}
 
 		LockTarget target(String key) {
-			return new LockTarget(key, this.mode, this.reentrant, this.permits, WAIT);
+			return target(key, WAIT);
+		}
+
+		LockTarget target(String key, Duration waitTime) {
+			return new LockTarget(key, this.mode, this.reentrant, this.permits, waitTime);
 		}
 
 	}
