@@ -24,9 +24,9 @@ import io.github.zklock.spi.LockTarget;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static io.github.zklock.curator.Admins.admin;
+import static io.github.zklock.curator.Polling.await;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
-import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
@@ -177,8 +177,10 @@ class ZooKeeperUnavailableTests {
 		// A registry whose client never connected yet has seen no state. (One made right after its
 		// client connected may still be told CONNECTED: Curator reports it on a thread of its own.)
 		this.server.stop();
+		// Curator reports LOST once its client was suspended for the session timeout: 2 s (was 4 s),
+		// twice the server's least (its 1 s tick), so that a live link never times out here.
 		CuratorFramework late = this.zooKeeper.newStartedClient((builder) -> builder.connectionTimeoutMs(1000)
-			.sessionTimeoutMs(4000)
+			.sessionTimeoutMs(2000)
 			.retryPolicy(new RetryOneTime(100)));
 		CuratorLockRegistry lateRegistry = new CuratorLockRegistry(late, "/locks", 10);
 		CuratorLockRegistry sameClient = new CuratorLockRegistry(late, "/locks", 10);
