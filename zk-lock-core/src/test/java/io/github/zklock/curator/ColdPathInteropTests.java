@@ -46,8 +46,8 @@ import io.github.zklock.LockState;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.test.ZooKeeperExtension;
 
+import static io.github.zklock.curator.Polling.await;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 /**
  * zk-lock and raw Curator recipes on cold lock keys: keys never used before, whose lock path and
@@ -288,10 +288,17 @@ class ColdPathInteropTests {
 		LockHandle held = zkLock.acquire(LockRequest.of(keys));
 		assertThat(held.isHeld()).isTrue();
 		List<RawLock> raws = new ArrayList<>();
+		List<CompletableFuture<Boolean>> attempts = new ArrayList<>();
 		for (String key : keys) {
 			RawLock raw = raw(new InterProcessMutex(zooKeeper.newClient(), this.root + key), "raw" + key);
-			assertThat(raw.acquire(SHORT)).as("raw Curator on %s while the multi-lock holds", key).isFalse();
+			// The keys' attempts at once, each on its own client and thread: one SHORT for the three.
+			attempts.add(raw.acquireLater(SHORT));
 			raws.add(raw);
+		}
+		for (int i = 0; i < keys.size(); i++) {
+			assertThat(attempts.get(i).get(BOUND.toSeconds(), TimeUnit.SECONDS))
+				.as("raw Curator on %s while the multi-lock holds", keys.get(i))
+				.isFalse();
 		}
 		zkLock.release(held);
 		for (RawLock raw : raws) {
