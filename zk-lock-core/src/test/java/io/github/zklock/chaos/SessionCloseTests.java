@@ -25,8 +25,8 @@ import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static io.github.zklock.curator.Admins.admin;
+import static io.github.zklock.curator.Polling.await;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 /**
  * The server closes the session of a holder while another client waits for the lock (a second

@@ -25,8 +25,8 @@ import io.github.zklock.LockTemplate;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static io.github.zklock.curator.Admins.admin;
+import static io.github.zklock.curator.Polling.await;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 /**
  * A storm of short grants on one key, on a real ZooKeeper: six threads of one application take it
