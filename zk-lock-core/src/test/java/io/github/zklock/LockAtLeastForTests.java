@@ -1,6 +1,7 @@
 package io.github.zklock;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.github.zklock.curator.ClosedTogether;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.test.ZooKeeperExtension;
 
@@ -50,6 +52,9 @@ class LockAtLeastForTests {
 	/** How early a timed event may be seen: Curator and ZooKeeper time by the wall clock. */
 	private static final Duration CLOCK_GRANULARITY = Duration.ofMillis(20);
 
+	/** The clients this test made, closed together once what uses them is closed. */
+	private final List<CuratorFramework> clients = new ArrayList<>();
+
 	private CuratorFramework observer;
 
 	private CuratorLockRegistry registry;
@@ -64,10 +69,10 @@ class LockAtLeastForTests {
 
 	@BeforeEach
 	void connect(TestInfo testInfo) throws Exception {
-		this.observer = zooKeeper.newClient();
-		this.registry = new CuratorLockRegistry(zooKeeper.newClient(), ROOT, 100);
+		this.observer = newClient();
+		this.registry = new CuratorLockRegistry(newClient(), ROOT, 100);
 		this.template = new LockTemplate(this.registry, Duration.ofSeconds(10));
-		this.otherRegistry = new CuratorLockRegistry(zooKeeper.newClient(), ROOT, 100);
+		this.otherRegistry = new CuratorLockRegistry(newClient(), ROOT, 100);
 		this.other = new LockTemplate(this.otherRegistry, Duration.ofSeconds(10));
 		this.key = "/" + testInfo.getTestMethod().orElseThrow().getName();
 	}
@@ -76,6 +81,13 @@ class LockAtLeastForTests {
 	void close() {
 		this.registry.close();
 		this.otherRegistry.close();
+		ClosedTogether.close(this.clients);
+	}
+
+	private CuratorFramework newClient() throws InterruptedException {
+		CuratorFramework client = zooKeeper.newClient();
+		this.clients.add(client);
+		return client;
 	}
 
 	private LockRequest kept(String key) {
@@ -207,7 +219,7 @@ class LockAtLeastForTests {
 
 	@Test
 	void grantLostWithItsSessionIsNotReleasedLaterWithAnError() throws Exception {
-		CuratorFramework client = zooKeeper.newClient();
+		CuratorFramework client = newClient();
 		CuratorLockRegistry registry = new CuratorLockRegistry(client, ROOT, 100);
 		try {
 			// Longer than the expiry takes to be noticed (about 1.5 s here: the client's next
@@ -232,7 +244,7 @@ class LockAtLeastForTests {
 
 	@Test
 	void lossWhileKeptDoesNotInterruptTheThreadThatAcquiredTheGrant() throws Exception {
-		CuratorFramework client = zooKeeper.newClient();
+		CuratorFramework client = newClient();
 		CuratorLockRegistry registry = new CuratorLockRegistry(client, ROOT, 100);
 		registry.setInterruptOnLost(true);
 		LockTemplate template = new LockTemplate(registry, Duration.ZERO);

@@ -86,6 +86,9 @@ class ColdPathInteropTests {
 
 	private final List<AutoCloseable> closeables = new ArrayList<>();
 
+	/** The clients this test made, closed together once what uses them is closed. */
+	private final List<CuratorFramework> clients = new ArrayList<>();
+
 	private CuratorFramework observer;
 
 	private String root;
@@ -96,9 +99,9 @@ class ColdPathInteropTests {
 
 	@BeforeEach
 	void connect() throws Exception {
-		this.observer = zooKeeper.newClient();
+		this.observer = newClient();
 		this.root = "/cold-interop-" + roots.incrementAndGet();
-		this.registry = new CuratorLockRegistry(zooKeeper.newClient(), this.root, 100);
+		this.registry = new CuratorLockRegistry(newClient(), this.root, 100);
 		this.closeables.add(this.registry);
 		this.template = new LockTemplate(this.registry, BOUND);
 		assertThat(this.observer.checkExists().forPath(this.root)).as("the root before the test").isNull();
@@ -109,6 +112,13 @@ class ColdPathInteropTests {
 		for (int i = this.closeables.size() - 1; i >= 0; i--) {
 			this.closeables.get(i).close();
 		}
+		ClosedTogether.close(this.clients);
+	}
+
+	private CuratorFramework newClient() throws InterruptedException {
+		CuratorFramework client = zooKeeper.newClient();
+		this.clients.add(client);
+		return client;
 	}
 
 	static List<Arguments> kindsAndApis() {
@@ -137,7 +147,7 @@ class ColdPathInteropTests {
 			assertThat(filler.acquire(BOUND)).as("the kind's other permits are free").isTrue();
 			fillers.add(filler);
 		}
-		RawLock contender = raw(kind.conflicting(zooKeeper.newClient(), lockPath), "raw-contender");
+		RawLock contender = raw(kind.conflicting(newClient(), lockPath), "raw-contender");
 		assertThat(contender.acquire(SHORT)).as("raw Curator while zk-lock holds").isFalse();
 		int before = ephemeralZnodes().size();
 		CompletableFuture<Boolean> waiting = contender.acquireLater(BOUND);
@@ -162,7 +172,7 @@ class ColdPathInteropTests {
 		String lockPath = this.root + key;
 		List<RawLock> holders = new ArrayList<>();
 		for (int i = 0; i < kind.capacity; i++) {
-			RawLock holder = raw(kind.conflicting(zooKeeper.newClient(), lockPath), "raw-holder-" + i);
+			RawLock holder = raw(kind.conflicting(newClient(), lockPath), "raw-holder-" + i);
 			assertThat(holder.acquire(BOUND)).isTrue();
 			holders.add(holder);
 		}
@@ -195,9 +205,9 @@ class ColdPathInteropTests {
 	@Timeout(value = 3, unit = TimeUnit.MINUTES)
 	void zkLockAndRawCuratorRacingForNeverSeenKeysExcludeEachOther(Kind kind, Api api) throws Exception {
 		int rounds = 15;
-		CuratorLockRegistry otherRegistry = new CuratorLockRegistry(zooKeeper.newClient(), this.root, 100);
+		CuratorLockRegistry otherRegistry = new CuratorLockRegistry(newClient(), this.root, 100);
 		this.closeables.add(otherRegistry);
-		CuratorFramework rawClient = zooKeeper.newClient();
+		CuratorFramework rawClient = newClient();
 		Occupancy occupancy = new Occupancy(kind.capacity);
 		List<Racer> racers = new ArrayList<>();
 		racers.add(zkRacer(zkLock(this.template, api), kind, occupancy));
@@ -263,7 +273,7 @@ class ColdPathInteropTests {
 	void coldPathGetsTheZnodesOfCuratorsRecipe(Kind kind) throws Exception {
 		LockHandle held = this.template.acquire(kind.request("/zk/x/y"));
 		LockThread rawThread = thread("raw");
-		InterProcessLock raw = kind.recipe(zooKeeper.newClient(), this.root + "/raw/x/y");
+		InterProcessLock raw = kind.recipe(newClient(), this.root + "/raw/x/y");
 		assertThat(rawThread.call(() -> raw.acquire(BOUND.toMillis(), TimeUnit.MILLISECONDS))).isTrue();
 
 		Map<String, String> zkLockTree = tree(this.root + "/zk");
@@ -290,7 +300,7 @@ class ColdPathInteropTests {
 		List<RawLock> raws = new ArrayList<>();
 		List<CompletableFuture<Boolean>> attempts = new ArrayList<>();
 		for (String key : keys) {
-			RawLock raw = raw(new InterProcessMutex(zooKeeper.newClient(), this.root + key), "raw" + key);
+			RawLock raw = raw(new InterProcessMutex(newClient(), this.root + key), "raw" + key);
 			// The keys' attempts at once, each on its own client and thread: one SHORT for the three.
 			attempts.add(raw.acquireLater(SHORT));
 			raws.add(raw);

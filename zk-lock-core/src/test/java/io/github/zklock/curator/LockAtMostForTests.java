@@ -61,6 +61,8 @@ class LockAtMostForTests {
 
 	private CuratorFramework holderClient;
 
+	private CuratorFramework otherClient;
+
 	private CuratorLockRegistry holder;
 
 	private LockTemplate holderLocks;
@@ -77,7 +79,8 @@ class LockAtMostForTests {
 		this.holder = new CuratorLockRegistry(this.holderClient, "/locks", 100);
 		this.holder.addLockStateListener(this.holderEvents::add);
 		this.holderLocks = new LockTemplate(this.holder, BOUND);
-		this.other = new CuratorLockRegistry(zooKeeper.newClient(), "/locks", 100);
+		this.otherClient = zooKeeper.newClient();
+		this.other = new CuratorLockRegistry(this.otherClient, "/locks", 100);
 		this.otherLocks = new LockTemplate(this.other, BOUND);
 		this.key = "/ceiling/" + testInfo.getTestMethod().orElseThrow().getName()
 				+ testInfo.getDisplayName().replaceAll("[^A-Za-z0-9]", "");
@@ -87,6 +90,7 @@ class LockAtMostForTests {
 	void stop() {
 		this.holder.close();
 		this.other.close();
+		ClosedTogether.close(this.holderClient, this.otherClient);
 	}
 
 	@ParameterizedTest(name = "{0}, async={1}, handoff={2}")
