@@ -46,6 +46,7 @@ import io.github.zklock.LockHandle;
 import io.github.zklock.LockRequest;
 import io.github.zklock.LockResult;
 import io.github.zklock.LockTemplate;
+import io.github.zklock.curator.ClosedTogether;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.curator.LockThread;
 import io.github.zklock.test.TcpProxy;
@@ -105,6 +106,9 @@ class ColdCreateCutTests {
 
 	private final List<AutoCloseable> closeables = new ArrayList<>();
 
+	/** The clients this case made, A's among them, closed together once what uses them is closed. */
+	private final List<CuratorFramework> clients = new ArrayList<>();
+
 	private final ExecutorService actions = Executors.newCachedThreadPool();
 
 	private TcpProxy proxy;
@@ -126,9 +130,10 @@ class ColdCreateCutTests {
 			.sessionTimeoutMs((int) SESSION_TIMEOUT.toMillis())
 			.connectionTimeoutMs(5_000)
 			.retryPolicy(new ExponentialBackoffRetry(100, 10, 1_000)));
+		this.clients.add(this.clientA);
 		this.registryA = new CuratorLockRegistry(this.clientA, ROOT, 16);
 		this.templateA = new LockTemplate(this.registryA, BOUND);
-		this.observer = zooKeeper.newClient();
+		this.observer = newClient();
 	}
 
 	@AfterEach
@@ -138,10 +143,10 @@ class ColdCreateCutTests {
 			Chaos.closeQuietly(this.closeables.get(i));
 		}
 		Chaos.closeQuietly(this.registryA);
-		// A's client before its proxy (the extension would close it after): through a closed proxy
-		// its session's close cannot reach the server, and the client retries until it gives up
-		// (about 1.5 s a case).
-		Chaos.closeQuietly(this.clientA);
+		// The clients at once (each close waits 100 ms in the NIO socket's cleanup), and A's before
+		// its proxy (the extension would close it after): through a closed proxy its session's close
+		// cannot reach the server, and the client retries until it gives up (about 1.5 s a case).
+		ClosedTogether.close(this.clients);
 		Chaos.closeQuietly(this.proxy);
 		this.actions.shutdownNow();
 	}
@@ -232,7 +237,7 @@ class ColdCreateCutTests {
 		Duration rawBound = NOT_STARVED.plus(held);
 		LockThread rawThread = new LockThread("raw-curator");
 		this.closeables.add(rawThread);
-		CuratorFramework rawClient = zooKeeper.newClient();
+		CuratorFramework rawClient = newClient();
 		InterProcessLock raw = kind.raw(rawClient, lockPath);
 		CompletableFuture<Boolean> rawDone = rawThread.submit(() -> {
 			if (!raw.acquire(rawBound.toMillis(), TimeUnit.MILLISECONDS)) {
@@ -328,11 +333,17 @@ class ColdCreateCutTests {
 	}
 
 	private boolean takenByAnotherApplication(LockRequest request) throws Exception {
-		CuratorLockRegistry other = new CuratorLockRegistry(zooKeeper.newClient(), ROOT, 16);
+		CuratorLockRegistry other = new CuratorLockRegistry(newClient(), ROOT, 16);
 		this.closeables.add(other);
 		LockResult<Boolean> result = new LockTemplate(other, BOUND).execute(request.withWaitTime(Duration.ofSeconds(10)),
 				LockHandle::isHeld);
 		return result.wasExecuted() && Boolean.TRUE.equals(result.result());
+	}
+
+	private CuratorFramework newClient() throws InterruptedException {
+		CuratorFramework client = zooKeeper.newClient();
+		this.clients.add(client);
+		return client;
 	}
 
 	private static boolean clearedWithin(Duration bound, Callable<Boolean> condition) {

@@ -46,6 +46,7 @@ import io.github.zklock.LockMode;
 import io.github.zklock.LockState;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.chaos.Chaos.ClientSocket;
+import io.github.zklock.curator.ClosedTogether;
 import io.github.zklock.curator.CuratorLockAdmin;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.curator.HeldLock;
@@ -179,6 +180,8 @@ class Curator604ExpiredSessionZnodeTests {
 	/** Reads znodes, in a session of its own. */
 	private CuratorFramework observer;
 
+	private CuratorFramework contenderClient;
+
 	/** The other application, connected directly: it holds the keys the application under test waits for. */
 	private @Nullable CuratorLockRegistry contender;
 
@@ -198,9 +201,10 @@ class Curator604ExpiredSessionZnodeTests {
 		this.checks.shutdownNow();
 		Chaos.closeQuietly(this.registry);
 		Chaos.closeQuietly(this.contender);
-		// The client before its proxy: through a closed proxy its session's close cannot reach the
+		// The clients at once (each close waits 100 ms in the NIO socket's cleanup), and the client
+		// under test before its proxy: through a closed proxy its session's close cannot reach the
 		// server, and the client retries until it gives up (about 1.5 s).
-		Chaos.closeQuietly(this.client);
+		ClosedTogether.close(this.client, this.observer, this.contenderClient);
 		Chaos.closeQuietly(this.proxy);
 	}
 
@@ -412,9 +416,8 @@ class Curator604ExpiredSessionZnodeTests {
 		this.template = new LockTemplate(this.registry, WAIT);
 		this.admin = new CuratorLockAdmin(this.registry);
 		this.observer = zooKeeper.newClient();
-		CuratorFramework contenderClient = zooKeeper
-			.newClient(Chaos.clientSettings(Duration.ofSeconds(10), ClientSocket.NIO));
-		this.contender = new CuratorLockRegistry(contenderClient, ROOT, 64);
+		this.contenderClient = zooKeeper.newClient(Chaos.clientSettings(Duration.ofSeconds(10), ClientSocket.NIO));
+		this.contender = new CuratorLockRegistry(this.contenderClient, ROOT, 64);
 	}
 
 	/**

@@ -21,6 +21,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import io.github.zklock.chaos.Chaos.ClientSocket;
+import io.github.zklock.curator.ClosedTogether;
 import io.github.zklock.curator.CuratorLeadership;
 import io.github.zklock.curator.RecordingLeadershipListener;
 import io.github.zklock.test.TcpProxy;
@@ -67,8 +68,8 @@ class Curator696LeadershipPartitionTests {
 
 	private final List<CuratorLeadership> leaderships = new ArrayList<>();
 
-	/** The clients connected through {@link #proxy}. */
-	private final List<CuratorFramework> proxied = new ArrayList<>();
+	/** The clients this test made, closed together once what uses them is closed. */
+	private final List<CuratorFramework> clients = new ArrayList<>();
 
 	private TcpProxy proxy;
 
@@ -90,16 +91,17 @@ class Curator696LeadershipPartitionTests {
 	@BeforeEach
 	void start() throws Exception {
 		this.proxy = TcpProxy.start(this.zooKeeper.getPort());
-		this.observer = this.zooKeeper.newClient();
+		this.observer = tracked(this.zooKeeper.newClient());
 	}
 
 	@AfterEach
 	void stop() {
 		// The extension closes the clients and the server after this.
 		this.leaderships.forEach(CuratorLeadership::close);
-		// The clients through the proxy before it: through a closed proxy a session's close cannot
-		// reach the server, and the client retries until it gives up (about 1.5 s).
-		this.proxied.forEach(Chaos::closeQuietly);
+		// The clients at once (each close waits 100 ms in the NIO socket's cleanup), and before the
+		// proxy: through a closed proxy a session's close cannot reach the server, and the client
+		// retries until it gives up (about 1.5 s).
+		ClosedTogether.close(this.clients);
 		Chaos.closeQuietly(this.proxy);
 	}
 
@@ -107,7 +109,7 @@ class Curator696LeadershipPartitionTests {
 	@EnumSource(Policy.class)
 	@Timeout(value = 1, unit = TimeUnit.MINUTES)
 	void frozenLeaderIsToldBeforeAnotherParticipantLeads(Policy policy) throws Exception {
-		CuratorFramework oldClient = proxied(this.zooKeeper
+		CuratorFramework oldClient = tracked(this.zooKeeper
 			.newClient(throughProxy(SESSION_TIMEOUT).andThen((builder) -> builder.connectionStateErrorPolicy(policy.policy))));
 		CuratorLeadership old = leadership(oldClient, "old");
 		RecordingLeadershipListener oldEvents = RecordingLeadershipListener.recording(old);
@@ -115,7 +117,7 @@ class Curator696LeadershipPartitionTests {
 		List<RecordingLeadershipListener> othersEvents = new ArrayList<>();
 		List<CuratorLeadership> others = new ArrayList<>();
 		for (String id : List.of("other-1", "other-2")) {
-			CuratorLeadership other = leadership(this.zooKeeper.newClient(direct()), id);
+			CuratorLeadership other = leadership(tracked(this.zooKeeper.newClient(direct())), id);
 			othersEvents.add(RecordingLeadershipListener.recording(other));
 			other.join(GROUP);
 			others.add(other);
@@ -173,12 +175,12 @@ class Curator696LeadershipPartitionTests {
 	@Timeout(value = 1, unit = TimeUnit.MINUTES)
 	void leaderBackWithinTheSessionLeadsAgainAfterOneRevocation(Policy policy) throws Exception {
 		Duration sessionTimeout = SESSION_TIMEOUT.multipliedBy(2);
-		CuratorFramework leaderClient = proxied(this.zooKeeper
+		CuratorFramework leaderClient = tracked(this.zooKeeper
 			.newClient(throughProxy(sessionTimeout).andThen((builder) -> builder.connectionStateErrorPolicy(policy.policy))));
 		CuratorLeadership leader = leadership(leaderClient, "leader");
 		RecordingLeadershipListener leaderEvents = RecordingLeadershipListener.recording(leader);
 		assertThat(leader.awaitLeadership(GROUP, LONG)).isTrue();
-		CuratorLeadership other = leadership(this.zooKeeper.newClient(direct()), "other");
+		CuratorLeadership other = leadership(tracked(this.zooKeeper.newClient(direct())), "other");
 		RecordingLeadershipListener otherEvents = RecordingLeadershipListener.recording(other);
 		other.join(GROUP);
 		List<String> znodes = awaitZnodes(2);
@@ -201,8 +203,8 @@ class Curator696LeadershipPartitionTests {
 			.andThen((builder) -> builder.connectString(this.proxy.connectString()));
 	}
 
-	private CuratorFramework proxied(CuratorFramework client) {
-		this.proxied.add(client);
+	private CuratorFramework tracked(CuratorFramework client) {
+		this.clients.add(client);
 		return client;
 	}
 
