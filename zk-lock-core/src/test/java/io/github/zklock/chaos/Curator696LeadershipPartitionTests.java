@@ -55,10 +55,11 @@ class Curator696LeadershipPartitionTests {
 	/**
 	 * The old leader's session timeout. The margin it leaves by design between the old leader told
 	 * (its client gives up after two thirds of it, and the NIO socket's 100 ms) and another one
-	 * granted (the server expires the session after all of it) is a third of it less 100 ms: 0.57 s
-	 * at 2 s (at 3 s, 0.9 s by design and 0.92 to 1.18 s measured).
+	 * granted (the server expires the session after all of it) is a third of it less 100 ms: 0.9 s
+	 * (0.92 to 1.18 s measured). Not shorter: under stress-ng the first freeze of a JVM was told
+	 * 0.3 s late in ConnectionCutTests.
 	 */
-	private static final Duration SESSION_TIMEOUT = Duration.ofSeconds(2);
+	private static final Duration SESSION_TIMEOUT = Duration.ofSeconds(3);
 
 	private static final Duration LONG = Duration.ofSeconds(20);
 
