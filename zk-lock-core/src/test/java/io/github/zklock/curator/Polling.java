@@ -14,8 +14,12 @@ import org.awaitility.core.ConditionFactory;
  */
 public final class Polling {
 
-	/** How often a condition is evaluated again. */
-	public static final Duration INTERVAL = Duration.ofMillis(10);
+	/**
+	 * How often a condition is evaluated again. Many conditions read ZooKeeper (a tree of znodes,
+	 * a queue), from the test's JVM, which runs the server too: every 20 ms keeps those reads from
+	 * crowding a loaded machine's two cores, for 10 ms on average once a condition holds.
+	 */
+	public static final Duration INTERVAL = Duration.ofMillis(20);
 
 	private Polling() {
 	}
