@@ -26,6 +26,7 @@
 #                              request is named after its key)
 #   --scale-tenants N          tenants of the deep layout /tenant/<t>/order/<n> (default 100)
 #   --scale-floor-keys N       create+delete cycles of the floor per layout (default min(keys, 100000))
+#   --scale-warm-up-keys N     keys of each JVM's warm-up per layout and of its floor's (default 1000)
 #   --scale-cache-capacity N   zk.lock.cache-capacity of the applications (default 10000, the starter's)
 #   --scale-reap-interval-ms N znode.container.checkIntervalMs of the server (default 30000)
 #   --scale-reap-max-per-minute N
@@ -34,6 +35,8 @@
 #   --scale-reap-wait-seconds N
 #                              longest wait for the reaper after each layout (default 900)
 #   --scale-server-heap SIZE   heap of the scale scenario's server JVM (default 3g)
+#   --scale-client-compiler    the scale scenario's JVMs with the client compiler alone (-XX:TieredStopAtLevel=1):
+#                              they start in half the time and run slower (for tests of the scenario)
 #   --no-build                 use the classes built by an earlier run
 #   --call-trace               instead of the benchmarks: trace one synchronous @DistributedLock call
 #                              through zk-lock's methods with JFR method tracing (needs JDK 25:

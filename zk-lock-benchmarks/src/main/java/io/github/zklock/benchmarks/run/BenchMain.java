@@ -59,9 +59,9 @@ import io.github.zklock.benchmarks.ZooKeeperServers;
  * {@code --work-dir DIR}, {@code --scale} (instead of everything else: the scale scenario,
  * {@link ScaleScenario}, with {@code --scale-keys N}, {@code --scale-threads N} per JVM,
  * {@code --scale-api annotation|template|template-key}, {@code --scale-tenants N},
- * {@code --scale-floor-keys N}, {@code --scale-cache-capacity N},
+ * {@code --scale-floor-keys N}, {@code --scale-warm-up-keys N}, {@code --scale-cache-capacity N},
  * {@code --scale-reap-interval-ms N}, {@code --scale-reap-max-per-minute N},
- * {@code --scale-reap-wait-seconds N}, {@code --scale-server-heap SIZE}),
+ * {@code --scale-reap-wait-seconds N}, {@code --scale-server-heap SIZE}, {@code --scale-client-compiler}),
  * {@code --publish-results FILE} (where a complete run, one without
  * {@code --skip}, {@code --include}, {@code --connect-string} or {@code --prof}, also writes its
  * {@link ResultsFile}; every run writes {@code results.properties} in the work directory).
@@ -311,6 +311,9 @@ public final class BenchMain {
 
 		long scaleFloorKeys = -1;
 
+		/** Keys of each JVM's warm-up, per layout and for the floor's cycle. */
+		int scaleWarmUpKeys = 1_000;
+
 		/** The starter's default {@code zk.lock.cache-capacity}. */
 		int scaleCacheCapacity = 10_000;
 
@@ -321,6 +324,12 @@ public final class BenchMain {
 		int scaleReapWaitSeconds = 900;
 
 		String scaleServerHeap = "3g";
+
+		/**
+		 * Whether the scale scenario's JVMs run with the client compiler alone: they start in about
+		 * half the time and run slower, for tests of the scenario rather than measurements.
+		 */
+		boolean scaleClientCompiler;
 
 		static Settings parse(String[] args) {
 			Settings settings = new Settings();
@@ -352,6 +361,7 @@ public final class BenchMain {
 					case "--scale-api" -> settings.scaleApi = value(args, ++i, arg);
 					case "--scale-tenants" -> settings.scaleTenants = Integer.parseInt(value(args, ++i, arg));
 					case "--scale-floor-keys" -> settings.scaleFloorKeys = Long.parseLong(value(args, ++i, arg));
+					case "--scale-warm-up-keys" -> settings.scaleWarmUpKeys = Integer.parseInt(value(args, ++i, arg));
 					case "--scale-cache-capacity" -> settings.scaleCacheCapacity = Integer.parseInt(value(args, ++i, arg));
 					case "--scale-reap-interval-ms" -> settings.scaleReapIntervalMs = Integer.parseInt(value(args, ++i, arg));
 					case "--scale-reap-max-per-minute" ->
@@ -359,6 +369,7 @@ public final class BenchMain {
 					case "--scale-reap-wait-seconds" ->
 						settings.scaleReapWaitSeconds = Integer.parseInt(value(args, ++i, arg));
 					case "--scale-server-heap" -> settings.scaleServerHeap = value(args, ++i, arg);
+					case "--scale-client-compiler" -> settings.scaleClientCompiler = true;
 					default -> throw new IllegalArgumentException("Unknown option " + arg);
 				}
 			}
