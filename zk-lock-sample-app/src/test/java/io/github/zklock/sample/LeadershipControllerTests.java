@@ -17,9 +17,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Tests for {@link LeadershipController}, through the whole application on its embedded ZooKeeper:
  * alone in a group, the instance leads it, and leads it again after yielding (nobody else queues);
- * a group name ZooKeeper refuses answers 400.
+ * a group name ZooKeeper refuses answers 400. (The configuration of {@code StockControllerTests},
+ * so that the context is shared: the scheduled report's leader-only job leads a group of its own.)
  */
-@SpringBootTest(properties = { "sample.instance-id=leadership-tests", "sample.report.enabled=false" })
+@SpringBootTest(properties = { "zk.lock.default-wait-time=1s", "sample.instance-id=controller-tests" })
 @AutoConfigureEmbeddedZooKeeper
 @AutoConfigureMockMvc
 class LeadershipControllerTests {
