@@ -24,7 +24,13 @@ import io.github.zklock.LockStateListener;
  * <li>SUSPENDED: every held grant becomes in doubt;</li>
  * <li>RECONNECTED: grants made with the current ZooKeeper handle (so in the current session) hold
  * again, their ephemeral znodes survived; grants of an earlier session are lost;</li>
- * <li>LOST: every grant is lost for good.</li>
+ * <li>LOST: every grant of an earlier session is lost for good. Curator posts LOST only after it
+ * replaced the client's ZooKeeper handle (an expired session, a reset; its instance index moved
+ * first), and may post it late: its connection state thread forces RECONNECTED when it sees the
+ * new handle connected while the state is still LOST (CURATOR-525), and the framework's check of
+ * the handle's instance on that connection then posts LOST once more, after RECONNECTED. A grant
+ * made in the new session meanwhile is not lost by it: it stays held, its thread is not
+ * interrupted.</li>
  * </ul>
  * Each change is reported to the {@link LockStateListener}; on loss the acquiring thread of a
  * thread-bound grant can be interrupted. Curator's LOST timing is kept: by default it follows the session timeout after
@@ -102,7 +108,13 @@ final class HeldLocks implements ConnectionStateListener {
 		this.lastConnectionState = newState;
 		switch (newState) {
 			case SUSPENDED -> changeEach((handle) -> handle.suspend() ? LockState.IN_DOUBT : null);
-			case LOST -> this.handles.forEach(this::loseWithSession);
+			case LOST -> {
+				for (CuratorLockHandle handle : this.handles) {
+					if (handle.sessionInstance() != sessionInstance) {
+						loseWithSession(handle);
+					}
+				}
+			}
 			case RECONNECTED -> {
 				for (CuratorLockHandle handle : this.handles) {
 					if (handle.sessionInstance() != sessionInstance) {

@@ -172,6 +172,44 @@ class ZooKeeperUnavailableTests {
 		}
 	}
 
+	/**
+	 * Curator may report an expired session's LOST once more after the new session connected: its
+	 * connection state thread forces RECONNECTED when it finds the new handle connected while its
+	 * state is still LOST (CURATOR-525), and the framework's check of the handle's instance on that
+	 * connection ({@code CuratorFrameworkImpl.checkInstanceIndex}) then posts LOST, and RECONNECTED
+	 * again. A grant made in the new session before that late LOST is delivered is not lost by it:
+	 * it stays held, with no event, and its thread is not interrupted. The sessions are real; the late
+	 * LOST is delivered to the registry as Curator's connection state thread delivers it (that thread
+	 * being late is the race, which a test on a real server cannot order).
+	 */
+	@Test
+	void grantOfTheNewSessionStaysHeldWhenCuratorReportsTheExpiredSessionLostLate() {
+		// One thread from grant to release, as the grant is bound to it.
+		assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
+			LockHandle expired = this.registry.tryAcquire(exclusive("/late-lost", Duration.ZERO)).orElseThrow();
+			this.zooKeeper.expireSession(this.client);
+			await().atMost(Duration.ofSeconds(10)).until(() -> expired.state() == LockState.LOST);
+			expired.release();
+			awaitConnectionState(this.registry, ConnectionState.RECONNECTED);
+			this.registry.setInterruptOnLost(true);
+			List<LockStateEvent> events = new CopyOnWriteArrayList<>();
+			this.registry.addLockStateListener(events::add);
+			LockHandle current = this.registry.tryAcquire(exclusive("/late-lost", Duration.ofSeconds(10)))
+				.orElseThrow();
+			long token = current.fencingToken();
+
+			this.registry.held().stateChanged(this.client, ConnectionState.LOST);
+			this.registry.held().stateChanged(this.client, ConnectionState.RECONNECTED);
+
+			assertThat(Thread.interrupted()).as("holder interrupted").isFalse();
+			assertThat(current.state()).isEqualTo(LockState.HELD);
+			assertThat(current.fencingToken()).isEqualTo(token);
+			assertThat(events).isEmpty();
+			current.release();
+		});
+		assertThat(admin(this.registry).heldLockCount()).isZero();
+	}
+
 	@Test
 	void lastConnectionStateFollowsTheConnection() throws Exception {
 		// A registry whose client never connected yet has seen no state. (One made right after its
