@@ -2,6 +2,8 @@ package io.github.zklock.transaction;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -189,9 +191,26 @@ class LockCommitGuardTests {
 			}
 		}
 
-		private static void expireSession() throws Exception {
-			context.getBean(CuratorFramework.class).getZookeeperClient().getZooKeeper().getTestable()
-				.injectSessionExpiration();
+		/**
+		 * Expire the client's session on the server: the client learns it as it reconnects after its
+		 * connection dropped, as after a long pause. Not with ZooKeeper's client-side hook
+		 * ({@code injectSessionExpiration()}), which hands a connected client an Expired event, a
+		 * state a real expiry never produces: Curator's handling of it may then mark the client
+		 * disconnected after its new session connected, and the client stays "not connected" on a
+		 * live session. Run on another thread (the extension's expiry only reads its connect string
+		 * there) and joined, which the interrupt of interrupt-on-lost, when the lock is lost before the
+		 * expiry returns, neither cuts short nor clears.
+		 */
+		private static void expireSession() {
+			CuratorFramework client = context.getBean(CuratorFramework.class);
+			CompletableFuture.runAsync(() -> {
+				try {
+					zooKeeper.expireSession(client);
+				}
+				catch (Exception ex) {
+					throw new CompletionException(ex);
+				}
+			}).join();
 		}
 
 	}
