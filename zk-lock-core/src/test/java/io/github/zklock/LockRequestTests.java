@@ -20,7 +20,8 @@ import static org.assertj.core.api.Assertions.assertThatNullPointerException;
  * given, zero, positive and {@link LockRequest#WAIT_FOREVER} accepted, any other negative value
  * rejected naming the key), the defaults, the factories ({@code of(key)}, {@code of(keys)},
  * {@code permit(key, n)}) and the {@code with...} copies, the rules between mode, reentrancy and
- * permits, the target's checks, and a skipped run told from a {@code null} result. No ZooKeeper.
+ * permits, the target's checks, a skipped run told from a {@code null} result, and a result whose
+ * lock was lost after the work. No ZooKeeper.
  */
 class LockRequestTests {
 
@@ -186,6 +187,22 @@ class LockRequestTests {
 			.isNotEqualTo(LockResult.executed("y"));
 		assertThat(skipped).isSameAs(LockResult.skipped()).hasToString("LockResult[skipped]");
 		assertThat(LockResult.executed(42)).hasToString("LockResult[executed: 42]");
+	}
+
+	@Test
+	void resultOfWorkWhoseLockWasLostAfterItIsExecutedWithItsValue() {
+		LockResult<String> lostAfter = LockResult.executedThenLost("committed");
+		assertThat(lostAfter.wasExecuted()).isTrue();
+		assertThat(lostAfter.lockLostAfterWork()).isTrue();
+		assertThat(lostAfter.result()).isEqualTo("committed");
+		assertThat(lostAfter.orElse("other")).isEqualTo("committed");
+		assertThat(LockResult.executed("committed").lockLostAfterWork()).isFalse();
+		assertThat(LockResult.<String>skipped().lockLostAfterWork()).isFalse();
+		assertThat(lostAfter).isEqualTo(LockResult.executedThenLost("committed"))
+			.hasSameHashCodeAs(LockResult.executedThenLost("committed"))
+			.isNotEqualTo(LockResult.executed("committed"))
+			.hasToString("LockResult[executed: committed, lock lost after the work]");
+		assertThat(LockResult.executedThenLost(null).result()).isNull();
 	}
 
 	@Test
