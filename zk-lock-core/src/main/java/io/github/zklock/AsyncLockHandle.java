@@ -44,8 +44,9 @@ public interface AsyncLockHandle extends LockHandle {
 	 * thread. Otherwise it never completes; the loss is still reported by {@link #state()},
 	 * {@link #checkHeld()} and the registry's listeners.
 	 * {@link LockTemplate#executeAsync executeAsync} and the {@code @DistributedLock} support for
-	 * asynchronous methods cancel the work and fail its result with {@link LockLostException} when
-	 * it completes.
+	 * asynchronous methods cancel work that is still running and fail its result with
+	 * {@link LockLostException}; work that had completed keeps its result (see
+	 * {@link AsyncLockTemplate#execute}).
 	 * @return the stage, completed once at most
 	 */
 	CompletionStage<Void> whenLost();

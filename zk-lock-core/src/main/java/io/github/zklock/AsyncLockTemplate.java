@@ -50,14 +50,21 @@ public interface AsyncLockTemplate {
 	 * <li>Cancelling the returned future after the grant cancels the action's stage when that is a
 	 * {@link CompletableFuture} and releases the grant when the stage completes (a cancelled
 	 * future is done at once: the release follows in the background).</li>
-	 * <li>Lost: when the registry signals the loss ({@link AsyncLockHandle#whenLost()}), the
-	 * action's stage is cancelled and the future completes exceptionally with
-	 * {@link LockLostException} once the grant is released.</li>
+	 * <li>Lost: what came first, the stage's completion or the registry's signal of the loss
+	 * ({@link AsyncLockHandle#whenLost()}), is decided once, atomically (a stage the action returns
+	 * already completed has completed first). A loss signalled while the stage runs cancels it, and
+	 * the future completes exceptionally with {@link LockLostException} once the grant is released:
+	 * the work did not complete under the lock (the message says whether the stage was cancelled or
+	 * did not stop and ended afterwards). A loss signalled after the stage completed, while the
+	 * release is on its way, does not undo the work: the future completes with
+	 * {@link LockResult#executedThenLost} of the stage's value ({@link LockResult#lockLostAfterWork()}),
+	 * or exceptionally with the stage's own exception.</li>
 	 * </ul>
 	 * @param <T> the result type
 	 * @param request what to lock
 	 * @param action the work to run under the lock; must not return {@code null}
-	 * @return the outcome, completed after the release
+	 * @return the outcome, completed after the release; exceptionally with
+	 * {@link LockLostException} only when the work did not complete before the loss
 	 * @throws InvalidLockPathException if a key is not legal (thrown at once, nothing requested)
 	 */
 	<T> CompletableFuture<LockResult<T>> execute(LockRequest request,

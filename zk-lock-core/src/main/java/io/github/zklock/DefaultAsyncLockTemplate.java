@@ -5,7 +5,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 
 import org.apache.commons.logging.Log;
@@ -149,47 +148,11 @@ final class DefaultAsyncLockTemplate implements AsyncLockTemplate {
 			closeScope.run();
 			LockContext.pop(grant);
 		}
-		CompletionStage<T> work = stage;
-		AtomicBoolean lost = new AtomicBoolean();
-		result.whenComplete((value, ex) -> {
-			if (result.isCancelled()) {
-				cancel(work);
-			}
-		});
-		grant.whenLost().thenRun(() -> {
-			lost.set(true);
-			cancel(work);
-		});
-		work.whenComplete((value, ex) -> grant.releaseAsync().whenComplete((released, releaseFailure) -> {
-			if (releaseFailure != null) {
-				logger.warn("Failed to release " + grant.mode() + " lock '" + grant.path() + "'",
-						unwrap(releaseFailure));
-			}
-			if (lost.get()) {
-				result.completeExceptionally(new LockLostException(grant.path(), grant.mode(),
-						"the lock was lost while the asynchronous work held it; the work was cancelled"));
-			}
-			else if (ex != null) {
-				result.completeExceptionally(unwrap(ex));
-			}
-			else {
-				result.complete(LockResult.executed(value));
-			}
-		}));
+		AsyncWork.follow(grant, stage, result);
 	}
 
 	private static Throwable unwrap(Throwable ex) {
 		return (ex instanceof CompletionException && ex.getCause() != null) ? ex.getCause() : ex;
-	}
-
-	/** Cancel work under a lost grant; a stage that cannot be cancelled ends on its own. */
-	private static void cancel(CompletionStage<?> stage) {
-		try {
-			stage.toCompletableFuture().cancel(true);
-		}
-		catch (UnsupportedOperationException ex) {
-			// Released once it ends.
-		}
 	}
 
 }

@@ -264,8 +264,11 @@ public class LockTemplate {
 	 * @param mode the lock mode
 	 * @param waitTime how long to wait, {@code null} for the default
 	 * @param action the work to run under the lock; must not return {@code null}
-	 * @return the work's result, completed after the release; exceptionally with
-	 * {@link LockAcquisitionException} when busy
+	 * @return the work's result, completed after the release (also when the grant's loss was
+	 * signalled after the work had completed: logged, the result kept; the asynchronous
+	 * {@code execute} tells it with {@link LockResult#lockLostAfterWork()}); exceptionally with
+	 * {@link LockAcquisitionException} when busy, with {@link LockLostException} when the loss was
+	 * signalled while the work was running (cancelled)
 	 * @throws InvalidLockPathException if the key is not legal (thrown at once, nothing requested)
 	 */
 	public <T> CompletableFuture<T> executeAsync(String key, LockMode mode, @Nullable Duration waitTime,

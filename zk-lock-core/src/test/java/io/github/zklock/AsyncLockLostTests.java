@@ -31,8 +31,11 @@ import static org.awaitility.Awaitility.await;
 /**
  * Tests for asynchronous grants lost with their ZooKeeper session, expired on a real server: with
  * interrupt-on-lost, {@link AsyncLockHandle#whenLost()} completes, the action's stage is cancelled
- * and {@code executeAsync}'s future fails with {@link LockLostException}; without it, the grant
- * only reports {@link LockState#LOST} and the work goes on. The registry's listeners are told in
+ * and {@code executeAsync}'s future fails with {@link LockLostException} (also, once it ends, for a
+ * stage that cancelling does not stop); work that completed before the loss, whose release is
+ * held up ({@link HeldUpReleases}) until the loss was signalled, keeps its result
+ * ({@link LockResult#lockLostAfterWork()}); without interrupt-on-lost, the grant only reports
+ * {@link LockState#LOST} and the work goes on. The registry's listeners are told in
  * both cases. A second client stands for another application that gets the key afterwards.
  */
 class AsyncLockLostTests {
@@ -96,12 +99,93 @@ class AsyncLockLostTests {
 			.withThrowableOfType(ExecutionException.class)
 			.havingCause()
 			.isInstanceOfSatisfying(LockLostException.class,
-					(ex) -> assertThat(ex.getMessage()).contains(ROOT + this.key));
+					(ex) -> assertThat(ex.getMessage()).contains(ROOT + this.key, "the work was cancelled"));
 		assertThat(work).isCancelled();
 		assertThat(handle.state()).isIn(LockState.LOST, LockState.RELEASED);
 		assertToldLost();
 		await().atMost(WAIT).until(() -> admin(this.registry).heldLockCount() == 0);
 		assertOtherApplicationCanAcquire(mode);
+	}
+
+	@ParameterizedTest
+	@EnumSource(value = LockMode.class)
+	void lossSignalledAfterTheWorkCompletedKeepsItsResultAndSaysSo(LockMode mode) throws Exception {
+		this.registry.setInterruptOnLost(true);
+		HeldUpReleases releases = new HeldUpReleases(this.registry);
+		LockTemplate template = new LockTemplate(releases, WAIT);
+		CompletableFuture<String> work = new CompletableFuture<>();
+		AtomicReference<LockHandle> granted = new AtomicReference<>();
+		CompletableFuture<LockResult<String>> result = template.async()
+			.execute(LockRequest.of(this.key).withMode(mode), (handle) -> {
+				granted.set(handle);
+				return work;
+			});
+		await().atMost(WAIT).until(() -> granted.get() != null);
+		AsyncLockHandle handle = (AsyncLockHandle) granted.get();
+
+		// The work completes (its effects committed, say); its release is on its way, held up here.
+		work.complete("committed");
+		assertThat(releases.asked()).succeedsWithin(WAIT);
+		zooKeeper.expireSession(this.client);
+		assertThat(handle.whenLost().toCompletableFuture()).succeedsWithin(NOTICED);
+		assertThat(result).isNotDone();
+		releases.letGo();
+
+		assertThat(result).succeedsWithin(WAIT).isEqualTo(LockResult.executedThenLost("committed"));
+		assertThat(result.join().lockLostAfterWork()).isTrue();
+		assertThat(work).isCompletedWithValue("committed");
+		assertToldLost();
+		await().atMost(WAIT).until(() -> admin(this.registry).heldLockCount() == 0);
+		assertOtherApplicationCanAcquire(mode);
+	}
+
+	@Test
+	void executeAsyncKeepsTheValueOfWorkThatCompletedBeforeTheLoss() throws Exception {
+		this.registry.setInterruptOnLost(true);
+		HeldUpReleases releases = new HeldUpReleases(this.registry);
+		CompletableFuture<String> work = new CompletableFuture<>();
+		AtomicReference<LockHandle> granted = new AtomicReference<>();
+		CompletableFuture<String> result = new LockTemplate(releases, WAIT).executeAsync(this.key, LockMode.EXCLUSIVE,
+				WAIT, (handle) -> {
+					granted.set(handle);
+					return work;
+				});
+		await().atMost(WAIT).until(() -> granted.get() != null);
+
+		work.complete("committed");
+		assertThat(releases.asked()).succeedsWithin(WAIT);
+		zooKeeper.expireSession(this.client);
+		assertThat(((AsyncLockHandle) granted.get()).whenLost().toCompletableFuture()).succeedsWithin(NOTICED);
+		releases.letGo();
+
+		assertThat(result).succeedsWithin(WAIT).isEqualTo("committed");
+		assertOtherApplicationCanAcquire(LockMode.EXCLUSIVE);
+	}
+
+	@Test
+	void workWhoseStageCannotBeCancelledFailsWithTheLossOnceItEnds() throws Exception {
+		this.registry.setInterruptOnLost(true);
+		CompletableFuture<String> work = new CompletableFuture<>();
+		AtomicReference<LockHandle> granted = new AtomicReference<>();
+		// A minimal stage: cancelling its toCompletableFuture() copy does not stop it.
+		CompletableFuture<LockResult<String>> result = this.template.async()
+			.execute(LockRequest.of(this.key), (handle) -> {
+				granted.set(handle);
+				return work.minimalCompletionStage();
+			});
+		await().atMost(WAIT).until(() -> granted.get() != null);
+
+		zooKeeper.expireSession(this.client);
+		assertThat(((AsyncLockHandle) granted.get()).whenLost().toCompletableFuture()).succeedsWithin(NOTICED);
+		assertThat(result).isNotDone();
+		work.complete("late");
+
+		assertThat(result).failsWithin(WAIT)
+			.withThrowableOfType(ExecutionException.class)
+			.havingCause()
+			.isInstanceOfSatisfying(LockLostException.class, (ex) -> assertThat(ex.getMessage())
+				.contains(ROOT + this.key, "while the asynchronous work was running", "did not stop when cancelled"));
+		assertOtherApplicationCanAcquire(LockMode.EXCLUSIVE);
 	}
 
 	@Test
