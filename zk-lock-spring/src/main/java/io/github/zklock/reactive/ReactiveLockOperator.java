@@ -2,7 +2,7 @@ package io.github.zklock.reactive;
 
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 
 import org.apache.commons.logging.Log;
@@ -39,8 +39,10 @@ import io.github.zklock.OnBusy;
  * <li>Busy for the whole wait time: an empty publisher for {@link OnBusy#SKIP}, else
  * {@link LockAcquisitionException}. ZooKeeper failures are errors ({@code LockException}), never
  * empty.</li>
- * <li>Lost (the registry signals it, {@link AsyncLockHandle#whenLost()}): the subscription to the
- * locked publisher is cancelled and the result ends with {@link LockLostException}.</li>
+ * <li>Lost (the registry signals it, {@link AsyncLockHandle#whenLost()}) while the locked
+ * publisher runs: the subscription to it is cancelled and the result ends with
+ * {@link LockLostException}. A loss signalled after it completed or errored (while the release is
+ * on its way) changes nothing: its outcome stands.</li>
  * <li>The grant is delivered, and the locked publisher subscribed to, on the template's async
  * executor when it has one, else on a grant thread.</li>
  * </ul>
@@ -121,18 +123,31 @@ public final class ReactiveLockOperator {
 	}
 
 	/**
-	 * Cut the work short when the registry signals the grant lost: the subscription to the locked
-	 * publisher is cancelled, and the result ends with {@link LockLostException} (also when the
-	 * work ended just as the loss was signalled). ({@code takeUntilOther} on an erroring publisher
-	 * would not cancel the work: only its completion does.)
+	 * Cut the work short when the registry signals the grant lost while the locked publisher runs:
+	 * its subscription is cancelled, and the result ends with {@link LockLostException}. Whether the
+	 * publisher terminated first (completed or errored: its outcome stands, whatever is signalled
+	 * afterwards, also while the release is on its way) or the loss was signalled first is decided
+	 * by one compare-and-set, so that work that completed never ends as cancelled.
+	 * ({@code takeUntilOther} on an erroring publisher would not cancel the work: only its
+	 * completion does; the other publisher stays silent for a loss signalled too late.)
 	 */
 	private static <T> Flux<T> untilLost(Flux<T> body, AsyncLockHandle handle) {
-		CompletableFuture<Void> lost = handle.whenLost().toCompletableFuture();
-		return body.takeUntilOther(Mono.fromFuture(lost, true))
-			.concatWith(Mono.defer(() -> lost.isDone()
+		AtomicReference<Run> run = new AtomicReference<>(Run.RUNNING);
+		Mono<Boolean> lossWhileRunning = Mono.fromFuture(handle.whenLost().toCompletableFuture(), true)
+			.then(Mono.defer(() -> run.compareAndSet(Run.RUNNING, Run.LOST) ? Mono.just(Boolean.TRUE) : Mono.never()));
+		return body.doOnTerminate(() -> run.compareAndSet(Run.RUNNING, Run.TERMINATED))
+			.takeUntilOther(lossWhileRunning)
+			.concatWith(Mono.defer(() -> (run.get() == Run.LOST)
 					? Mono.error(new LockLostException(handle.path(), handle.mode(), "the lock was lost while the "
-							+ "reactive work held it; the subscription was cancelled"))
+							+ "reactive work was running; the subscription was cancelled"))
 					: Mono.empty()));
+	}
+
+	/** Where the locked publisher stands against the loss of its grant. */
+	private enum Run {
+
+		RUNNING, TERMINATED, LOST
+
 	}
 
 	private static Mono<Void> release(AsyncLockHandle handle) {

@@ -2,6 +2,9 @@ package io.github.zklock.reactive;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.curator.framework.CuratorFramework;
@@ -16,6 +19,7 @@ import reactor.core.publisher.Mono;
 
 import io.github.zklock.LockAcquisitionException;
 import io.github.zklock.LockHandle;
+import io.github.zklock.LockLostException;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockRequest;
 import io.github.zklock.LockTemplate;
@@ -34,8 +38,9 @@ import static org.awaitility.Awaitility.await;
  * acquired on assembly, each subscription is a grant of its own with the handle in the Reactor
  * context, released on complete, error and cancel; a busy lock is an empty publisher for
  * {@link OnBusy#SKIP} and {@link LockAcquisitionException} otherwise; cancelling while waiting
- * gives the wait up and leaves no znode. A second registry on its own client stands for another
- * application.
+ * gives the wait up and leaves no znode; a grant lost while the publisher runs (its session
+ * expired, with interrupt-on-lost) cancels the subscription and errors with
+ * {@link LockLostException}. A second registry on its own client stands for another application.
  */
 class ReactiveLockOperatorTests {
 
@@ -43,6 +48,9 @@ class ReactiveLockOperatorTests {
 	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
 
 	private static final Duration BOUND = Duration.ofSeconds(10);
+
+	/** Expiry is noticed on the next connection, about a second and a half here. */
+	private static final Duration NOTICED = Duration.ofSeconds(20);
 
 	private CuratorFramework client;
 
@@ -157,6 +165,29 @@ class ReactiveLockOperatorTests {
 		await().atMost(BOUND).until(() -> ZooKeeperExtension.ephemeralZnodes(this.client, "/locks" + this.key).isEmpty());
 		assertThat(admin().heldLockCount()).isZero();
 		assertOtherApplicationCanLock();
+	}
+
+	@Test
+	void lossWhileThePublisherRunsCancelsItsSubscriptionAndErrors() throws Exception {
+		this.registry.setInterruptOnLost(true);
+		CompletableFuture<LockHandle> granted = new CompletableFuture<>();
+		AtomicBoolean cancelled = new AtomicBoolean();
+		Mono<String> endless = ReactiveLockContext.current()
+			.doOnNext(granted::complete)
+			.then(Mono.<String>never())
+			.doOnCancel(() -> cancelled.set(true));
+		CompletableFuture<String> result = this.locks.lock(LockRequest.of(this.key), endless).toFuture();
+		assertThat(granted).succeedsWithin(BOUND);
+
+		zooKeeper.expireSession(this.client);
+
+		assertThat(result).failsWithin(NOTICED)
+			.withThrowableOfType(ExecutionException.class)
+			.havingCause()
+			.isInstanceOfSatisfying(LockLostException.class, (ex) -> assertThat(ex.getMessage())
+				.contains("/locks" + this.key, "while the reactive work was running", "the subscription was cancelled"));
+		assertThat(cancelled).isTrue();
+		assertReleased();
 	}
 
 	private CuratorLockAdmin admin() {
