@@ -6,7 +6,7 @@ import io.github.zklock.LockException
 import io.github.zklock.LockLostException
 import io.github.zklock.LockRequest
 import io.github.zklock.LockTemplate
-import java.util.concurrent.atomic.AtomicBoolean
+import java.util.concurrent.atomic.AtomicReference
 import kotlin.coroutines.cancellation.CancellationException
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Job
@@ -28,8 +28,11 @@ import kotlinx.coroutines.withContext
  *   one was made at the moment of the cancellation (it is released).
  * - Cancelling it while [block] runs cancels [block] (cooperatively, as any coroutine), then
  *   releases the grant.
- * - When the grant is lost ([AsyncLockHandle.whenLost]: its session expired, or it was revoked),
- *   [block] is cancelled and this function throws [LockLostException] once the grant is released.
+ * - When the grant is lost ([AsyncLockHandle.whenLost]: its session expired, or it was revoked)
+ *   while [block] or a coroutine it launched in its scope runs, [block] is cancelled and this
+ *   function throws [LockLostException] once the grant is released. A loss signalled after they
+ *   completed (while the release is on its way) changes nothing: what [block] returned is
+ *   returned. Which came first is decided once, atomically.
  * - The request's on-busy policy is not applied: a lock that stays busy for the whole wait time
  *   throws [LockAcquisitionException]. For skip-when-busy, use
  *   `async().execute(request) { ... }.await()`, whose `LockResult` tells a skipped run apart.
@@ -58,21 +61,29 @@ suspend fun <T> LockTemplate.withLock(request: LockRequest, block: suspend Corou
 		grant.thenAccept { it.releaseAsync() }
 		throw ex
 	}
-	val lost = AtomicBoolean()
+	val state = AtomicReference(WorkState.RUNNING)
 	try {
 		return coroutineScope {
 			val work = coroutineContext[Job]!!
 			handle.whenLost().thenRun {
-				lost.set(true)
-				work.cancel(CancellationException("the lock was lost: $handle"))
+				if (state.compareAndSet(WorkState.RUNNING, WorkState.LOST)) {
+					work.cancel(CancellationException("the lock was lost: $handle"))
+				}
 			}
-			block(handle)
+			val value = block(handle)
+			// What the block launched in its scope is its work too.
+			work.children.forEach { it.join() }
+			if (!state.compareAndSet(WorkState.RUNNING, WorkState.COMPLETED)) {
+				// Lost first: the value of work cut short does not count.
+				throw CancellationException("the lock was lost: $handle")
+			}
+			value
 		}
 	}
 	catch (ex: CancellationException) {
-		if (lost.get()) {
+		if (state.get() == WorkState.LOST) {
 			throw LockLostException(handle.path(), handle.mode(),
-				"the lock was lost while the coroutine held it (${handle.state()}); its work was cancelled")
+				"the lock was lost while the coroutine's work was running (${handle.state()}); its work was cancelled")
 		}
 		throw ex
 	}
@@ -81,4 +92,9 @@ suspend fun <T> LockTemplate.withLock(request: LockRequest, block: suspend Corou
 			handle.releaseAsync().await()
 		}
 	}
+}
+
+/** Where the work of [withLock] stands against the loss of its grant. */
+private enum class WorkState {
+	RUNNING, COMPLETED, LOST
 }

@@ -32,8 +32,8 @@ import org.junit.jupiter.api.extension.RegisterExtension
 /**
  * Tests for [withLock] on a real ZooKeeper server: two applications (two registries, each on a
  * client and session of its own) never overlap; busy fails; cancelling while waiting gives the
- * wait up and leaves no znode; cancelling while holding releases; a lost grant cancels the work
- * and throws [LockLostException].
+ * wait up and leaves no znode; cancelling while holding releases; a lost grant cancels the work,
+ * coroutines the block launched in its scope included, and throws [LockLostException].
  */
 class WithLockTests {
 
@@ -174,6 +174,35 @@ class WithLockTests {
 
 		val failure = runCatching { withTimeout(BOUND.toMillis()) { holding.await() } }.exceptionOrNull()
 		assertThat(failure).isInstanceOf(LockLostException::class.java).hasMessageContaining("/locks$key")
+		assertThat(cancelled).hasValue(1)
+		await().atMost(BOUND).until { client.zookeeperClient.isConnected }
+		assertReleased()
+	}
+
+	@Test
+	fun lostGrantCancelsWhatTheBlockLaunchedAfterTheBlockReturned(): Unit = runBlocking {
+		registry.setInterruptOnLost(true)
+		val cancelled = AtomicInteger()
+		val holding = CoroutineScope(Dispatchers.Default + SupervisorJob()).async {
+			locks.withLock(LockRequest.of(key)) {
+				// The block returns at once; the coroutine it launched in its scope is its work too.
+				launch {
+					try {
+						awaitCancellation()
+					}
+					finally {
+						cancelled.incrementAndGet()
+					}
+				}
+				"returned"
+			}
+		}
+		await().atMost(BOUND).until { admin().heldLockCount() == 1 }
+		zooKeeper.expireSession(client)
+
+		val failure = runCatching { withTimeout(BOUND.toMillis()) { holding.await() } }.exceptionOrNull()
+		assertThat(failure).isInstanceOf(LockLostException::class.java).hasMessageContaining("/locks$key")
+			.hasMessageContaining("its work was cancelled")
 		assertThat(cancelled).hasValue(1)
 		await().atMost(BOUND).until { client.zookeeperClient.isConnected }
 		assertReleased()
