@@ -55,7 +55,7 @@ public interface AsyncLockTemplate {
 	 * already completed has completed first). A loss signalled while the stage runs cancels it, and
 	 * the future completes exceptionally with {@link LockLostException} once the grant is released:
 	 * the work did not complete under the lock (the message says whether the stage was cancelled or
-	 * did not stop and ended afterwards). A loss signalled after the stage completed, while the
+	 * ended after the loss without being cancelled). A loss signalled after the stage completed, while the
 	 * release is on its way, does not undo the work: the future completes with
 	 * {@link LockResult#executedThenLost} of the stage's value ({@link LockResult#lockLostAfterWork()}),
 	 * or exceptionally with the stage's own exception.</li>

@@ -27,9 +27,10 @@ import org.jspecify.annotations.Nullable;
  * LOST               stage completed         LOST               releases
  * LOST               release completed       LOST               LockLostException
  * </pre>
- * Any other event changes nothing. A stage that the action returned already completed has
- * completed before the loss is listened to: the action's own synchronous part is guarded where it
- * acts ({@link LockHandle#checkHeld()}, the fencing token, the commit guard), not by cancelling.
+ * Any other event changes nothing. A run starts RUNNING, or COMPLETED when the action returned a
+ * stage completed already: that one completed before the loss is listened to (the action's own
+ * synchronous part cannot be cancelled; it is guarded where it acts, by
+ * {@link LockHandle#checkHeld()}, the fencing token and the commit guard).
  */
 final class AsyncWork<T> {
 
@@ -70,9 +71,13 @@ final class AsyncWork<T> {
 				cancel(stage);
 			}
 		});
-		// The stage first: one that is complete already has completed before any loss.
-		stage.whenComplete(work::stageCompleted);
+		if (isDone(stage)) {
+			work.state.set(State.COMPLETED);
+		}
+		// The loss is listened to before the release can start: a release that completes at once
+		// (the grant's znode is gone) reports at once.
 		grant.whenLost().thenRun(work::lost);
+		stage.whenComplete(work::stageCompleted);
 	}
 
 	private void stageCompleted(@Nullable T value, @Nullable Throwable failure) {
@@ -102,7 +107,7 @@ final class AsyncWork<T> {
 			boolean cancelled = ended instanceof CancellationException;
 			LockLostException lost = new LockLostException(this.grant.path(), this.grant.mode(),
 					"the lock was lost while the asynchronous work was running; " + (cancelled ? "the work was cancelled"
-							: "its stage did not stop when cancelled and ended afterwards"));
+							: "its stage ended after the loss without being cancelled"));
 			if (ended != null && !cancelled) {
 				lost.addSuppressed(ended);
 			}
@@ -123,6 +128,15 @@ final class AsyncWork<T> {
 
 	private static @Nullable Throwable unwrap(@Nullable Throwable ex) {
 		return (ex instanceof CompletionException && ex.getCause() != null) ? ex.getCause() : ex;
+	}
+
+	private static boolean isDone(CompletionStage<?> stage) {
+		try {
+			return stage.toCompletableFuture().isDone();
+		}
+		catch (UnsupportedOperationException ex) {
+			return false;
+		}
 	}
 
 	/** Cancel the work; a stage that cannot be cancelled ends on its own. */

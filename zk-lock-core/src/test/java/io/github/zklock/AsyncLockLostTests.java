@@ -184,7 +184,7 @@ class AsyncLockLostTests {
 			.withThrowableOfType(ExecutionException.class)
 			.havingCause()
 			.isInstanceOfSatisfying(LockLostException.class, (ex) -> assertThat(ex.getMessage())
-				.contains(ROOT + this.key, "while the asynchronous work was running", "did not stop when cancelled"));
+				.contains(ROOT + this.key, "while the asynchronous work was running", "ended after the loss without being cancelled"));
 		assertOtherApplicationCanAcquire(LockMode.EXCLUSIVE);
 	}
 
