@@ -23,6 +23,7 @@ import io.github.zklock.LockContext;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockLostException;
 import io.github.zklock.LockRequest;
+import io.github.zklock.LockResult;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.annotation.DistributedLock;
 import io.github.zklock.sample.SampleProperties;
@@ -142,12 +143,13 @@ public class CounterService {
 	 * template's executor (the commit guard sees the grant there), and the grant is released after
 	 * it.
 	 * <p>When the registry tells the work of a lost grant ({@code zk.lock.interrupt-on-lost}, or a
-	 * {@code lockAtMostFor} ceiling), the template fails its future with {@link LockLostException}
-	 * for a loss told before the release completed, even when the action had completed and its
-	 * transaction committed (a revocation or an expired session right after the commit, or during a
-	 * partition that holds up the release). A committed increment is answered as committed all the
-	 * same, {@link CounterIncrement#lostAfterCommit()} set, so that a failed future always means
-	 * that nothing was committed.
+	 * {@code lockAtMostFor} ceiling) after the action had completed and its transaction committed,
+	 * before the release completed (a revocation or an expired session right after the commit, or
+	 * during a partition that holds up the release), the template completes with the action's
+	 * value and {@link LockResult#lockLostAfterWork()}: the increment is answered as committed,
+	 * {@link CounterIncrement#lostAfterCommit()} set. A committed increment is answered as committed
+	 * whatever the template reports, so that a failed future always means that nothing was
+	 * committed.
 	 * @param name the counter's name: one lock path segment
 	 * @param op the caller's operation id, recorded with the increment
 	 * @return the committed increment; or completed exceptionally, nothing committed, with the
@@ -171,7 +173,7 @@ public class CounterService {
 						: new IllegalStateException("No increment of '" + name + "' and no failure"));
 			}
 			else if (ex == null) {
-				answer.complete(increment);
+				answer.complete(outcome.lockLostAfterWork() ? increment.withLostAfterCommit() : increment);
 			}
 			else {
 				// Committed: the answer says so, whatever the template reported after the commit.

@@ -2,8 +2,6 @@ package io.github.zklock.sample.chaos;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.Test;
@@ -18,6 +16,7 @@ import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionExecution;
 import org.springframework.transaction.TransactionExecutionListener;
 
+import io.github.zklock.AsyncLockHandle;
 import io.github.zklock.LockContext;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockLostException;
@@ -28,16 +27,15 @@ import io.github.zklock.LockTemplate;
 import io.github.zklock.test.AutoConfigureEmbeddedZooKeeper;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
-import static org.awaitility.Awaitility.await;
 
 /**
  * A grant of the asynchronous template lost after its work committed: with interrupt-on-lost on
- * (the registry then tells the work of a grant no thread owns), the template fails its future with
- * {@link LockLostException} although the work completed, and the asynchronous counter answers the
- * committed increment as committed all the same. The loss is made by deleting the grant's znode
+ * (the registry then tells the work of a grant no thread owns), the template completes with the
+ * work's value and {@link LockResult#lockLostAfterWork()} (not with {@link LockLostException}, which
+ * would have a caller run committed work again), and the asynchronous counter answers the committed
+ * increment as committed, lost after its commit. The loss is made by deleting the grant's znode
  * with the application's own client (a revocation), once the work has committed and before it
- * returns.
+ * returns, and told to the work before it returns.
  */
 @SpringBootTest(properties = { "zk.lock.default-wait-time=1s", "zk.lock.interrupt-on-lost=true",
 		"sample.instance-id=chaos-tests", "sample.chaos.think-time=5ms", "sample.report.enabled=false" })
@@ -62,14 +60,13 @@ class AsyncLossAfterCommitTests {
 	private JdbcClient jdbcClient;
 
 	@Test
-	void asynchronousTemplateReportsAGrantLostAfterItsWorkCompletedAsAFailure() {
+	void asynchronousTemplateReportsAGrantLostAfterItsWorkCompletedWithTheWorksValue() {
 		CompletableFuture<LockResult<String>> outcome = this.lockTemplate.async()
 			.execute(LockRequest.of("/chaos/raw-late-loss"), (grant) -> {
 				lose(grant);
 				return CompletableFuture.completedFuture("done");
 			});
-		assertThatExceptionOfType(ExecutionException.class).isThrownBy(() -> outcome.get(30, TimeUnit.SECONDS))
-			.withCauseInstanceOf(LockLostException.class);
+		assertThat(outcome).succeedsWithin(Duration.ofSeconds(30)).isEqualTo(LockResult.executedThenLost("done"));
 	}
 
 	@Test
@@ -102,7 +99,7 @@ class AsyncLossAfterCommitTests {
 			.single()).isOne();
 	}
 
-	/** Delete the grant's znode as another client would, and wait until the grant knows. */
+	/** Delete the grant's znode as another client would, and wait until the grant's work is told. */
 	private void lose(LockHandle grant) {
 		try {
 			for (String child : this.curator.getChildren().forPath(grant.path())) {
@@ -112,7 +109,8 @@ class AsyncLossAfterCommitTests {
 		catch (Exception ex) {
 			throw new IllegalStateException("Cannot delete the znode of " + grant.path(), ex);
 		}
-		await().atMost(Duration.ofSeconds(10)).until(() -> grant.state() == LockState.LOST);
+		assertThat(((AsyncLockHandle) grant).whenLost().toCompletableFuture()).succeedsWithin(Duration.ofSeconds(10));
+		assertThat(grant.state()).isEqualTo(LockState.LOST);
 	}
 
 }
