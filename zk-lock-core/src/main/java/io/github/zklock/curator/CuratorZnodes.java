@@ -210,6 +210,19 @@ final class CuratorZnodes implements Znodes {
 	}
 
 	@Override
+	public void exists(String path, Answer<Boolean> answer) {
+		try {
+			this.client.checkExists().inBackground((client, event) -> {
+				int code = event.getResultCode();
+				answer.answer((code == NONODE) ? OK : code, (code == OK) ? Boolean.TRUE : (code == NONODE) ? Boolean.FALSE : null);
+			}).forPath(path);
+		}
+		catch (Exception ex) {
+			unsent(ex, answer);
+		}
+	}
+
+	@Override
 	public void delete(String path, Answer<Void> answer) {
 		try {
 			this.client.delete().quietly().guaranteed().inBackground((client, event) -> {

@@ -87,6 +87,8 @@ final class Grants {
 
 	private volatile LocalHandoff handoff = LocalHandoff.DEFAULT;
 
+	private final OwnZnodes ownZnodes = new OwnZnodes();
+
 	Grants(Znodes znodes, HeldLocks heldLocks, ScheduledExecutorService timer, LongSupplier clock, int capacity,
 			Failures failures, CzxidReader czxids) {
 		if (capacity < 1) {
@@ -396,6 +398,11 @@ final class Grants {
 
 	Znodes znodes() {
 		return this.znodes;
+	}
+
+	/** The lock znodes of this application's acquisitions, by path. */
+	OwnZnodes ownZnodes() {
+		return this.ownZnodes;
 	}
 
 	HeldLocks heldLocks() {

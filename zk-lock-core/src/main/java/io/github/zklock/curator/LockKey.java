@@ -581,7 +581,8 @@ final class LockKey {
 
 		private ZnodeAcquisition newAcquisition() {
 			return new ZnodeAcquisition(LockKey.this.grants.znodes(), LockKey.this.lockPath, this.waiter.protocol,
-					Math.max(1, this.waiter.leases), this.waiter.oneAttempt, this::decided, LockKey.this.grants::nanoTime);
+					Math.max(1, this.waiter.leases), this.waiter.oneAttempt, this::decided, LockKey.this.grants::nanoTime,
+					LockKey.this.grants.ownZnodes());
 		}
 
 		private void decided(ZnodeAcquisition acquisition) {
@@ -876,7 +877,7 @@ final class LockKey {
 			if (this.acquiring == null) {
 				ZnodeAcquisition acquisition = new ZnodeAcquisition(LockKey.this.grants.znodes(),
 						LockKey.this.lockPath, this.protocol, 1, this.waiters.peek().oneAttempt, this::decided,
-						LockKey.this.grants::nanoTime);
+						LockKey.this.grants::nanoTime, LockKey.this.grants.ownZnodes());
 				this.acquiring = acquisition;
 				this.acquiringSince = LockKey.this.grants.nanoTime();
 				starting(acquisition, after);

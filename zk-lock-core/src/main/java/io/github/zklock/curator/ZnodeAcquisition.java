@@ -1,6 +1,7 @@
 package io.github.zklock.curator;
 
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -36,6 +37,11 @@ import org.jspecify.annotations.Nullable;
  * CREATING/WAITING listing: not granted                    WAITING   watch on the predecessor (a lease: the listing's watch);
  *                                                                   from now on it has seen the lock held
  * WAITING          watched znode gone or changed           WAITING   children
+ * WAITING          watched znode gone: its own predecessor WAITING   exists of its own znode (see below)
+ *                  that was granted
+ * WAITING          exists: its znode there, in time        GRANTED   as a listing that grants
+ * WAITING          exists: its znode there, late           WAITING   children
+ * WAITING          exists: its znode gone, or an error     ENDED     as a listing that does not show it
  * all but ENDED    error answer, session expired           ENDED     delete if created; tells the owner (failed)
  * all but ENDED    end()                                   ENDED     delete once the path is known; ends the internal mutex
  * ENDED            created (late)                          ENDED     delete
@@ -45,6 +51,17 @@ import org.jspecify.annotations.Nullable;
  * once, whatever ends it: a release, a wait given up, a revocation, a ceiling, a lost session.
  * The delete is sent before the owner hears that the wait ended, so that its next attempt on the
  * same session never finds this znode in its listing.
+ *
+ * <p>A queue of this application's own waiters (the internal mutexes of many lease requests on one
+ * semaphore, say) drains without a listing per waiter: when the znode a waiter watches, the one
+ * just before its own in the last listing, is another acquisition of this application
+ * ({@link OwnZnodes}) that was granted, and is deleted, the waiter is first. ZooKeeper numbers a
+ * queue's znodes in the order of their creates, so no znode can come before a granted one, nor
+ * between the two, afterwards. The waiter only confirms that its own znode is still there (its
+ * session alive), answered in time as a granting listing must be: one {@code exists} of one znode
+ * instead of a listing of the whole queue, so that draining n waiters costs n small requests, not
+ * n listings of up to n names each (which the recipes' loop sends, {@code LockInternals}). The
+ * znodes and watches are the recipe's: only how the waiter learns that it is first changes.
  *
  * <p>Thread-safe: answers arrive on the client's event thread, {@link #end()} from any thread.
  */
@@ -77,6 +94,9 @@ final class ZnodeAcquisition implements Watcher {
 	private final boolean oneLook;
 
 	private final Consumer<ZnodeAcquisition> owner;
+
+	/** This application's acquisitions by znode, shared by the registry's. */
+	private final OwnZnodes own;
 
 	/** The registry's clock, in nanoseconds. */
 	private final LongSupplier clock;
@@ -112,6 +132,15 @@ final class ZnodeAcquisition implements Watcher {
 	/** Whether a listing showed the lock held (a predecessor, or the leases taken); only ever set. */
 	private boolean sawHeld;
 
+	/** Whether the znode was granted (its listing, or its confirmed existence, showed it first); only ever set. */
+	private boolean grantedOnce;
+
+	/**
+	 * The acquisition of this application whose znode is the one watched (just before this one's,
+	 * of the same protocol), {@code null} when the watched znode is another participant's.
+	 */
+	private @Nullable ZnodeAcquisition watchedOwn;
+
 	private boolean told;
 
 	private @Nullable KeeperException failure;
@@ -131,10 +160,12 @@ final class ZnodeAcquisition implements Watcher {
 	 * @param oneLook whether to give up after the first listing that does not grant
 	 * @param owner told once of a grant, of a wait ended without one, or of a failure
 	 * @param clock the registry's clock, in nanoseconds
+	 * @param own the acquisitions of this application by znode (the registry's)
 	 */
 	ZnodeAcquisition(Znodes znodes, String lockPath, Protocol protocol, int maxLeases, boolean oneLook,
-			Consumer<ZnodeAcquisition> owner, LongSupplier clock) {
+			Consumer<ZnodeAcquisition> owner, LongSupplier clock, OwnZnodes own) {
 		this.znodes = znodes;
+		this.own = own;
 		this.clock = clock;
 		this.lockPath = lockPath;
 		this.protocol = protocol;
@@ -152,7 +183,7 @@ final class ZnodeAcquisition implements Watcher {
 			}
 			if (this.protocol == Protocol.LEASE) {
 				mutex = new ZnodeAcquisition(this.znodes, this.lockPath + "/" + Protocol.LOCKS, Protocol.MUTEX, 1,
-						this.oneLook, this::internalMutexDecided, this.clock);
+						this.oneLook, this::internalMutexDecided, this.clock, this.own);
 				this.internalMutex = mutex;
 				this.state = State.MUTEX;
 			}
@@ -231,6 +262,9 @@ final class ZnodeAcquisition implements Watcher {
 				this.node = created.path();
 				this.czxid = created.czxid();
 				this.parentsCreated = created.parentsCreated();
+				if (this.protocol == Protocol.MUTEX || this.protocol == Protocol.WRITE) {
+					this.own.add(created.path(), this);
+				}
 				if (this.session != sessionNow) {
 					// Which session the znode belongs to is no longer known: its grant is reported lost.
 					this.session = UNKNOWN_SESSION;
@@ -307,6 +341,7 @@ final class ZnodeAcquisition implements Watcher {
 					this.state = State.GRANTED;
 					this.grantedAt = now;
 					this.othersQueued = children.size() > 1;
+					this.grantedOnce = true;
 					outcome = Listing.GRANTED;
 				}
 				else if (this.oneLook) {
@@ -318,16 +353,13 @@ final class ZnodeAcquisition implements Watcher {
 					this.sawHeld = true;
 					// A lease waits for the listing's own watch: a lease came or went.
 					outcome = (this.protocol == Protocol.LEASE) ? Listing.WAIT : Listing.WATCH;
+					ZnodeAcquisition predecessor = this.own.get(this.protocol.queuePath(this.lockPath) + "/" + watch);
+					this.watchedOwn = (predecessor != null && predecessor.protocol == this.protocol) ? predecessor : null;
 				}
 			}
 		}
 		switch (outcome) {
-			case GRANTED -> {
-				// Told once the internal mutex's delete was answered, as the recipe releases it before
-				// it returns: a one-look request of another client, asked after this grant, never
-				// finds the mutex and answers "busy" while a lease is free.
-				endInternalMutex().whenComplete((ignored, ex) -> tell());
-			}
+			case GRANTED -> tellGranted();
 			case AGAIN -> list(false);
 			case GONE -> fail(KeeperException.create(
 					(code != OK) ? KeeperException.Code.get(code) : KeeperException.Code.NONODE, this.lockPath));
@@ -337,6 +369,15 @@ final class ZnodeAcquisition implements Watcher {
 			case WAIT -> {
 			}
 		}
+	}
+
+	/**
+	 * Tell the owner of the grant once the internal mutex's delete was answered, as the recipe
+	 * releases it before it returns: a one-look request of another client, asked after this grant,
+	 * never finds the mutex and answers "busy" while a lease is free.
+	 */
+	private void tellGranted() {
+		endInternalMutex().whenComplete((ignored, ex) -> tell());
 	}
 
 	/** What a listing of the queue came to. */
@@ -362,16 +403,67 @@ final class ZnodeAcquisition implements Watcher {
 	 */
 	@Override
 	public void process(WatchedEvent event) {
+		ZnodeAcquisition predecessor;
 		synchronized (this) {
 			if (this.state != State.WAITING) {
 				return;
 			}
+			predecessor = this.watchedOwn;
 		}
-		if (event.getType() != Event.EventType.None) {
+		if (event.getType() == Event.EventType.NodeDeleted && predecessor != null
+				&& Objects.equals(event.getPath(), predecessor.node()) && predecessor.grantedOnce()) {
+			// This application's own predecessor, granted, is gone: first, if still there in time.
+			confirmFirst();
+		}
+		else if (event.getType() != Event.EventType.None) {
 			list(false);
 		}
 		else if (event.getState() == Event.KeeperState.Expired) {
 			fail(KeeperException.create(KeeperException.Code.SESSIONEXPIRED, this.lockPath));
+		}
+	}
+
+	/** Ask whether the znode is still there, known first since its granted predecessor is gone. */
+	private void confirmFirst() {
+		String ours;
+		synchronized (this) {
+			ours = this.node;
+		}
+		if (ours == null) {
+			return;
+		}
+		long sentAt = this.clock.getAsLong();
+		this.znodes.exists(ours, (code, exists) -> confirmed(code, exists, sentAt));
+	}
+
+	/** The znode known first is there (granted, unless late), or gone with its session. */
+	private void confirmed(int code, @Nullable Boolean exists, long sentAt) {
+		long now = this.clock.getAsLong();
+		Listing outcome;
+		synchronized (this) {
+			if (this.state != State.WAITING) {
+				return;
+			}
+			if (code != OK || !Boolean.TRUE.equals(exists)) {
+				outcome = Listing.GONE;
+			}
+			else if (late(sentAt, now)) {
+				outcome = Listing.AGAIN;
+			}
+			else {
+				this.state = State.GRANTED;
+				this.grantedAt = now;
+				// Whether others queue behind it is not known: taken as they do (the hand-off bounds apply).
+				this.othersQueued = true;
+				this.grantedOnce = true;
+				outcome = Listing.GRANTED;
+			}
+		}
+		switch (outcome) {
+			case GRANTED -> tellGranted();
+			case AGAIN -> list(false);
+			default -> fail(KeeperException.create((code != OK) ? KeeperException.Code.get(code)
+					: KeeperException.Code.NONODE, this.lockPath));
 		}
 	}
 
@@ -413,6 +505,9 @@ final class ZnodeAcquisition implements Watcher {
 			this.state = State.ENDED;
 			toDelete = this.node;
 			createPending = this.createPending;
+			if (toDelete != null) {
+				this.own.remove(toDelete, this);
+			}
 		}
 		if (toDelete != null) {
 			delete(toDelete);
@@ -449,6 +544,11 @@ final class ZnodeAcquisition implements Watcher {
 			this.told = true;
 		}
 		this.owner.accept(this);
+	}
+
+	/** Whether the znode was granted at some point, ended since or not. */
+	synchronized boolean grantedOnce() {
+		return this.grantedOnce;
 	}
 
 	/** Whether the znode was granted (and not ended since). */

@@ -7,7 +7,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The ZooKeeper side of a lock, as the local queue ({@link LockKey}) and the acquisitions
- * ({@link ZnodeAcquisition}) see it: the four requests the lock recipes send, each answered later
+ * ({@link ZnodeAcquisition}) see it: the requests the lock recipes send, each answered later
  * (on the client's event thread; on the calling thread only when the request could not be sent),
  * and what the client knows of its session: callers send requests outside their monitors. {@link CuratorZnodes}
  * sends them through Curator's background operations; the tests put an in-memory ZooKeeper behind
@@ -56,6 +56,13 @@ interface Znodes {
 	 * when it does not (no watch is left), or the error code
 	 */
 	void watch(String path, Watcher watcher, Answer<Boolean> answer);
+
+	/**
+	 * Ask whether a znode exists, leaving no watch.
+	 * @param path the znode
+	 * @param answer told {@code true} or {@code false}, or the error code
+	 */
+	void exists(String path, Answer<Boolean> answer);
 
 	/**
 	 * Delete a znode, guaranteed (retried after a connection loss until it is done or the session

@@ -143,7 +143,7 @@ class ColdKeyTests {
 					else {
 						decided.complete(znode);
 					}
-				}, System::nanoTime);
+				}, System::nanoTime, new OwnZnodes());
 		acquisition.start();
 		ZnodeAcquisition znode = decided.get(BOUND_MS, TimeUnit.MILLISECONDS);
 		assertThat(znode.granted()).as("granted").isTrue();

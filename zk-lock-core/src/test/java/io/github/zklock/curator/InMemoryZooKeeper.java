@@ -121,6 +121,14 @@ final class InMemoryZooKeeper implements Znodes {
 	}
 
 	@Override
+	public void exists(String path, Answer<Boolean> answer) {
+		send(() -> {
+			boolean exists = this.owners.containsKey(path);
+			queue(() -> answer.answer(OK, exists));
+		}, () -> queue(() -> answer.answer(CONNECTIONLOSS, null)));
+	}
+
+	@Override
 	public void delete(String path, Answer<Void> answer) {
 		synchronized (this) {
 			this.deletes.merge(path, 1, Integer::sum);

@@ -49,7 +49,7 @@ class LateGrantAnswerTests {
 
 	private ZnodeAcquisition start() {
 		ZnodeAcquisition acquisition = new ZnodeAcquisition(this.zooKeeper, "/locks/late", Protocol.MUTEX, 1, false,
-				this.told::set, this.clock::get);
+				this.told::set, this.clock::get, new OwnZnodes());
 		// The requests are kept until the connection is back: sent, but not answered.
 		this.zooKeeper.suspend();
 		acquisition.start();

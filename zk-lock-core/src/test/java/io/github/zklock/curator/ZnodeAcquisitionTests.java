@@ -4,7 +4,9 @@ import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -12,11 +14,14 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.data.Stat;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -34,7 +39,9 @@ import static org.awaitility.Awaitility.await;
  * znodes follow {@code InterProcessMutex}'s protocol, so raw Curator mutexes and these acquisitions
  * exclude each other both ways and queue in one FIFO order; a wait that is ended leaves no znode,
  * also when its create answers only afterwards; a refused look has sent its delete before it
- * answers; thousands of queued acquisitions add no thread; an expired session fails the wait.
+ * answers; thousands of queued acquisitions add no thread; an expired session fails the wait; a
+ * queue of the application's own acquisitions drains in its order without a listing per waiter,
+ * and a raw mutex queued among them, or one of them that gives up, keeps its place in that order.
  */
 class ZnodeAcquisitionTests {
 
@@ -52,6 +59,9 @@ class ZnodeAcquisitionTests {
 	private Znodes znodes;
 
 	private String lockPath;
+
+	/** The acquisitions of the test's application, as its registry keeps them. */
+	private final OwnZnodes own = new OwnZnodes();
 
 	@BeforeEach
 	void connect(TestInfo testInfo) throws Exception {
@@ -257,8 +267,7 @@ class ZnodeAcquisitionTests {
 		assertThat(threadsQueued - threadsBefore).isLessThanOrEqualTo(2);
 		assertThat(waiting).noneMatch(CompletableFuture::isDone);
 
-		// Given up rather than drained: each grant of a queue this long lists 2,000 children, which
-		// the hand-off between waiters of one application exists to avoid.
+		// Given up rather than drained (a drain: ownQueueDrainsInItsOrderWithoutAListingPerWaiter).
 		waiting.forEach((acquisition) -> acquisition.cancel(false));
 		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 1);
 		raw.release();
@@ -280,14 +289,102 @@ class ZnodeAcquisitionTests {
 		raw.release();
 	}
 
+	@Test
+	void ownQueueDrainsInItsOrderWithoutAListingPerWaiter() throws Exception {
+		ListingCount listings = new ListingCount(this.znodes);
+		ZnodeAcquisition holder = grant(acquire(listings, this.lockPath, false));
+		int waiters = 300;
+		List<Acquired> queued = new ArrayList<>();
+		List<String> granted = new CopyOnWriteArrayList<>();
+		List<CompletableFuture<Void>> drained = new ArrayList<>();
+		for (int i = 0; i < waiters; i++) {
+			Acquired waiter = acquire(listings, this.lockPath, false);
+			queued.add(waiter);
+			// Granted one after the other: each lets go as it is granted.
+			drained.add(waiter.thenAccept((znode) -> {
+				granted.add(znode.node());
+				znode.end();
+			}));
+		}
+		await().atMost(Duration.ofMillis(BOUND_MS))
+			.until(() -> queued.stream().allMatch((waiter) -> waiter.acquisition.state() == ZnodeAcquisition.State.WAITING));
+		List<String> queueOrder = queued.stream().map((waiter) -> waiter.acquisition.node()).toList();
+		listings.reset();
+
+		holder.end();
+		CompletableFuture.allOf(drained.toArray(CompletableFuture[]::new)).get(BOUND_MS, TimeUnit.MILLISECONDS);
+
+		assertThat(granted).containsExactlyElementsOf(queueOrder);
+		// Each waiter knew itself first from its own granted predecessor's delete, and confirmed
+		// with an exists of its znode: no listing of the queue per waiter (each of up to 300 names).
+		assertThat(listings.count(this.lockPath)).as("listings of the queue while %d waiters drained", waiters)
+			.isLessThanOrEqualTo(3);
+		assertThat(listings.names(this.lockPath)).isLessThanOrEqualTo(3L * waiters);
+		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 0);
+		assertThat(this.own.size()).isZero();
+	}
+
+	@Test
+	void rawMutexQueuedAmongOwnWaitersIsGrantedInItsTurn() throws Exception {
+		ZnodeAcquisition holder = grant(acquire(false));
+		List<String> order = new CopyOnWriteArrayList<>();
+		List<CompletableFuture<Void>> done = new ArrayList<>();
+		List<Acquired> own = new ArrayList<>();
+		for (int i = 0; i < 6; i++) {
+			if (i == 3) {
+				// Another participant queues between this application's waiters.
+				CompletableFuture<Void> raw = new CompletableFuture<>();
+				Thread thread = new Thread(() -> {
+					try {
+						InterProcessMutex mutex = new InterProcessMutex(this.otherClient, this.lockPath);
+						mutex.acquire();
+						order.add("raw");
+						mutex.release();
+						raw.complete(null);
+					}
+					catch (Exception ex) {
+						raw.completeExceptionally(ex);
+					}
+				});
+				thread.start();
+				done.add(raw);
+				await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 5);
+			}
+			String name = "own-" + i;
+			Acquired waiter = acquire(false);
+			own.add(waiter);
+			done.add(waiter.handle((znode, ex) -> {
+				if (znode != null) {
+					order.add(name);
+					znode.end();
+				}
+				return null;
+			}));
+		}
+		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 8
+				&& own.stream().allMatch((waiter) -> waiter.acquisition.state() == ZnodeAcquisition.State.WAITING));
+		// A waiter that gives up leaves its successor watching the one before it.
+		own.get(1).cancel(false);
+		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 7);
+
+		holder.end();
+		CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(BOUND_MS, TimeUnit.MILLISECONDS);
+		assertThat(order).containsExactly("own-0", "own-2", "raw", "own-3", "own-4", "own-5");
+		await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 0);
+	}
+
 	/** An acquisition as a future: its grant, {@code null} when not granted; cancelling it ends it. */
 	private Acquired acquire(boolean oneLook) {
 		return acquire(this.lockPath, oneLook);
 	}
 
 	private Acquired acquire(String lockPath, boolean oneLook) {
+		return acquire(this.znodes, lockPath, oneLook);
+	}
+
+	private Acquired acquire(Znodes through, String lockPath, boolean oneLook) {
 		Acquired acquired = new Acquired();
-		acquired.acquisition = new ZnodeAcquisition(this.znodes, lockPath, Protocol.MUTEX, 1, oneLook,
+		acquired.acquisition = new ZnodeAcquisition(through, lockPath, Protocol.MUTEX, 1, oneLook,
 				(decided) -> {
 					if (decided.failure() != null) {
 						acquired.completeExceptionally(decided.failure());
@@ -295,7 +392,7 @@ class ZnodeAcquisitionTests {
 					else {
 						acquired.complete(decided.granted() ? decided : null);
 					}
-				}, System::nanoTime);
+				}, System::nanoTime, this.own);
 		acquired.acquisition.start();
 		return acquired;
 	}
@@ -321,6 +418,88 @@ class ZnodeAcquisitionTests {
 	private int childCount() throws Exception {
 		Stat stat = this.otherClient.checkExists().forPath(this.lockPath);
 		return (stat != null) ? stat.getNumChildren() : 0;
+	}
+
+
+	/** Passes requests on, counting the listings of each path and the names they answered. */
+	private static final class ListingCount implements Znodes {
+
+		private final Znodes delegate;
+
+		private final Map<String, AtomicLong> listings = new ConcurrentHashMap<>();
+
+		private final Map<String, AtomicLong> names = new ConcurrentHashMap<>();
+
+		ListingCount(Znodes delegate) {
+			this.delegate = delegate;
+		}
+
+		long count(String path) {
+			AtomicLong count = this.listings.get(path);
+			return (count != null) ? count.get() : 0;
+		}
+
+		long names(String path) {
+			AtomicLong count = this.names.get(path);
+			return (count != null) ? count.get() : 0;
+		}
+
+		void reset() {
+			this.listings.clear();
+			this.names.clear();
+		}
+
+		@Override
+		public void create(String path, boolean parentMissing, Runnable resent, Answer<Created> answer) {
+			this.delegate.create(path, parentMissing, resent, answer);
+		}
+
+		@Override
+		public void children(String path, @Nullable Watcher watcher, Answer<List<String>> answer) {
+			this.listings.computeIfAbsent(path, (key) -> new AtomicLong()).incrementAndGet();
+			this.delegate.children(path, watcher, (code, children) -> {
+				if (children != null) {
+					this.names.computeIfAbsent(path, (key) -> new AtomicLong()).addAndGet(children.size());
+				}
+				answer.answer(code, children);
+			});
+		}
+
+		@Override
+		public void watch(String path, Watcher watcher, Answer<Boolean> answer) {
+			this.delegate.watch(path, watcher, answer);
+		}
+
+		@Override
+		public void exists(String path, Answer<Boolean> answer) {
+			this.delegate.exists(path, answer);
+		}
+
+		@Override
+		public void delete(String path, Answer<Void> answer) {
+			this.delegate.delete(path, answer);
+		}
+
+		@Override
+		public long sessionInstance() {
+			return this.delegate.sessionInstance();
+		}
+
+		@Override
+		public boolean connected() {
+			return this.delegate.connected();
+		}
+
+		@Override
+		public int sessionTimeoutMs() {
+			return this.delegate.sessionTimeoutMs();
+		}
+
+		@Override
+		public int connectionTimeoutMs() {
+			return this.delegate.connectionTimeoutMs();
+		}
+
 	}
 
 }
