@@ -44,7 +44,7 @@ for patch in "${patches[@]}"; do
 		rm -rf "${copy}"
 		continue
 	fi
-	args=(-B -q -o -pl zk-lock-test,zk-lock-core test "-Dtest=LocalQueueInterleavingTests#${test}"
+	args=(-B -q -o -pl zk-lock-test,zk-lock-core,zk-lock-interleavings test "-Dtest=LocalQueueInterleavingTests#${test}"
 		-Dsurefire.failIfNoSpecifiedTests=false -Dzklock.interleavings.trace=true)
 	if [[ -n "${schedules}" ]]; then
 		args+=("-Dzklock.interleavings=${schedules}")

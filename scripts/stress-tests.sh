@@ -12,7 +12,7 @@
 #   -n runs   isolated runs per class (default 30)
 #   -o out    where failed runs are kept (default target/stress-tests)
 #   -q        quiet: no stress-ng (the same runs on an otherwise idle machine)
-#   class     zk-lock-core test classes, simple names (default: the classes below)
+#   class     test classes of zk-lock-core or zk-lock-chaos, simple names (default: the classes below)
 #
 # The default classes: those that failed now and then or were loosened before the local queue was
 # rebuilt, the chaos tests (every class tagged "chaos"), and the lock storm (40 s per case here).
@@ -38,7 +38,7 @@ shift $((OPTIND - 1))
 classes=("$@")
 if ((${#classes[@]} == 0)); then
 	classes=(RevocationCheckTests AsyncLockModesTests ZnodeAcquisitionTests LockAtMostForTests LockStormTests)
-	for file in zk-lock-core/src/test/java/io/github/zklock/chaos/*Tests.java; do
+	for file in zk-lock-chaos/src/test/java/io/github/zklock/chaos/*Tests.java; do
 		if grep -q '@Tag("chaos")' "${file}"; then
 			classes+=("$(basename "${file}" .java)")
 		fi
@@ -64,10 +64,11 @@ if ((stress)); then
 fi
 
 ./mvnw -B -q install -DskipTests -Dmaven.javadoc.skip=true -Dmaven.source.skip=true -Dinvoker.skip=true \
-	-pl zk-lock-test,zk-lock-core -am
+	-pl zk-lock-test,zk-lock-core,zk-lock-chaos -am
 # Each run is a JVM of its own started directly with JUnit's console launcher (a Maven start per
-# run would cost more than most of the runs), on the module's test class path.
-./mvnw -B -q -pl zk-lock-core dependency:build-classpath -Dmdep.includeScope=test \
+# run would cost more than most of the runs), on its module's test class path.
+modules=(zk-lock-core zk-lock-chaos)
+./mvnw -B -q -pl "$(IFS=,; echo "${modules[*]}")" dependency:build-classpath -Dmdep.includeScope=test \
 	-Dmdep.outputFile=target/stress-classpath.txt
 platform=$(tr ':' '\n' < zk-lock-core/target/stress-classpath.txt | sed -n 's|.*/junit-platform-engine-\(.*\)\.jar$|\1|p' | head -1)
 launcher=zk-lock-core/target/stress-launcher/junit-platform-console-standalone-${platform}.jar
@@ -76,7 +77,6 @@ if [[ ! -f "${launcher}" ]]; then
 		"-Dartifact=org.junit.platform:junit-platform-console-standalone:${platform}" \
 		-DoutputDirectory=target/stress-launcher
 fi
-classpath="zk-lock-core/target/test-classes:zk-lock-core/target/classes:$(cat zk-lock-core/target/stress-classpath.txt):${launcher}"
 mkdir -p "${out}"
 summary=()
 for class in "${classes[@]}"; do
@@ -87,7 +87,16 @@ for class in "${classes[@]}"; do
 		log="${out}/${class}.log"
 		reports="${out}/reports"
 		rm -rf "${reports}"
-		class_name=$(cd zk-lock-core/src/test/java && find . -name "${class}.java" | head -1 | sed 's|^\./||; s|\.java$||; s|/|.|g')
+		module=
+		for candidate in "${modules[@]}"; do
+			if [[ -n "$(find "${candidate}/src/test/java" -name "${class}.java" | head -1)" ]]; then
+				module=${candidate}
+				break
+			fi
+		done
+		[[ -n "${module}" ]] || { echo "stress-tests.sh: no test class ${class} in ${modules[*]}" >&2; exit 2; }
+		class_name=$(cd "${module}/src/test/java" && find . -name "${class}.java" | head -1 | sed 's|^\./||; s|\.java$||; s|/|.|g')
+		classpath="${module}/target/test-classes:${module}/target/classes:$(cat "${module}/target/stress-classpath.txt"):${launcher}"
 		if java -Dzklock.storm.seconds=40 -cp "${classpath}" org.junit.platform.console.ConsoleLauncher execute \
 				--disable-banner --disable-ansi-colors --details=tree --fail-if-no-tests \
 				--select-class "${class_name}" --reports-dir "${reports}" > "${log}" 2>&1; then

@@ -7,9 +7,12 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.FutureTask;
+import java.util.concurrent.AbstractExecutorService;
+import java.util.concurrent.Callable;
+import java.util.concurrent.Delayed;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -113,6 +116,17 @@ final class LocalQueueModel {
 	/** An asynchronous request, owned by no thread, whose grant ends at a ceiling (see {@link #runTimers()}). */
 	Waiter async(LockMode mode, Duration lockAtMostFor) {
 		return new Waiter(null, mode, Protocol.of(mode, true, 0), 0, false, true, lockAtMostFor);
+	}
+
+	/** An asynchronous request of a permit of a semaphore of one, owned by no thread. */
+	Waiter asyncPermit() {
+		return new Waiter(null, LockMode.EXCLUSIVE, Protocol.LEASE, 1, false, true, RequestRules.NO_CEILING);
+	}
+
+	/** A request of the calling thread for a permit of a semaphore of one that makes one attempt. */
+	Waiter oneAttemptPermit() {
+		return new Waiter(Thread.currentThread(), LockMode.EXCLUSIVE, Protocol.LEASE, 1, true, false,
+				RequestRules.NO_CEILING);
 	}
 
 	/** Queue a request and wait for its outcome on the calling thread, as {@code tryAcquire} does. */
@@ -262,17 +276,21 @@ final class LocalQueueModel {
 	/**
 	 * The registry's timer, run by hand: tasks are kept with their time on the model's clock and
 	 * run by {@link #runAll()} on the calling thread, so that the model checker orders them with
-	 * the other steps (it explores no timed waits).
+	 * the other steps (it explores no timed waits). Only what the registry uses ({@code schedule} of
+	 * a runnable, {@code cancel}) is there, on a plain list and this object's monitor: a thread
+	 * pool's queue and locks would add steps to every schedule the model checker runs and explores.
 	 */
-	private static final class ManualTimer extends ScheduledThreadPoolExecutor {
+	private static final class ManualTimer extends AbstractExecutorService implements ScheduledExecutorService {
 
 		private final AtomicLong clock;
 
 		/** Tasks not run yet (guarded by this). */
 		private final List<Task> tasks = new ArrayList<>();
 
+		/** Whether tasks are refused (guarded by this). */
+		private boolean shutDown;
+
 		ManualTimer(AtomicLong clock) {
-			super(0);
 			this.clock = clock;
 		}
 
@@ -280,6 +298,9 @@ final class LocalQueueModel {
 		public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
 			Task task = new Task(command, this.clock.get() + unit.toNanos(delay));
 			synchronized (this) {
+				if (this.shutDown) {
+					throw new RejectedExecutionException("shut down");
+				}
 				this.tasks.add(task);
 			}
 			return task;
@@ -299,17 +320,101 @@ final class LocalQueueModel {
 					this.tasks.remove(next);
 				}
 				this.clock.accumulateAndGet(next.at, Math::max);
-				next.run();
+				next.command.run();
 			}
 		}
 
-		private final class Task extends FutureTask<Void> implements ScheduledFuture<Void> {
+		/** A cancelled task is removed: it never runs. */
+		synchronized boolean cancel(Task task) {
+			return this.tasks.remove(task);
+		}
+
+		@Override
+		public <V> ScheduledFuture<V> schedule(Callable<V> callable, long delay, TimeUnit unit) {
+			throw new UnsupportedOperationException("the registry schedules runnables only");
+		}
+
+		@Override
+		public ScheduledFuture<?> scheduleAtFixedRate(Runnable command, long initialDelay, long period, TimeUnit unit) {
+			throw new UnsupportedOperationException("the registry schedules no periodic tasks");
+		}
+
+		@Override
+		public ScheduledFuture<?> scheduleWithFixedDelay(Runnable command, long initialDelay, long delay, TimeUnit unit) {
+			throw new UnsupportedOperationException("the registry schedules no periodic tasks");
+		}
+
+		@Override
+		public void execute(Runnable command) {
+			throw new UnsupportedOperationException("the registry schedules its tasks");
+		}
+
+		@Override
+		public synchronized void shutdown() {
+			this.shutDown = true;
+		}
+
+		@Override
+		public synchronized List<Runnable> shutdownNow() {
+			this.shutDown = true;
+			List<Runnable> left = new ArrayList<>(this.tasks.size());
+			for (Task task : this.tasks) {
+				left.add(task.command);
+			}
+			this.tasks.clear();
+			return left;
+		}
+
+		@Override
+		public synchronized boolean isShutdown() {
+			return this.shutDown;
+		}
+
+		@Override
+		public synchronized boolean isTerminated() {
+			return this.shutDown;
+		}
+
+		@Override
+		public boolean awaitTermination(long timeout, TimeUnit unit) {
+			return isTerminated();
+		}
+
+		/** A task and its time on the model's clock. */
+		private final class Task implements ScheduledFuture<Void> {
+
+			final Runnable command;
 
 			final long at;
 
 			Task(Runnable command, long at) {
-				super(command, null);
+				this.command = command;
 				this.at = at;
+			}
+
+			@Override
+			public boolean cancel(boolean mayInterruptIfRunning) {
+				return ManualTimer.this.cancel(this);
+			}
+
+			@Override
+			public boolean isCancelled() {
+				throw new UnsupportedOperationException("the registry only cancels");
+			}
+
+			@Override
+			public boolean isDone() {
+				throw new UnsupportedOperationException("the registry only cancels");
+			}
+
+			@Override
+			public Void get() {
+				throw new UnsupportedOperationException("the registry only cancels");
+			}
+
+			@Override
+			public Void get(long timeout, TimeUnit unit) {
+				throw new UnsupportedOperationException("the registry only cancels");
 			}
 
 			@Override
@@ -318,7 +423,7 @@ final class LocalQueueModel {
 			}
 
 			@Override
-			public int compareTo(java.util.concurrent.Delayed other) {
+			public int compareTo(Delayed other) {
 				return Long.compare(getDelay(TimeUnit.NANOSECONDS), other.getDelay(TimeUnit.NANOSECONDS));
 			}
 

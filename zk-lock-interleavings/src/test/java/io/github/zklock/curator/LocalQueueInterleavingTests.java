@@ -8,6 +8,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
@@ -15,6 +16,7 @@ import org.apache.curator.framework.state.ConnectionState;
 import org.jetbrains.lincheck.Lincheck;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
@@ -33,15 +35,26 @@ import static io.github.zklock.curator.LocalQueueModel.check;
  * ZooKeeper ({@link LocalQueueModel}), so that no network timing is involved: acquire, re-enter,
  * release, hand over, give up (a wait's end, a cancellation), revocation, ceiling, a suspended
  * connection and session loss, for EXCLUSIVE, WRITE and READ under WRITE, synchronous and
- * asynchronous. Each test asserts the queue's invariants (see {@link LocalQueueModel}) in every
+ * asynchronous, and permits of one application queued behind each other on a semaphore's
+ * internal mutex. Each test asserts the queue's invariants (see {@link LocalQueueModel}) in every
  * schedule it explores, and that the key is free afterwards (a one-attempt request is granted: no
  * stalled key); a failure prints the schedule that broke one. {@code scripts/interleaving-reverts.sh}
  * shows what they find when a fix is taken out.
  */
 class LocalQueueInterleavingTests {
 
-	/** Schedules explored per test. */
-	private static final int SCHEDULES = Integer.getInteger("zklock.interleavings", 200);
+	/**
+	 * Schedules explored by a test whose defect, when its fix is taken out, is found within a few
+	 * dozen (see {@code scripts/interleaving-reverts.sh}), and by the tests that found none yet.
+	 * {@code -Dzklock.interleavings=N} explores N schedules in every test instead.
+	 */
+	private static final int SCHEDULES = 60;
+
+	/** Schedules explored by {@link #ceilingThatFallsAsItsGrantIsReleasedLeavesTheTurnHandedOverAlone}. */
+	private static final int CEILING_FALLS_SCHEDULES = 300;
+
+	/** Schedules explored by every test instead of its own, when set. */
+	private static final @Nullable Integer SCHEDULES_OVERRIDE = Integer.getInteger("zklock.interleavings");
 
 	/**
 	 * Whether each schedule prints a line as it starts: {@code scripts/interleaving-reverts.sh}
@@ -118,17 +131,17 @@ class LocalQueueInterleavingTests {
 
 	@Test
 	void ceilingThatFallsAsItsGrantIsReleasedLeavesTheTurnHandedOverAlone() {
-		// Five times the schedules: the interleaving that matters (the timer thread between the
-		// grant's ceiling check and the key's monitor while the release hands the znode over) was
-		// not among the first 200 when the rule it checks was taken out, and was among 1,000.
-		explore(LockMode.EXCLUSIVE, false, 5 * SCHEDULES, (run) -> {
+		explore(LockMode.EXCLUSIVE, false, CEILING_FALLS_SCHEDULES, (run) -> {
 			LocalQueueModel model = run.model;
 			// Held by an asynchronous grant with a ceiling, another queued behind it without one: the
 			// release hands the znode over as the first grant's ceiling falls.
 			LockHandle first = model.submit(model.async(LockMode.EXCLUSIVE, Duration.ofMillis(1))).join().orElseThrow();
 			CompletableFuture<Optional<RegistryGrant>> second = model.submit(model.async(LockMode.EXCLUSIVE));
+			// The timer's task runs on the scenario's own thread: the schedule that matters (its
+			// ceiling check passed, the key's monitor not yet taken, the release handing the znode
+			// over meanwhile) is then one switch away, not two.
 			run.start("holder", first::release);
-			run.start("timer", model::runTimers);
+			model.runTimers();
 			run.joinAll();
 			// A ceiling ends its own grant only: the second one, without a ceiling, is still held.
 			Optional<RegistryGrant> granted = second.join();
@@ -175,6 +188,27 @@ class LocalQueueInterleavingTests {
 				}
 			});
 			run.start("thread", () -> model.hold(model.acquire(model.request(LockMode.EXCLUSIVE))));
+		});
+	}
+
+	@Test
+	void ownPermitRequestsDrainInTurnWhileOneGivesUpAndNoneHoldsTwoPermitsOfOne() {
+		// Three asynchronous permits of a semaphore of one queue on its internal mutex one behind the
+		// other: each learns that it is first from the delete of its own granted predecessor (an
+		// exists, no listing), while the middle one is cancelled, before, as or after it is granted.
+		explore(false, SCHEDULES, LocalQueueModel::oneAttemptPermit, (run) -> {
+			LocalQueueModel model = run.model;
+			CompletableFuture<Optional<RegistryGrant>> first = model.submit(model.asyncPermit());
+			CompletableFuture<Optional<RegistryGrant>> second = model.submit(model.asyncPermit());
+			CompletableFuture<Optional<RegistryGrant>> third = model.submit(model.asyncPermit());
+			run.start("releaser", () -> model.hold(first.join()));
+			run.start("canceller", () -> {
+				if (!second.cancel(false)) {
+					// Granted before the cancellation: released as any grant.
+					model.hold(second.join());
+				}
+			});
+			run.start("third", () -> model.hold(third.join()));
 		});
 	}
 
@@ -349,23 +383,33 @@ class LocalQueueInterleavingTests {
 	 * @see #explore(LockMode, boolean, Consumer)
 	 */
 	private static void explore(LockMode mode, boolean expiredSessions, int schedules, Consumer<Run> scenario) {
-		Lincheck.runConcurrentTest(schedules, () -> {
+		explore(expiredSessions, schedules, (model) -> model.oneAttempt(mode), scenario);
+	}
+
+	/**
+	 * Explore a scenario whose last request, which finds the key free, is the given one.
+	 * @see #explore(LockMode, boolean, Consumer)
+	 */
+	private static void explore(boolean expiredSessions, int schedules,
+			Function<LocalQueueModel, Waiter> lastRequest, Consumer<Run> scenario) {
+		Lincheck.runConcurrentTest((SCHEDULES_OVERRIDE != null) ? SCHEDULES_OVERRIDE : schedules, () -> {
 			if (TRACE_SCHEDULES) {
 				// Before the scenario starts its threads: no interleaving added. (A counter would not
 				// do: the model checker restores the state it saw before each schedule.)
 				System.err.println("SCHEDULE-STARTED");
 			}
-			runScenario(mode, expiredSessions, scenario);
+			runScenario(lastRequest, expiredSessions, scenario);
 		});
 	}
 
 	/** One schedule: the scenario on a fresh model, then the checks every schedule ends with. */
-	private static void runScenario(LockMode mode, boolean expiredSessions, Consumer<Run> scenario) {
+	private static void runScenario(Function<LocalQueueModel, Waiter> lastRequest,
+			boolean expiredSessions, Consumer<Run> scenario) {
 		Run run = new Run(new LocalQueueModel());
 		scenario.accept(run);
 		run.joinAll();
 		// Not stalled: the key is free for a one-attempt request.
-		run.model.hold(Optional.of(run.model.acquire(run.model.oneAttempt(mode)).orElseThrow()));
+		run.model.hold(Optional.of(run.model.acquire(lastRequest.apply(run.model)).orElseThrow()));
 		check(run.failures.isEmpty(), "threads failed: " + run.failures);
 		run.model.finish(expiredSessions);
 	}
