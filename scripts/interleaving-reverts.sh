@@ -56,11 +56,12 @@ for patch in "${patches[@]}"; do
 	else
 		outcome=failed
 	fi
-	xml="${copy}/zk-lock-core/target/surefire-reports/TEST-io.github.zklock.curator.LocalQueueInterleavingTests.xml"
-	seconds=$(sed -n 's/.*<testcase name="'"${test}"'"[^>]* time="\([0-9.]*\)".*/\1/p' "${xml}" 2>/dev/null | head -1)
+	reports="${copy}/zk-lock-interleavings/target/surefire-reports"
+	xml="${reports}/TEST-io.github.zklock.curator.LocalQueueInterleavingTests.xml"
+	seconds=$(sed -n 's/.*<testcase name="'"${test}"'"[^>]* time="\([0-9.]*\)".*/\1/p' "${xml}" 2>/dev/null | head -1 || true)
 	# Lincheck's verdict ("= Concurrent test failed =", "= The execution has hung =") and the
 	# assertion that failed, if any.
-	why=$(grep -h -m2 -E '^= .* =$|AssertionError: .+' "${copy}"/zk-lock-core/target/surefire-reports/*.txt 2>/dev/null \
+	why=$(grep -h -m2 -E '^= .* =$|AssertionError: .+' "${reports}"/*.txt 2>/dev/null \
 		| tr '\n' ' ' || true)
 	# The schedule that found it: the test prints a line as each starts (the model checker runs the
 	# failing one again to print its interleaving, so this may count one or two more).
