@@ -62,6 +62,9 @@ class LocalQueueInterleavingTests {
 	 */
 	private static final boolean TRACE_SCHEDULES = Boolean.getBoolean("zklock.interleavings.trace");
 
+	/** When this class was loaded, for the schedules' trace. */
+	private static final long LOADED_AT = System.nanoTime();
+
 	/** The library's loggers, quiet while the model checker runs: it would trace every log call. */
 	private static final Logger LIBRARY_LOGGER = (Logger) LoggerFactory.getLogger("io.github.zklock");
 
@@ -396,7 +399,9 @@ class LocalQueueInterleavingTests {
 			if (TRACE_SCHEDULES) {
 				// Before the scenario starts its threads: no interleaving added. (A counter would not
 				// do: the model checker restores the state it saw before each schedule.)
-				System.err.println("SCHEDULE-STARTED");
+				// With the milliseconds since the test class was loaded (System.nanoTime: no step
+				// of the model checker's).
+				System.err.println("SCHEDULE-STARTED " + (System.nanoTime() - LOADED_AT) / 1_000_000 + " ms");
 			}
 			runScenario(lastRequest, expiredSessions, scenario);
 		});
