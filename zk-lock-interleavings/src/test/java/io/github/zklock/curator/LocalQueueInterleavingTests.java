@@ -62,9 +62,6 @@ class LocalQueueInterleavingTests {
 	 */
 	private static final boolean TRACE_SCHEDULES = Boolean.getBoolean("zklock.interleavings.trace");
 
-	/** When this class was loaded, for the schedules' trace. */
-	private static final long LOADED_AT = System.nanoTime();
-
 	/** The library's loggers, quiet while the model checker runs: it would trace every log call. */
 	private static final Logger LIBRARY_LOGGER = (Logger) LoggerFactory.getLogger("io.github.zklock");
 
@@ -399,9 +396,7 @@ class LocalQueueInterleavingTests {
 			if (TRACE_SCHEDULES) {
 				// Before the scenario starts its threads: no interleaving added. (A counter would not
 				// do: the model checker restores the state it saw before each schedule.)
-				// With the milliseconds since the test class was loaded (System.nanoTime: no step
-				// of the model checker's).
-				System.err.println("SCHEDULE-STARTED " + (System.nanoTime() - LOADED_AT) / 1_000_000 + " ms");
+				System.err.println("SCHEDULE-STARTED");
 			}
 			runScenario(lastRequest, expiredSessions, scenario);
 		});
