@@ -5,10 +5,12 @@
 #   - the slowest test classes (30 unless --top says otherwise): seconds, tests, module, class;
 #   - per module: the test classes, the test methods run (skipped ones apart), the sum of the
 #     classes' seconds and, when the build's Maven log is given, the module's wall time from the
-#     reactor summary (tests, compilation, javadoc and packaging: what a contributor waits for);
-#   - the totals.
+#     reactor summary (tests, compilation, javadoc and packaging);
+#   - the totals, and the build's own wall time from the log (Maven's "Total time").
 # A class's seconds are surefire's (its JVM's time in that class, its servers' start included);
-# a module whose classes run in two test JVMs at a time waits less than its sum.
+# a module whose classes run in several test JVMs at a time waits less than its sum, and the
+# reactor builds several modules at a time (-T, .mvn/maven.config), so that the build takes less
+# than the sum of its modules' times.
 #
 # Usage: scripts/test-times.sh [--top N] [--log MAVEN_LOG] [DIR]
 #   DIR   the build's directory (default: the repository)
@@ -56,7 +58,7 @@ declare -A wall=()
 if [[ -n "${log}" ]]; then
 	while IFS=$'\t' read -r name seconds; do
 		wall["${name}"]=${seconds}
-	done < <(sed -n 's/^\[INFO\] \(.*[^ .]\) \.\.*[ ]*\(SUCCESS\|FAILURE\) \[ *\([^]]*\)\]$/\1\t\3/p' "${log}" \
+	done < <(sed -n 's/^.*\[INFO\] \(.*[^ .]\) \.\.*[ ]*\(SUCCESS\|FAILURE\) \[ *\([^]]*\)\]$/\1\t\3/p' "${log}" \
 		| awk -F'\t' '{
 			t = $2; s = 0
 			if (t ~ /min$/) { sub(/ min$/, "", t); n = split(t, p, ":"); s = p[1] * 60 + p[2] }
@@ -96,7 +98,9 @@ echo
 printf 'TOTAL classes=%d tests=%d run=%d skipped=%d failed=%d sum_seconds=%.0f' \
 	"${total_classes}" "${total_tests}" "$((total_tests - total_skipped))" "${total_skipped}" "${total_failed}" "${total_sum}"
 if [[ -n "${log}" ]]; then
-	total=$(sed -n 's/^\[INFO\] Total time: *\(.*\)$/\1/p' "${log}" | tail -n 1)
-	printf ' modules_wall_seconds=%d maven_total_time="%s"' "${total_wall}" "${total}"
+	# A parallel build (-T) says "(Wall Clock)" after its total; its modules' times overlap, so
+	# that their sum is more than the build's.
+	total=$(sed -n 's/^.*\[INFO\] Total time: *\(.*\)$/\1/p' "${log}" | tail -n 1 | sed 's/ *(Wall Clock)$//')
+	printf ' modules_seconds_summed=%d maven_total_time="%s"' "${total_wall}" "${total}"
 fi
 echo
