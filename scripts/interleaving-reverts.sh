@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Shows what the systematic tests of the local queue (LocalQueueInterleavingTests, Lincheck's
+# Shows what the systematic tests of the local queue (LocalQueueInterleavingTests and
+# LocalQueueEndInterleavingTests in zk-lock-interleavings, Lincheck's
 # model checker) find when a fix is taken out. Each patch in scripts/reverts/ reverts one fix and
 # names, on its "Found by:" line, the test that should fail without it. For each, the working tree
 # is copied (without build output), the patch applied, and that test run; the script prints
@@ -44,7 +45,7 @@ for patch in "${patches[@]}"; do
 		rm -rf "${copy}"
 		continue
 	fi
-	args=(-B -q -o -pl zk-lock-test,zk-lock-core,zk-lock-interleavings test "-Dtest=LocalQueueInterleavingTests#${test}"
+	args=(-B -q -o -pl zk-lock-interleavings test "-Dtest=LocalQueue*InterleavingTests#${test}"
 		-Dsurefire.failIfNoSpecifiedTests=false -Dzklock.interleavings.trace=true)
 	if [[ -n "${schedules}" ]]; then
 		args+=("-Dzklock.interleavings=${schedules}")
@@ -57,8 +58,8 @@ for patch in "${patches[@]}"; do
 		outcome=failed
 	fi
 	reports="${copy}/zk-lock-interleavings/target/surefire-reports"
-	xml="${reports}/TEST-io.github.zklock.curator.LocalQueueInterleavingTests.xml"
-	seconds=$(sed -n 's/.*<testcase name="'"${test}"'"[^>]* time="\([0-9.]*\)".*/\1/p' "${xml}" 2>/dev/null | head -1 || true)
+	seconds=$(sed -n 's/.*<testcase name="'"${test}"'"[^>]* time="\([0-9.]*\)".*/\1/p' \
+		"${reports}"/TEST-io.github.zklock.curator.LocalQueue*InterleavingTests.xml 2>/dev/null | head -1 || true)
 	# Lincheck's verdict ("= Concurrent test failed =", "= The execution has hung =") and the
 	# assertion that failed, if any.
 	why=$(grep -h -m2 -E '^= .* =$|AssertionError: .+' "${reports}"/*.txt 2>/dev/null \
