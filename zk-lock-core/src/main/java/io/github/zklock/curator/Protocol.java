@@ -2,7 +2,6 @@ package io.github.zklock.curator;
 
 import java.util.List;
 
-import org.apache.curator.framework.recipes.locks.LockInternals;
 import org.apache.curator.framework.recipes.locks.LockInternalsSorter;
 import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
 
@@ -105,18 +104,41 @@ enum Protocol {
 		if (this == LEASE) {
 			return (children.size() <= maxLeases) ? null : LEASES;
 		}
-		List<String> sorted = LockInternals.getSortedChildren(this.lockName,
-				(this == MUTEX) ? DRIVER : READ_WRITE_SORTER, children);
-		int ours = sorted.indexOf(ourName);
-		if (this != READ) {
-			return (ours == 0) ? null : sorted.get(ours - 1);
-		}
-		for (int i = 0; i < ours; i++) {
-			if (sorted.get(i).contains(WRITE_NAME)) {
-				return sorted.get(i);
+		// The order of Curator's LockInternals.getSortedChildren (a stable sort by each name's part
+		// after the lock name, as the recipe's sorter cuts it), found in one pass instead of a sort:
+		// a listing of n names costs n cuts, not n log n comparisons of two cuts each, which a queue
+		// of n requests of one application paid n times (its listing with each create).
+		int ourIndex = children.indexOf(ourName);
+		String ourKey = sortKey(ourName);
+		String found = null;
+		String foundKey = null;
+		for (int i = 0; i < children.size(); i++) {
+			String child = children.get(i);
+			String key = sortKey(child);
+			int order = key.compareTo(ourKey);
+			if (order > 0 || (order == 0 && i >= ourIndex)) {
+				// Sorted after ours (or ours itself).
+				continue;
+			}
+			if (this != READ) {
+				// The one just before ours: the last of those before it (the later listed of equal ones).
+				if (found == null || key.compareTo(foundKey) >= 0) {
+					found = child;
+					foundKey = key;
+				}
+			}
+			else if (child.contains(WRITE_NAME) && (found == null || key.compareTo(foundKey) < 0)) {
+				// The first writer before ours (the earlier listed of equal ones).
+				found = child;
+				foundKey = key;
 			}
 		}
-		return null;
+		return found;
+	}
+
+	/** What Curator's sorter compares a child by: its name after the lock name (see {@link #predecessor}). */
+	private String sortKey(String child) {
+		return (this == MUTEX) ? DRIVER.fixForSorting(child, this.lockName) : READ_WRITE_SORTER.fixForSorting(child, this.lockName);
 	}
 
 }
