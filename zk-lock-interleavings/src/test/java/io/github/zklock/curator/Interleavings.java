@@ -22,17 +22,17 @@ import static io.github.zklock.curator.LocalQueueModel.check;
  * How the systematic tests of the local queue ({@link LocalQueueInterleavingTests},
  * {@link LocalQueueEndInterleavingTests}) explore a scenario with Lincheck's model checker: each
  * schedule on a fresh {@link LocalQueueModel}, its threads joined, the key free afterwards for a
- * one-attempt request, no thread failed, the model's invariants checked. The tests are in two
- * classes so that two test JVMs explore them at once (the model checker computes on one core).
+ * one-attempt request, no thread failed, the model's invariants checked.
  */
 final class Interleavings {
 
 	/**
 	 * Schedules explored by a test whose defect, when its fix is taken out, is found within a few
-	 * dozen (at most the 22nd: see {@code scripts/interleaving-reverts.sh}), and by the tests that
-	 * found none yet. {@code -Dzklock.interleavings=N} explores N schedules in every test instead.
+	 * dozen (at most at the 22nd: see {@code scripts/interleaving-reverts.sh}; twice that here), and
+	 * by the tests that found none yet. {@code -Dzklock.interleavings=N} explores N schedules in
+	 * every test instead.
 	 */
-	static final int SCHEDULES = 60;
+	static final int SCHEDULES = 45;
 
 	/** Schedules explored by every test instead of its own, when set. */
 	private static final @Nullable Integer SCHEDULES_OVERRIDE = Integer.getInteger("zklock.interleavings");
