@@ -332,7 +332,10 @@ class ZnodeAcquisitionTests {
 		List<Acquired> own = new ArrayList<>();
 		for (int i = 0; i < 6; i++) {
 			if (i == 3) {
-				// Another participant queues between this application's waiters.
+				// Another participant queues between this application's waiters: once the creates of
+				// own-0 to own-2 are answered (sent on another connection, they could otherwise reach
+				// the server after the raw mutex's create and be sequenced after it).
+				await().atMost(Duration.ofMillis(BOUND_MS)).until(() -> childCount() == 4);
 				CompletableFuture<Void> raw = new CompletableFuture<>();
 				Thread thread = new Thread(() -> {
 					try {
