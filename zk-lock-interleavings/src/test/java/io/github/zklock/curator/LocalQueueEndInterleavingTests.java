@@ -6,9 +6,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.curator.framework.state.ConnectionState;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
@@ -19,6 +18,7 @@ import io.github.zklock.spi.RegistryGrant;
 
 import static io.github.zklock.curator.Interleavings.explore;
 import static io.github.zklock.curator.Interleavings.timeOut;
+import static io.github.zklock.curator.Interleavings.twiceFoundAt;
 import static io.github.zklock.curator.LocalQueueModel.check;
 
 /**
@@ -30,17 +30,8 @@ import static io.github.zklock.curator.LocalQueueModel.check;
  * connection as a wait ends, a refused one-attempt request. Each test asserts the queue's
  * invariants in every schedule it explores, and that the key is free afterwards.
  */
+@ExtendWith(InterleavingsExtension.class)
 class LocalQueueEndInterleavingTests {
-
-	@BeforeAll
-	static void prepare() {
-		Interleavings.prepare();
-	}
-
-	@AfterAll
-	static void restore() {
-		Interleavings.restore();
-	}
 
 	@Test
 	void readUnderWriteRidesTheTurnThatARevocationEndsForBoth() {
@@ -83,7 +74,8 @@ class LocalQueueEndInterleavingTests {
 
 	@Test
 	void oneAttemptOnceTheEndedGrantIsReleasedFindsTheKeyFree() {
-		explore(LockMode.EXCLUSIVE, false, (run) -> {
+		// Found start-before-an-earlier-end at schedule 22.
+		explore(LockMode.EXCLUSIVE, false, twiceFoundAt(22), (run) -> {
 			LocalQueueModel model = run.model;
 			// Held by an asynchronous grant whose znode another application revokes.
 			LockHandle first = model.submit(model.async(LockMode.EXCLUSIVE)).join().orElseThrow();
@@ -162,7 +154,8 @@ class LocalQueueEndInterleavingTests {
 
 	@Test
 	void refusedAttemptHasSentItsDeleteBeforeItsAnswer() {
-		explore(LockMode.EXCLUSIVE, false, (run) -> {
+		// Found owner-told-before-the-delete at schedule 2.
+		explore(LockMode.EXCLUSIVE, false, twiceFoundAt(2), (run) -> {
 			LocalQueueModel model = run.model;
 			String other = model.zooKeeper.otherParticipant(LocalQueueModel.PATH, "lock-");
 			List<String> leftAtAnswer = new CopyOnWriteArrayList<>();

@@ -6,9 +6,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicReference;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
@@ -20,6 +19,7 @@ import io.github.zklock.spi.RegistryGrant;
 import static io.github.zklock.curator.Interleavings.SCHEDULES;
 import static io.github.zklock.curator.Interleavings.explore;
 import static io.github.zklock.curator.Interleavings.timeOut;
+import static io.github.zklock.curator.Interleavings.twiceFoundAt;
 import static io.github.zklock.curator.LocalQueueModel.check;
 
 /**
@@ -34,27 +34,19 @@ import static io.github.zklock.curator.LocalQueueModel.check;
  * {@link LocalQueueEndInterleavingTests} explores the ends (session loss, a suspended connection,
  * refusals); {@code scripts/interleaving-reverts.sh} shows what both find when a fix is taken out.
  */
+@ExtendWith(InterleavingsExtension.class)
 class LocalQueueInterleavingTests {
 
 	/**
 	 * Schedules explored by {@link #ceilingThatFallsAsItsGrantIsReleasedLeavesTheTurnHandedOverAlone}:
 	 * its reverted defect was found at the 101st.
 	 */
-	private static final int CEILING_FALLS_SCHEDULES = 200;
-
-	@BeforeAll
-	static void prepare() {
-		Interleavings.prepare();
-	}
-
-	@AfterAll
-	static void restore() {
-		Interleavings.restore();
-	}
+	private static final int CEILING_FALLS_SCHEDULES = twiceFoundAt(101);
 
 	@Test
 	void revocationAsTheTurnIsHandedOverLeavesNoTwoHoldersAndNoStalledKey() {
-		explore(LockMode.EXCLUSIVE, false, (run) -> {
+		// Found grant-registered-after-the-monitor at schedule 12, turn-taken-away-... at 4.
+		explore(LockMode.EXCLUSIVE, false, twiceFoundAt(12), (run) -> {
 			LocalQueueModel model = run.model;
 			// Held by an asynchronous grant, another queued behind it: the release hands the turn
 			// over, on the releasing thread, as a revocation of the znode comes in.
@@ -125,7 +117,8 @@ class LocalQueueInterleavingTests {
 
 	@Test
 	void waitGivenUpAsTheTurnIsHandedOverNeitherLeaksNorLosesTheGrant() {
-		explore(LockMode.EXCLUSIVE, false, (run) -> {
+		// Found short-wait-unqueued-fails at schedule 19.
+		explore(LockMode.EXCLUSIVE, false, twiceFoundAt(19), (run) -> {
 			LocalQueueModel model = run.model;
 			// Held at the start by an asynchronous grant, which the holder thread releases.
 			LockHandle first = model.submit(model.async(LockMode.EXCLUSIVE)).join().orElseThrow();
