@@ -51,6 +51,11 @@ class ZkLockRegistryOutageTests {
 				.withMessageContaining("ZooKeeper");
 
 			server.restart();
+			// Back once the client has reconnected. A reconnection that reaches the restarting server
+			// before it runs is closed by it ("ZooKeeperServer not running", then a NullPointerException
+			// of the server's for its missing database, seen in a fresh-clone build); the client may then
+			// wait out its read timeout (two thirds of the session timeout) before it connects again.
+			await().atMost(Duration.ofSeconds(30)).until(() -> application.client().getZookeeperClient().isConnected());
 			assertThat(other.tryLock(10, TimeUnit.SECONDS)).as("another key once the server is back").isTrue();
 			assertThat(held.tryLock(1, TimeUnit.SECONDS)).as("the lock held through the outage, re-entered")
 				.isTrue();
