@@ -15,6 +15,7 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.LoggerFactory;
 
 import io.github.zklock.LockMode;
+import io.github.zklock.spi.RegistryGrant;
 
 import static io.github.zklock.curator.LocalQueueModel.check;
 
@@ -105,10 +106,19 @@ final class Interleavings {
 		}
 	}
 
-	/** A request of each kind, one after the other, with a thread, a timer and a permit. */
+	/**
+	 * A request of each kind, one after the other, with a thread, a timer and a permit, and a wait
+	 * given up behind a held grant: what the tests' schedules run, so that its classes are
+	 * transformed here.
+	 */
 	private static void everyKindOfStep(Run run) {
 		LocalQueueModel model = run.model;
 		run.join(run.start("thread", () -> model.hold(model.acquire(model.request(LockMode.EXCLUSIVE)))));
+		Optional<RegistryGrant> held = model.acquire(model.request(LockMode.EXCLUSIVE));
+		Waiter givenUp = model.async(LockMode.EXCLUSIVE);
+		model.submit(givenUp);
+		model.timeOut(givenUp);
+		model.hold(held);
 		model.hold(model.submit(model.async(LockMode.WRITE)).join());
 		model.hold(model.acquire(model.request(LockMode.READ, Duration.ofMillis(1))));
 		model.runTimers();
