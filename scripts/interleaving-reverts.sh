@@ -45,7 +45,7 @@ for patch in "${patches[@]}"; do
 		rm -rf "${copy}"
 		continue
 	fi
-	args=(-B -q -o -pl zk-lock-interleavings test "-Dtest=LocalQueue*InterleavingTests#${test}"
+	args=(-B -q -o -Pinterleavings -pl zk-lock-interleavings test "-Dtest=LocalQueue*InterleavingTests#${test}"
 		-Dsurefire.failIfNoSpecifiedTests=false -Dzklock.interleavings.trace=true)
 	if [[ -n "${schedules}" ]]; then
 		args+=("-Dzklock.interleavings=${schedules}")
