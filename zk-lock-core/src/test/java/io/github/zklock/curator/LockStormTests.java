@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -19,6 +20,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 import io.github.zklock.LockHandle;
+import io.github.zklock.LockLostException;
 import io.github.zklock.LockRequest;
 import io.github.zklock.LockState;
 import io.github.zklock.LockTemplate;
@@ -35,7 +37,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * another application (Curator's revocation request and forced deletes, back to back); with
  * synchronous grants, bound to their thread, and with asynchronous ones. Whatever ends a grant,
  * the next is made only once it is LOST: no two holders are ever inside, both HELD; every request
- * is granted within its wait (nothing stalls, no znode of the application blocks the key); nothing
+ * is granted within its wait (nothing stalls, no znode of the application blocks the key), or,
+ * revoked just as it was handed out, fails with a {@code LockLostException} (as documented); nothing
  * is left behind. Prints what it measured ({@code STORM ...}). Runs for
  * {@code -Dzklock.storm.seconds} (default 5) per case; {@code scripts/stress-tests.sh} runs it
  * longer with the CPUs saturated.
@@ -85,6 +88,7 @@ class LockStormTests {
 		AtomicBoolean stop = new AtomicBoolean();
 		AtomicInteger granted = new AtomicInteger();
 		AtomicInteger lost = new AtomicInteger();
+		AtomicInteger lostAtGrant = new AtomicInteger();
 		AtomicLong revocations = new AtomicLong();
 		List<Throwable> failures = new CopyOnWriteArrayList<>();
 		List<Thread> threads = new ArrayList<>();
@@ -97,9 +101,20 @@ class LockStormTests {
 						if (ceilings) {
 							request = request.withLockAtMostFor(Duration.ofMillis(random.nextInt(1, 4)));
 						}
-						LockHandle handle = async
-								? this.template.async().acquire(request).get(WAIT.toSeconds() + 10, TimeUnit.SECONDS)
-								: this.template.acquire(request);
+						LockHandle handle;
+						try {
+							handle = async
+									? this.template.async().acquire(request).get(WAIT.toSeconds() + 10, TimeUnit.SECONDS)
+									: this.template.acquire(request);
+						}
+						catch (LockLostException | ExecutionException ex) {
+							// Revoked just as it was handed out: the wait fails, told (see Grants.deliver).
+							if (ceilings || !(ex instanceof LockLostException || ex.getCause() instanceof LockLostException)) {
+								throw ex;
+							}
+							lostAtGrant.incrementAndGet();
+							continue;
+						}
 						granted.incrementAndGet();
 						try {
 							section.hold(handle, Duration.ofNanos(random.nextLong(500_000, 3_000_001)));
@@ -141,9 +156,9 @@ class LockStormTests {
 			other.close();
 		}
 		System.out.printf("STORM ender=%s grants=%s seconds=%d threads=%d granted=%d lost_at_release=%d "
-				+ "revocations=%d overlaps_told=%d untold_overlaps=%d failures=%d%n", ender, grants, STORM.toSeconds(),
-				THREADS, granted.get(), lost.get(), ceilings ? 0 : revocations.get(), section.overlaps(),
-				section.untoldOverlaps().size(), failures.size());
+				+ "lost_at_grant=%d revocations=%d overlaps_told=%d untold_overlaps=%d failures=%d%n", ender, grants,
+				STORM.toSeconds(), THREADS, granted.get(), lost.get(), lostAtGrant.get(),
+				ceilings ? 0 : revocations.get(), section.overlaps(), section.untoldOverlaps().size(), failures.size());
 		assertThat(threads).noneMatch(Thread::isAlive);
 		assertThat(failures).as("requests not granted within their wait, or failed").isEmpty();
 		assertThat(section.untoldOverlaps()).as("two holders inside, both HELD").isEmpty();
