@@ -79,10 +79,13 @@ import io.github.zklock.spi.RequestRules;
  * tag), such as the {@code @DistributedLock} key template {@code /stock/#{#sku}}, never a resolved
  * value; defaults to the keys (joined with {@code ,}), so a caller that builds keys from data
  * should set one
+ * @param keep whether the grant's znode may stay with this application after its release, until
+ * another participant asks for the key (a kept lock, see {@link #withKeep(Boolean)}): {@code null}
+ * for the registry's default ({@code zk.lock.keep.enabled}), {@code true} or {@code false}
  */
 public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, int permits,
 		@Nullable Duration waitTime, OnBusy onBusy, Duration lockAtLeastFor, @Nullable Duration lockAtMostFor,
-		String name) {
+		String name, @Nullable Boolean keep) {
 
 	/**
 	 * The wait time that waits until the lock is granted, without limit: {@code -1 ms}, the same
@@ -116,7 +119,27 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 	 */
 	public LockRequest(List<String> keys, LockMode mode, boolean reentrant, int permits, @Nullable Duration waitTime,
 			OnBusy onBusy, Duration lockAtLeastFor, @Nullable String name) {
-		this(keys, mode, reentrant, permits, waitTime, onBusy, lockAtLeastFor, null, name);
+		this(keys, mode, reentrant, permits, waitTime, onBusy, lockAtLeastFor, null, name, null);
+	}
+
+	/**
+	 * Create a request with the registry's default for kept locks, checking every rule (see the
+	 * type's description).
+	 * @param keys the keys to lock
+	 * @param mode the lock mode
+	 * @param reentrant whether the lock is reentrant
+	 * @param permits {@code 0} for a lock, else the number of permits
+	 * @param waitTime the wait time, {@code null} for the default
+	 * @param onBusy what {@code execute} does when busy
+	 * @param lockAtLeastFor the least time to keep a grant
+	 * @param lockAtMostFor the ceiling, {@code null} for the default
+	 * @param name the name in metrics, {@code null} for the keys
+	 * @throws InvalidLockPathException if a key is {@code null} or empty
+	 * @throws IllegalArgumentException if the components break a rule
+	 */
+	public LockRequest(List<String> keys, LockMode mode, boolean reentrant, int permits, @Nullable Duration waitTime,
+			OnBusy onBusy, Duration lockAtLeastFor, @Nullable Duration lockAtMostFor, @Nullable String name) {
+		this(keys, mode, reentrant, permits, waitTime, onBusy, lockAtLeastFor, lockAtMostFor, name, null);
 	}
 
 	/**
@@ -173,6 +196,11 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 						+ " but at most " + lockAtMostFor + ": lockAtMostFor must not be shorter than lockAtLeastFor");
 			}
 		}
+		if (Boolean.TRUE.equals(keep) && (permits > 0 || !reentrant || mode == LockMode.READ)) {
+			throw new IllegalArgumentException(subject + " asks to keep its znode, but only reentrant EXCLUSIVE and "
+					+ "WRITE grants are kept (" + ((permits > 0) ? "a permit" : (mode == LockMode.READ) ? "a READ grant"
+							: "a non-reentrant grant") + " has a znode of its own per grant)");
+		}
 		if (name == null) {
 			name = String.join(",", keys);
 		}
@@ -187,7 +215,7 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 	 */
 	public static LockRequest of(String key) {
 		return new LockRequest(List.of(requireKey(key)), LockMode.EXCLUSIVE, true, 0, null, OnBusy.FAIL,
-				Duration.ZERO, null, null);
+				Duration.ZERO, null, null, null);
 	}
 
 	/**
@@ -225,7 +253,7 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 					+ key + "'");
 		}
 		return new LockRequest(List.of(requireKey(key)), LockMode.EXCLUSIVE, false, permits, null, OnBusy.FAIL,
-				Duration.ZERO, null, null);
+				Duration.ZERO, null, null, null);
 	}
 
 	/**
@@ -238,7 +266,7 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 	 */
 	public LockRequest withKeys(List<String> keys) {
 		return new LockRequest(keys, this.mode, this.reentrant, this.permits, this.waitTime, this.onBusy,
-				this.lockAtLeastFor, this.lockAtMostFor, this.name);
+				this.lockAtLeastFor, this.lockAtMostFor, this.name, this.keep);
 	}
 
 	/**
@@ -250,7 +278,7 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 	 */
 	public LockRequest withMode(LockMode mode) {
 		return new LockRequest(this.keys, mode, this.reentrant, this.permits, this.waitTime, this.onBusy,
-				this.lockAtLeastFor, this.lockAtMostFor, this.name);
+				this.lockAtLeastFor, this.lockAtMostFor, this.name, this.keep);
 	}
 
 	/**
@@ -263,7 +291,7 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 	 */
 	public LockRequest withReentrant(boolean reentrant) {
 		return new LockRequest(this.keys, this.mode, reentrant, this.permits, this.waitTime, this.onBusy,
-				this.lockAtLeastFor, this.lockAtMostFor, this.name);
+				this.lockAtLeastFor, this.lockAtMostFor, this.name, this.keep);
 	}
 
 	/**
@@ -274,7 +302,7 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 	 */
 	public LockRequest withWaitTime(@Nullable Duration waitTime) {
 		return new LockRequest(this.keys, this.mode, this.reentrant, this.permits, waitTime, this.onBusy,
-				this.lockAtLeastFor, this.lockAtMostFor, this.name);
+				this.lockAtLeastFor, this.lockAtMostFor, this.name, this.keep);
 	}
 
 	/**
@@ -284,7 +312,7 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 	 */
 	public LockRequest withOnBusy(OnBusy onBusy) {
 		return new LockRequest(this.keys, this.mode, this.reentrant, this.permits, this.waitTime, onBusy,
-				this.lockAtLeastFor, this.lockAtMostFor, this.name);
+				this.lockAtLeastFor, this.lockAtMostFor, this.name, this.keep);
 	}
 
 	/**
@@ -305,7 +333,7 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 	 */
 	public LockRequest withLockAtLeastFor(Duration lockAtLeastFor) {
 		return new LockRequest(this.keys, this.mode, this.reentrant, this.permits, this.waitTime, this.onBusy,
-				lockAtLeastFor, this.lockAtMostFor, this.name);
+				lockAtLeastFor, this.lockAtMostFor, this.name, this.keep);
 	}
 
 	/**
@@ -330,7 +358,7 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 	 */
 	public LockRequest withLockAtMostFor(@Nullable Duration lockAtMostFor) {
 		return new LockRequest(this.keys, this.mode, this.reentrant, this.permits, this.waitTime, this.onBusy,
-				this.lockAtLeastFor, lockAtMostFor, this.name);
+				this.lockAtLeastFor, lockAtMostFor, this.name, this.keep);
 	}
 
 
@@ -341,7 +369,28 @@ public record LockRequest(List<String> keys, LockMode mode, boolean reentrant, i
 	 */
 	public LockRequest withName(String name) {
 		return new LockRequest(this.keys, this.mode, this.reentrant, this.permits, this.waitTime, this.onBusy,
-				this.lockAtLeastFor, this.lockAtMostFor, Objects.requireNonNull(name, "name must not be null"));
+				this.lockAtLeastFor, this.lockAtMostFor, Objects.requireNonNull(name, "name must not be null"), this.keep);
+	}
+
+	/**
+	 * Return a copy that keeps its znode after its release, or not: a <em>kept lock</em>. The key's
+	 * znode then stays with this application, held by nobody, until another participant queues for
+	 * the key, it has been idle for {@code zk.lock.keep.max-idle}, more than
+	 * {@code zk.lock.keep.max-keys} keys are kept, it is revoked, the session is lost or the
+	 * registry closes; a later request of this application for the key is granted on it without a
+	 * ZooKeeper write (see {@code io.github.zklock.curator.KeptLocks}). Another zk-lock application's
+	 * one-attempt request waits briefly for a kept znode to be given up rather than answer busy; raw
+	 * Curator sees the lock held while it is kept. The fencing token stays equal while one znode is
+	 * kept, and is higher after any other holder. Applies to reentrant EXCLUSIVE and WRITE requests.
+	 * @param keep {@code true} to keep, {@code false} never to keep, {@code null} for the registry's
+	 * default ({@code zk.lock.keep.enabled})
+	 * @return the new request
+	 * @throws IllegalArgumentException if {@code keep} is {@code true} on a READ request, a permit
+	 * or a non-reentrant EXCLUSIVE request
+	 */
+	public LockRequest withKeep(@Nullable Boolean keep) {
+		return new LockRequest(this.keys, this.mode, this.reentrant, this.permits, this.waitTime, this.onBusy,
+				this.lockAtLeastFor, this.lockAtMostFor, this.name, keep);
 	}
 
 	/**

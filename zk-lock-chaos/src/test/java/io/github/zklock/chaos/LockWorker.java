@@ -36,6 +36,7 @@ import io.github.zklock.chaos.Chaos.ClientSocket;
 import io.github.zklock.chaos.GrantRecord.Outcome;
 import io.github.zklock.curator.CuratorLockAdmin;
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.curator.KeptLocks;
 import io.github.zklock.curator.LocalHandoff;
 import io.github.zklock.spi.LockTarget;
 import io.github.zklock.spi.RegistryGrant;
@@ -64,9 +65,10 @@ import static io.github.zklock.curator.Admins.handedOver;
  * (finishing local work, as an application would), which makes told overlaps. Each grant is
  * logged as a {@link GrantRecord} line in {@code outFile}, numbered in the order the worker's
  * threads held the lock. Prints {@code DONE <grants> <failures>}.</li>
- * <li>{@code chain <connectString> <path> <sessionTimeoutMs> <threads> <holdMs> <outFile>}: take
- * the lock in turns on {@code threads} threads (local hand-off on, the default), each grant held
- * {@code holdMs}; print {@code GRANTING} after the first 50 grants, go on until {@code STOP} comes
+ * <li>{@code chain <connectString> <path> <sessionTimeoutMs> <threads> <holdMs> <outFile> [<keep>
+ * <idleMs>]}: take the lock in turns on {@code threads} threads (local hand-off on, the default;
+ * kept locks on with {@code keep} {@code true}), each grant held {@code holdMs}, each thread
+ * waiting {@code idleMs} after each release; print {@code GRANTING} after the first 50 grants, go on until {@code STOP} comes
  * on stdin, and log each grant as a line {@code startMs,endMs,token,local,held,toldMs} in
  * {@code outFile} (wall-clock times; {@code held} whether it was held when granted, {@code toldMs}
  * when its holder was first told it was not held, 0 if not before its end). Prints
@@ -94,7 +96,8 @@ final class LockWorker {
 						args[5], args[6], Path.of(args[7]), ClientSocket.valueOf(args[8]), Integer.parseInt(args[9]),
 						Long.parseLong(args[10]), parseHandoff(args[11]), args.length > 12 && args[12].equals("async"));
 				case "chain" -> chain(args[1], args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]),
-						Long.parseLong(args[5]), Path.of(args[6]));
+						Long.parseLong(args[5]), Path.of(args[6]), args.length > 7 && Boolean.parseBoolean(args[7]),
+						(args.length > 8) ? Long.parseLong(args[8]) : 0);
 				default -> throw new IllegalArgumentException("Unknown mode " + args[0]);
 			}
 			System.exit(0);
@@ -215,9 +218,12 @@ final class LockWorker {
 	}
 
 	private static void chain(String connectString, String path, int sessionTimeoutMs, int threads, long holdMs,
-			Path out) throws Exception {
+			Path out, boolean keep, long idleMs) throws Exception {
 		CuratorFramework client = Chaos.startClient(connectString, Duration.ofMillis(sessionTimeoutMs));
 		CuratorLockRegistry registry = new CuratorLockRegistry(client, ROOT, 16);
+		if (keep) {
+			registry.setKeptLocks(KeptLocks.ENABLED);
+		}
 		Map<LockHandle, Long> told = new ConcurrentHashMap<>();
 		registry.addLockStateListener((event) -> {
 			if (event.state() != LockState.HELD) {
@@ -268,6 +274,10 @@ final class LockWorker {
 						}
 						if (granted.incrementAndGet() == 50) {
 							say("GRANTING");
+						}
+						if (idleMs > 0) {
+							// Nobody holds the key meanwhile: kept, with kept locks on.
+							Thread.sleep(idleMs);
 						}
 					}
 					return null;

@@ -46,16 +46,34 @@ class ProcessPauseTests {
 	@Test
 	@Timeout(value = 3, unit = TimeUnit.MINUTES)
 	void resumedJvmHandsNoGrantOverOnItsExpiredZnode() throws Exception {
+		pauseAndResume("process-pause", "4", "1", "false", "0");
+	}
+
+	/**
+	 * Kept locks on: one thread takes the key every 50 ms, and the znode is kept (held by nobody)
+	 * between its grants, so the pause most likely falls while it is kept. Resumed with that thread
+	 * asking again at once, the JVM grants nothing on its expired znode while B holds the key, and
+	 * its next grant has a higher token than B's.
+	 */
+	@Test
+	@Timeout(value = 3, unit = TimeUnit.MINUTES)
+	void resumedJvmGrantsNothingOnItsExpiredKeptZnode() throws Exception {
+		List<String[]> records = pauseAndResume("kept-pause", "1", "1", "true", "50");
+		assertThat(records).as("grants from the kept znode before the pause").anyMatch((r) -> Boolean.parseBoolean(r[3]));
+	}
+
+	private List<String[]> pauseAndResume(String name, String threads, String holdMs, String keep, String idleMs)
+			throws Exception {
 		CuratorFramework contenderClient = this.zooKeeper.newClient(Chaos.clientSettings(Duration.ofSeconds(10),
 				ClientSocket.NIO));
 		CuratorLockRegistry contender = new CuratorLockRegistry(contenderClient, LockWorker.ROOT, 16);
-		Path grants = Chaos.OUTPUT_DIR.resolve("process-pause-grants.csv").toAbsolutePath();
+		Path grants = Chaos.OUTPUT_DIR.resolve(name + "-grants.csv").toAbsolutePath();
 		long bStart;
 		long bEnd;
 		long bToken;
 		long pausedMs;
-		try (ChildJvm chain = ChildJvm.start("process-pause", "chain", this.zooKeeper.getConnectString(), PATH,
-				Long.toString(SESSION_TIMEOUT.toMillis()), "4", "1", grants.toString())) {
+		try (ChildJvm chain = ChildJvm.start(name, "chain", this.zooKeeper.getConnectString(), PATH,
+				Long.toString(SESSION_TIMEOUT.toMillis()), threads, holdMs, grants.toString(), keep, idleMs)) {
 			chain.awaitLine("GRANTING", Duration.ofSeconds(90));
 			long stoppedAt = System.nanoTime();
 			signal(chain, "STOP");
@@ -92,13 +110,20 @@ class ProcessPauseTests {
 		long zombieHolders = records.stream()
 			.filter((r) -> Long.parseLong(r[0]) < bStart && Long.parseLong(r[1]) > bStart)
 			.count();
-		Chaos.report("process_pause session_timeout_ms=%d paused_ms=%d b_token=%d a_grants=%d zombie_holders=%d "
-				+ "a_grants_started_held_while_b_held=%d (local %d) first=%s", SESSION_TIMEOUT.toMillis(), pausedMs, bToken,
+		List<String[]> afterB = records.stream()
+			.filter((r) -> Long.parseLong(r[0]) >= bEnd && Boolean.parseBoolean(r[4]))
+			.toList();
+		Chaos.report("%s session_timeout_ms=%d paused_ms=%d b_token=%d a_grants=%d zombie_holders=%d "
+				+ "a_grants_started_held_while_b_held=%d (local %d) first=%s", name.replace('-', '_'),
+				SESSION_TIMEOUT.toMillis(), pausedMs, bToken,
 				records.size(), zombieHolders, duringB.size(),
 				duringB.stream().filter((r) -> Boolean.parseBoolean(r[3])).count(),
 				duringB.isEmpty() ? "-" : String.join(",", duringB.get(0)));
 		assertThat(duringB).as("grants of the resumed JVM decided, as held, while B held the key (token %d)", bToken)
 			.isEmpty();
+		assertThat(afterB).as("grants of the resumed JVM after B")
+			.allSatisfy((r) -> assertThat(Long.parseLong(r[2])).as("token after B's").isGreaterThan(bToken));
+		return records;
 	}
 
 	private static void signal(ChildJvm jvm, String signal) throws Exception {

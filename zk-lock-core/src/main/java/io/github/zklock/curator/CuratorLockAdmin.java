@@ -68,6 +68,61 @@ public class CuratorLockAdmin {
 	}
 
 	/**
+	 * Describe the znodes this application keeps while nobody holds them (see {@link KeptLocks}),
+	 * least recently used first. Local state, no ZooKeeper request. A kept znode is no grant: it is
+	 * not among {@link #describeHeldLocks()}; other participants see it first in the lock's queue
+	 * ({@link #describeParticipants(String)}), as a holder.
+	 * @return the kept znodes
+	 */
+	public List<KeptLock> describeKeptLocks() {
+		return this.registry.grants()
+			.kept()
+			.stream()
+			.sorted(Comparator.comparing(KeptLock::keptSince))
+			.toList();
+	}
+
+	/**
+	 * Return how many keys this application keeps while nobody holds them (see {@link KeptLocks}).
+	 * @return the number of kept znodes
+	 */
+	public int keptLockCount() {
+		return this.registry.grants().keptKeys().keptCount();
+	}
+
+	/**
+	 * Return how many grants were made on kept znodes so far, without a ZooKeeper write.
+	 * @return the number of grants from kept znodes
+	 */
+	public long keptGrantCount() {
+		return this.registry.grants().keptKeys().keptGrants();
+	}
+
+	/**
+	 * Return how many kept znodes were given up so far for a cause.
+	 * @param cause {@code asked} (another participant queued), {@code idle}, {@code max-keys},
+	 * {@code revoked}, {@code session} or {@code closed}
+	 * @return the number given up for it
+	 * @throws IllegalArgumentException if the cause is none of these
+	 */
+	public long keptGivenUpCount(String cause) {
+		for (KeptKeys.Cause each : KeptKeys.Cause.values()) {
+			if (each.tag().equals(cause)) {
+				return this.registry.grants().keptKeys().givenUp(each);
+			}
+		}
+		throw new IllegalArgumentException("No such cause of giving a kept znode up: '" + cause + "'");
+	}
+
+	/**
+	 * The causes of giving a kept znode up, as {@link #keptGivenUpCount(String)} names them.
+	 * @return the causes
+	 */
+	public static List<String> keptGiveUpCauses() {
+		return java.util.Arrays.stream(KeptKeys.Cause.values()).map(KeptKeys.Cause::tag).toList();
+	}
+
+	/**
 	 * Describe the threads of this application waiting for a lock, and its asynchronous requests
 	 * waiting without a thread (named {@code async}), longest waiting first. Local state, no
 	 * ZooKeeper request.

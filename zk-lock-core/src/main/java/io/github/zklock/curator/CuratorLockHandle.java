@@ -197,6 +197,11 @@ final class CuratorLockHandle implements RegistryGrant {
 	}
 
 	@Override
+	public boolean isFromKeptZnode() {
+		return this.localHandoff && this.hold.fromKept();
+	}
+
+	@Override
 	public boolean isHeld() {
 		return this.state.get() == LockState.HELD;
 	}

@@ -5,11 +5,15 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.zookeeper.data.Stat;
 import org.jspecify.annotations.Nullable;
 
@@ -73,6 +77,9 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 
 	private final CheckedPermits checkedPermits;
 
+	/** Gives the kept znodes up when the session is lost: they went with it (nobody held them). */
+	private final ConnectionStateListener sessionWatch;
+
 	/** Ends the waits of asynchronous requests and the grants past their ceiling: one daemon thread. */
 	private final ScheduledThreadPoolExecutor timer;
 
@@ -111,6 +118,13 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 
 				}, this::readCzxid);
 		client.getConnectionStateListenable().addListener(this.heldLocks);
+		Grants keys = this.grants;
+		this.sessionWatch = (changed, state) -> {
+			if (state == ConnectionState.LOST) {
+				keys.giveUpKept(KeptKeys.Cause.SESSION);
+			}
+		};
+		client.getConnectionStateListenable().addListener(this.sessionWatch);
 		this.revocations = new Revocations(client, this.heldLocks, this.grants::endZnode,
 				DEFAULT_REVOCATION_CHECK_INTERVAL);
 		this.checkedPermits = new CheckedPermits(client, znodes);
@@ -169,11 +183,16 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 		}
 	}
 
-	private static Waiter waiter(LockTarget target, @Nullable Thread caller) {
+	private Waiter waiter(LockTarget target, @Nullable Thread caller) {
 		Duration waitTime = target.waitTime();
-		return new Waiter(caller, target.mode(), Protocol.of(target.mode(), target.reentrant(), target.permits()),
+		Protocol protocol = Protocol.of(target.mode(), target.reentrant(), target.permits());
+		Waiter waiter = new Waiter(caller, target.mode(), protocol,
 				target.isPermit() ? target.permits() : target.reentrant() ? 0 : 1, waitTime.isZero(),
 				RequestRules.waitsForever(waitTime), target.lockAtMostFor());
+		Boolean keep = target.keep();
+		waiter.keep = (protocol == Protocol.MUTEX || protocol == Protocol.WRITE)
+				&& ((keep != null) ? keep : this.grants.keptLocks().enabled());
+		return waiter;
 	}
 
 	/** How long a request may wait, in nanoseconds: its wait time, or the connection timeout for one attempt. */
@@ -267,6 +286,25 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 	}
 
 	/**
+	 * Set whether, and within which bounds, the znode of an exclusive key stays with this
+	 * application after its last local grant ends (see {@link KeptLocks}).
+	 * {@link KeptLocks#DISABLED} unless set. Applies to requests queued from now on; znodes kept
+	 * already are kept within the new bounds.
+	 * @param keptLocks the settings
+	 */
+	public void setKeptLocks(KeptLocks keptLocks) {
+		this.grants.keptLocks(Objects.requireNonNull(keptLocks, "keptLocks must not be null"));
+	}
+
+	/**
+	 * Return whether, and within which bounds, this registry keeps znodes.
+	 * @return the settings
+	 */
+	public KeptLocks getKeptLocks() {
+		return this.grants.keptLocks();
+	}
+
+	/**
 	 * Set how often this application checks its held grants for revocation (see
 	 * {@link CuratorLockAdmin#revoke(String, RevocationMode, Duration)}): every interval, the znode of each grant held
 	 * longer than the interval gets a data watch (one getData per znode and session, in the
@@ -297,11 +335,26 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 	}
 
 	/**
-	 * Stop tracking the connection state and checking for revocations and ceilings. Grants still
-	 * held stay valid until released or until the client is closed.
+	 * Stop tracking the connection state and checking for revocations and ceilings. Kept znodes
+	 * (see {@link KeptLocks}) are deleted first, waiting for the answers at most the client's
+	 * connection timeout, so that other participants do not wait for the session to end. Grants
+	 * still held stay valid until released or until the client is closed.
 	 */
 	@Override
 	public void close() {
+		CompletableFuture<Void> deleted = this.grants.giveUpKept(KeptKeys.Cause.CLOSED);
+		if (this.client.getZookeeperClient().isConnected()) {
+			try {
+				deleted.get(this.client.getZookeeperClient().getConnectionTimeoutMs(), TimeUnit.MILLISECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			catch (ExecutionException | TimeoutException ex) {
+				// Curator's guaranteed delete goes on, or the session's end deletes them.
+			}
+		}
+		this.client.getConnectionStateListenable().removeListener(this.sessionWatch);
 		this.timer.shutdownNow();
 		this.checkedPermits.close();
 		this.revocations.close();

@@ -89,6 +89,10 @@ final class Grants {
 
 	private final OwnZnodes ownZnodes = new OwnZnodes();
 
+	private volatile KeptLocks keptLocks = KeptLocks.DISABLED;
+
+	private final KeptKeys keptKeys;
+
 	Grants(Znodes znodes, HeldLocks heldLocks, ScheduledExecutorService timer, LongSupplier clock, int capacity,
 			Failures failures, CzxidReader czxids) {
 		if (capacity < 1) {
@@ -101,6 +105,7 @@ final class Grants {
 		this.capacity = capacity;
 		this.failures = failures;
 		this.czxids = czxids;
+		this.keptKeys = new KeptKeys(this::schedule, clock, () -> this.keptLocks);
 	}
 
 	/**
@@ -341,13 +346,16 @@ final class Grants {
 				: parent;
 	}
 
-	/** Drop idle keys once more than the capacity are kept. */
+	/**
+	 * Drop idle keys once more than the capacity are kept. Keys whose znode is kept are not idle,
+	 * and do not count against the capacity (their number has a bound of its own).
+	 */
 	void maybeIdle(LockKey key) {
-		if (this.keys.size() <= this.capacity) {
+		if (this.keys.size() <= this.capacity + this.keptKeys.keptCount()) {
 			return;
 		}
 		// Go a little below capacity so that a busy map does not sweep on every release.
-		int target = this.capacity - Math.max(1, this.capacity / 10);
+		int target = this.capacity - Math.max(1, this.capacity / 10) + this.keptKeys.keptCount();
 		if (key.dropIfIdle()) {
 			this.keys.remove(key.lockPath(), key);
 		}
@@ -419,6 +427,45 @@ final class Grants {
 
 	void handoff(LocalHandoff handoff) {
 		this.handoff = handoff;
+	}
+
+	KeptLocks keptLocks() {
+		return this.keptLocks;
+	}
+
+	void keptLocks(KeptLocks keptLocks) {
+		this.keptLocks = keptLocks;
+	}
+
+	/** The kept lines and what kept locks counted. */
+	KeptKeys keptKeys() {
+		return this.keptKeys;
+	}
+
+	/**
+	 * Give up every kept znode: the session was lost (the znodes went with it; the deletes sent find
+	 * nothing), or the registry closes (nothing is kept afterwards).
+	 * @param cause {@link KeptKeys.Cause#SESSION} or {@link KeptKeys.Cause#CLOSED}
+	 * @return completes once the deletes sent are answered
+	 */
+	CompletableFuture<Void> giveUpKept(KeptKeys.Cause cause) {
+		List<CompletableFuture<Void>> deletes = new ArrayList<>();
+		this.keptKeys.drain(cause == KeptKeys.Cause.CLOSED).forEach((line, keptSince) -> {
+			CompletableFuture<Void> deleted = line.giveUpKept(keptSince, cause);
+			if (deleted != null) {
+				deletes.add(deleted);
+			}
+		});
+		return CompletableFuture.allOf(deletes.toArray(CompletableFuture[]::new));
+	}
+
+	/** The znodes kept now, for the operators' view. */
+	List<KeptLock> kept() {
+		List<KeptLock> kept = new ArrayList<>();
+		for (LockKey key : this.keys.values()) {
+			key.collectKept(kept);
+		}
+		return kept;
 	}
 
 }

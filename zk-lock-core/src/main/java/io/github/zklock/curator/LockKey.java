@@ -1,12 +1,15 @@
 package io.github.zklock.curator;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Watcher;
@@ -185,6 +188,13 @@ final class LockKey {
 		starting(single.acquisition, after);
 	}
 
+	/** What a line does with its znode as it moves on: see {@link Line#use}. */
+	private enum Use {
+
+		GRANT, CONFIRM, KEEP, END
+
+	}
+
 	/**
 	 * How a wait that was given up stood: granted or failed meanwhile, or still waiting, with or
 	 * without evidence that the lock was held.
@@ -309,6 +319,26 @@ final class LockKey {
 			}
 		}
 		return waiting;
+	}
+
+	/** The znodes kept here, for the operators' view. */
+	synchronized void collectKept(List<KeptLock> kept) {
+		long now = this.grants.nanoTime();
+		Instant wallNow = Instant.now();
+		this.mutex.collectKept(kept, now, wallNow);
+		this.write.collectKept(kept, now, wallNow);
+	}
+
+	/**
+	 * A new acquisition of this key's znode, which may be kept when {@code keep}, and which, making
+	 * one attempt, waits briefly for a predecessor that another application may keep.
+	 */
+	ZnodeAcquisition newAcquisition(Protocol protocol, int leases, boolean oneAttempt, boolean keep,
+			Consumer<ZnodeAcquisition> owner) {
+		ZnodeAcquisition acquisition = new ZnodeAcquisition(this.grants.znodes(), this.lockPath, protocol, leases,
+				oneAttempt, owner, this.grants::nanoTime, this.grants.ownZnodes());
+		acquisition.keptRules(keep, this.grants::schedule, this.grants.keptLocks().giveUpWait().toNanos());
+		return acquisition;
 	}
 
 	private @Nullable Single readOf(Thread thread) {
@@ -448,6 +478,11 @@ final class LockKey {
 			return false;
 		}
 
+		/** Whether the grant was made on a znode kept while nobody held it ({@link KeptLocks}). */
+		boolean fromKept() {
+			return false;
+		}
+
 		/**
 		 * End one hold: the grant was released.
 		 * @return completes once the znode's delete was answered, when this release ended the znode;
@@ -495,12 +530,21 @@ final class LockKey {
 		/** Whether it was taken away from its holder (guarded by the key). */
 		boolean taken;
 
-		Turn(Line line, @Nullable Thread thread, Link link, LockMode mode) {
+		/** Whether it was granted on a kept znode. */
+		final boolean fromKept;
+
+		Turn(Line line, @Nullable Thread thread, Link link, LockMode mode, boolean fromKept) {
 			this.line = line;
 			this.thread = thread;
 			this.link = link;
 			this.position = link.grants;
 			this.writeHolds = (mode == LockMode.WRITE) ? 1 : 0;
+			this.fromKept = fromKept;
+		}
+
+		@Override
+		boolean fromKept() {
+			return this.fromKept;
 		}
 
 		@Override
@@ -580,9 +624,8 @@ final class LockKey {
 		}
 
 		private ZnodeAcquisition newAcquisition() {
-			return new ZnodeAcquisition(LockKey.this.grants.znodes(), LockKey.this.lockPath, this.waiter.protocol,
-					Math.max(1, this.waiter.leases), this.waiter.oneAttempt, this::decided, LockKey.this.grants::nanoTime,
-					LockKey.this.grants.ownZnodes());
+			return LockKey.this.newAcquisition(this.waiter.protocol, Math.max(1, this.waiter.leases),
+					this.waiter.oneAttempt, false, this::decided);
 		}
 
 		private void decided(ZnodeAcquisition acquisition) {
@@ -683,8 +726,15 @@ final class LockKey {
 
 		final LockZnode znode;
 
-		/** Before the requests that granted the znode: the server heard from the session after it. */
-		final long requestedAt;
+		/**
+		 * Before the latest request whose answer showed the session alive: the requests that granted
+		 * the znode, or a later {@code exists} of it (a kept znode's); the server heard from the
+		 * session after it (guarded by the key).
+		 */
+		long confirmedAt;
+
+		/** Whether the znode may be kept: created with the mark that tells other participants so. */
+		final boolean keepable;
 
 		/** Turns granted on it so far (guarded by the key). */
 		int grants;
@@ -695,28 +745,61 @@ final class LockKey {
 		/** Whether another participant queues behind it; only ever set. */
 		volatile boolean othersWaiting;
 
-		/** Lists the children again when they change while nobody else was seen queued; one per link. */
+		/** Whether it is kept: its last turn ended and no turn was granted on it since (guarded by the key). */
+		boolean kept;
+
+		/** When it was last kept, by the registry's clock (guarded by the key). */
+		long keptSince;
+
+		/** Whether an {@code exists} confirming it is on its way (guarded by the key). */
+		boolean confirming;
+
+		/** Whether a watch on its data is set, through which a revocation request gives a kept znode up (guarded by the key). */
+		boolean dataWatched;
+
+		/** Gives the znode up when kept and its data changes (a revocation request) or it is deleted. */
+		final Watcher dataWatcher;
+
+		/**
+		 * Lists the children again when they change while nobody else was seen queued, and gives the
+		 * znode up at once when it is kept; one per link.
+		 */
 		private final Watcher childrenWatcher;
 
 		Link(ZnodeAcquisition acquisition, String node, long requestedAt, Line line) {
 			this.acquisition = acquisition;
 			this.znode = new LockZnode(node, acquisition.session(), acquisition.czxid(), acquisition.grantedAt());
-			this.requestedAt = requestedAt;
+			this.confirmedAt = requestedAt;
+			this.keepable = acquisition.keepable();
 			this.othersWaiting = acquisition.othersQueued();
 			this.watching = this.othersWaiting;
+			this.dataWatcher = (event) -> {
+				if (event.getType() == Watcher.Event.EventType.NodeDataChanged
+						|| event.getType() == Watcher.Event.EventType.NodeDeleted) {
+					if (line.giveUpKept(this, KeptKeys.Cause.REVOKED) == null) {
+						// Held: the revocation check of held grants acts on it. Set again when kept next.
+						line.dataUnwatched(this);
+					}
+				}
+			};
 			this.childrenWatcher = (event) -> {
 				if (event.getType() == Watcher.Event.EventType.NodeChildrenChanged && !this.othersWaiting
-						&& line.isLink(this)) {
-					listChildren();
+						&& line.isLink(this) && line.giveUpKept(this, KeptKeys.Cause.ASKED) == null) {
+					listChildren(line);
 				}
 			};
 		}
 
-		/** Learn whether another participant queues behind the znode: its bounds apply then. */
-		void listChildren() {
+		/**
+		 * Learn whether another participant queues behind the znode: its bounds apply then, and a
+		 * kept znode is given up.
+		 */
+		void listChildren(Line line) {
 			LockKey.this.grants.znodes().children(LockKey.this.lockPath, this.childrenWatcher, (code, children) -> {
-				if (code != KeeperException.Code.OK.intValue() || children == null || children.size() > 1) {
+				boolean answered = code == KeeperException.Code.OK.intValue() && children != null;
+				if (!answered || children.size() > 1) {
 					this.othersWaiting = true;
+					line.giveUpKept(this, answered ? KeptKeys.Cause.ASKED : KeptKeys.Cause.SESSION);
 				}
 			});
 		}
@@ -840,7 +923,8 @@ final class LockKey {
 
 		/**
 		 * Move the line on: grant the head waiter on a usable znode, else let the znode go and queue
-		 * one for the waiters, or end the acquisition nobody waits for. Nothing while a turn is held.
+		 * one for the waiters, or end the acquisition nobody waits for. With nobody waiting, a
+		 * keepable znode nobody else asked for is kept. Nothing while a turn is held.
 		 */
 		void pump(List<Runnable> after) {
 			if (this.turn != null) {
@@ -849,10 +933,20 @@ final class LockKey {
 			Link current = this.link;
 			// One reading of the clock for the check of a hand-over and the time of its grant.
 			long now = LockKey.this.grants.nanoTime();
-			if (current != null && (this.waiters.isEmpty() || !usable(current, now))) {
-				this.link = null;
-				ending(current.acquisition, after);
-				current = null;
+			if (current != null) {
+				Use use = this.waiters.isEmpty() ? (keeps(current) ? Use.KEEP : Use.END) : use(current, now);
+				if (use == Use.KEEP) {
+					keep(current, now, after);
+					return;
+				}
+				if (use == Use.CONFIRM) {
+					confirm(current, after);
+					return;
+				}
+				if (use == Use.END) {
+					unlink(current, after, endCause(current));
+					current = null;
+				}
 			}
 			if (this.waiters.isEmpty()) {
 				ZnodeAcquisition pending = this.acquiring;
@@ -864,20 +958,28 @@ final class LockKey {
 			}
 			if (current != null) {
 				Waiter head = this.waiters.poll();
+				boolean fromKept = current.kept;
+				if (fromKept) {
+					current.kept = false;
+					KeptKeys kept = LockKey.this.grants.keptKeys();
+					kept.keptChanged(-1);
+					kept.grantedFromKept();
+				}
 				current.grants++;
 				this.turnsGranted++;
 				if (current.grants > 1 && !current.watching) {
 					current.watching = true;
-					after.add(current::listChildren);
+					Link watched = current;
+					after.add(() -> watched.listChildren(this));
 				}
-				this.turn = new Turn(this, head.boundThread(), current, head.mode);
+				this.turn = new Turn(this, head.boundThread(), current, head.mode, fromKept);
 				grant(head, this.turn, (current.grants == 1) ? current.znode.heldSince : now, after);
 				return;
 			}
 			if (this.acquiring == null) {
-				ZnodeAcquisition acquisition = new ZnodeAcquisition(LockKey.this.grants.znodes(),
-						LockKey.this.lockPath, this.protocol, 1, this.waiters.peek().oneAttempt, this::decided,
-						LockKey.this.grants::nanoTime, LockKey.this.grants.ownZnodes());
+				Waiter head = this.waiters.peek();
+				ZnodeAcquisition acquisition = LockKey.this.newAcquisition(this.protocol, 1, head.oneAttempt,
+						head.keep, this::decided);
 				this.acquiring = acquisition;
 				this.acquiringSince = LockKey.this.grants.nanoTime();
 				starting(acquisition, after);
@@ -885,25 +987,195 @@ final class LockKey {
 		}
 
 		/**
-		 * Whether the znode may carry one more turn: its session is the client's and connected and
-		 * nothing ended it; for a hand-over besides, within the hand-off bounds and half a negotiated
-		 * session timeout after the requests that granted it (a process paused longer than its
-		 * session timeout runs again before its client hears of the expiry).
+		 * Let the link go: its znode is deleted once the monitor is released.
+		 * @param cause why, counted when the znode was kept; {@code null} to count nothing
 		 */
-		private boolean usable(Link current, long now) {
+		private void unlink(Link current, List<Runnable> after, KeptKeys.@Nullable Cause cause) {
+			this.link = null;
+			if (current.kept) {
+				current.kept = false;
+				KeptKeys kept = LockKey.this.grants.keptKeys();
+				kept.keptChanged(-1);
+				if (cause != null) {
+					kept.gaveUp(cause);
+				}
+				after.add(() -> kept.forget(this));
+			}
+			ending(current.acquisition, after);
+		}
+
+		/** Why a kept znode that is let go on its own is given up (see {@link #use}). */
+		private KeptKeys.Cause endCause(Link current) {
 			Znodes znodes = LockKey.this.grants.znodes();
-			boolean sound = current.znode.endedBy() == null && current.znode.session == znodes.sessionInstance()
+			if (current.othersWaiting) {
+				return KeptKeys.Cause.ASKED;
+			}
+			if (current.znode.session != znodes.sessionInstance() || !znodes.connected()) {
+				return KeptKeys.Cause.SESSION;
+			}
+			return (current.znode.endedBy() != null) ? KeptKeys.Cause.REVOKED : KeptKeys.Cause.CLOSED;
+		}
+
+		/**
+		 * Whether a znode whose last turn ended, with nobody waiting here, stays with this application:
+		 * created keepable, nobody else seen queued behind it, nothing ended it, its session the
+		 * client's and connected, and the registry not closed.
+		 */
+		private boolean keeps(Link current) {
+			return current.keepable && current.grants > 0 && !current.othersWaiting && sound(current)
+					&& !LockKey.this.dropped && !LockKey.this.grants.keptKeys().closed();
+		}
+
+		/** Keep the znode: counted, bounded, and watched for other participants. */
+		private void keep(Link current, long now, List<Runnable> after) {
+			KeptKeys kept = LockKey.this.grants.keptKeys();
+			if (!current.kept) {
+				current.kept = true;
+				kept.keptChanged(1);
+			}
+			current.keptSince = now;
+			Map<Line, Long> evicted = kept.keep(this, now);
+			if (!current.watching) {
+				// Kept after a single grant: nothing listed its children since; who queued meanwhile is
+				// found by this listing, who queues later by its watch.
+				current.watching = true;
+				after.add(() -> current.listChildren(this));
+			}
+			if (!current.dataWatched) {
+				current.dataWatched = true;
+				after.add(() -> LockKey.this.grants.znodes().watch(current.znode.path, current.dataWatcher,
+						(code, exists) -> {
+							if (code != KeeperException.Code.OK.intValue() || !Boolean.TRUE.equals(exists)) {
+								giveUpKept(current, KeptKeys.Cause.REVOKED);
+							}
+						}));
+			}
+			if (!evicted.isEmpty()) {
+				after.add(() -> evicted.forEach((line, keptSince) -> line.giveUpKept(keptSince, KeptKeys.Cause.MAX_KEYS)));
+			}
+		}
+
+		/**
+		 * Ask whether a kept znode is still there, its session answering: a request for it came more
+		 * than half a negotiated session timeout after the last answer that showed the session alive.
+		 * The waiters wait for the answer.
+		 */
+		private void confirm(Link current, List<Runnable> after) {
+			if (current.confirming) {
+				return;
+			}
+			current.confirming = true;
+			long sentAt = LockKey.this.grants.nanoTime();
+			after.add(() -> LockKey.this.grants.znodes().exists(current.znode.path,
+					(code, exists) -> confirmed(current, code, Boolean.TRUE.equals(exists), sentAt)));
+		}
+
+		/** The answer to {@link #confirm}: the session was alive when it was sent, or the znode is gone. */
+		private void confirmed(Link current, int code, boolean exists, long sentAt) {
+			List<Runnable> after = new ArrayList<>(2);
+			synchronized (LockKey.this) {
+				current.confirming = false;
+				boolean answered = code == KeeperException.Code.OK.intValue();
+				if (answered && exists) {
+					current.confirmedAt = Math.max(current.confirmedAt, sentAt);
+				}
+				else if (this.link == current) {
+					// Gone (revoked, deleted by another client), or its session did not answer: let go.
+					unlink(current, after, answered ? KeptKeys.Cause.REVOKED : KeptKeys.Cause.SESSION);
+				}
+				if (this.link == current || this.link == null) {
+					pump(after);
+				}
+			}
+			run(after);
+			LockKey.this.grants.maybeIdle(LockKey.this);
+		}
+
+		/**
+		 * Give a kept znode up: deleted, so that the participant that asked is granted; waiters of
+		 * this application, if any came meanwhile, queue a new znode.
+		 * @param expected the link that was kept, or {@code null} for any
+		 * @return completes once the delete is answered; {@code null} if the znode was not kept (in
+		 * use again, or given up already)
+		 */
+		@Nullable CompletableFuture<Void> giveUpKept(@Nullable Link expected, KeptKeys.Cause cause) {
+			Link current;
+			List<Runnable> after = new ArrayList<>(2);
+			synchronized (LockKey.this) {
+				current = this.link;
+				if (current == null || !current.kept || (expected != null && current != expected)) {
+					return null;
+				}
+				unlink(current, after, cause);
+				pump(after);
+			}
+			run(after);
+			LockKey.this.grants.maybeIdle(LockKey.this);
+			return current.acquisition.end();
+		}
+
+		/**
+		 * Give a kept znode up if it is still the one kept at {@code keptSince} (see
+		 * {@link #giveUpKept(Link, KeptKeys.Cause)}).
+		 * @param keptSince when it was kept, as the entry of {@link KeptKeys} says
+		 */
+		@Nullable CompletableFuture<Void> giveUpKept(long keptSince, KeptKeys.Cause cause) {
+			Link current;
+			synchronized (LockKey.this) {
+				current = this.link;
+				if (current == null || !current.kept || current.keptSince != keptSince) {
+					return null;
+				}
+			}
+			return giveUpKept(current, cause);
+		}
+
+		/** The data watch of a link fired while it was not kept: set again when it is kept next. */
+		void dataUnwatched(Link current) {
+			synchronized (LockKey.this) {
+				current.dataWatched = false;
+			}
+		}
+
+		/** Whether the znode's session is the client's and connected, and nothing ended it. */
+		private boolean sound(Link current) {
+			Znodes znodes = LockKey.this.grants.znodes();
+			return current.znode.endedBy() == null && current.znode.session == znodes.sessionInstance()
 					&& znodes.connected();
-			if (!sound || current.grants == 0) {
-				return sound;
+		}
+
+		/**
+		 * What a waiter does with the link's znode: ride it, have a kept one confirmed first, or let
+		 * it go. One more turn may ride it while its session is the client's and connected and
+		 * nothing ended it; for a hand-over besides, within the hand-off bounds while another
+		 * participant waits, and within half a negotiated session timeout of the last answer that
+		 * showed the session alive (a process paused longer than its session timeout runs again
+		 * before its client hears of the expiry): past that, a keepable znode is confirmed by a read
+		 * first, another is let go. A kept znode another participant asked for is let go.
+		 */
+		private Use use(Link current, long now) {
+			if (!sound(current)) {
+				return Use.END;
+			}
+			if (current.grants == 0) {
+				return Use.GRANT;
+			}
+			if (current.kept && current.othersWaiting) {
+				return Use.END;
 			}
 			LocalHandoff handoff = LockKey.this.grants.handoff();
-			long safeNanos = TimeUnit.MILLISECONDS.toNanos(znodes.sessionTimeoutMs()) / 2;
-			if (!handoff.enabled() || now - current.requestedAt >= safeNanos) {
-				return false;
+			if (!current.keepable && !handoff.enabled()) {
+				return Use.END;
 			}
-			return !current.othersWaiting || (current.grants < handoff.maxGrants()
-					&& now - current.znode.heldSince < handoff.maxTime().toNanos());
+			if (current.othersWaiting && (!handoff.enabled() || current.grants >= handoff.maxGrants()
+					|| now - current.znode.heldSince >= handoff.maxTime().toNanos())) {
+				return Use.END;
+			}
+			long safeNanos = TimeUnit.MILLISECONDS.toNanos(LockKey.this.grants.znodes().sessionTimeoutMs()) / 2;
+			if (now - current.confirmedAt >= safeNanos) {
+				return current.keepable ? Use.CONFIRM : Use.END;
+			}
+			return Use.GRANT;
 		}
 
 		private void decided(ZnodeAcquisition acquisition) {
@@ -956,6 +1228,9 @@ final class LockKey {
 				return false;
 			}
 			current.znode.endedBy(reason);
+			if (current.kept) {
+				unlink(current, after, KeptKeys.Cause.REVOKED);
+			}
 			Turn holder = this.turn;
 			if (holder != null) {
 				holder.lose(reason, lost);
@@ -967,6 +1242,15 @@ final class LockKey {
 			}
 			pump(after);
 			return true;
+		}
+
+		void collectKept(List<KeptLock> kept, long now, Instant wallNow) {
+			Link current = this.link;
+			if (current != null && current.kept) {
+				kept.add(new KeptLock(LockKey.this.lockPath, (this.protocol == Protocol.WRITE) ? LockMode.WRITE
+						: LockMode.EXCLUSIVE, current.znode.path, current.znode.czxid(), current.grants,
+						wallNow.minusNanos(Math.max(0, now - current.keptSince))));
+			}
 		}
 
 		void collectWaiting(List<WaitingLock> waiting) {

@@ -44,6 +44,14 @@ enum Protocol {
 	/** Child of a semaphore's path holding its internal mutex (Curator's name). */
 	static final String LOCKS = "locks";
 
+	/**
+	 * Put before the lock name in the name of a znode that may be kept ({@link KeptLocks}):
+	 * {@code _c_<guid>-keep-lock-0000000042}. Curator's recipes order znodes by what follows the
+	 * lock name, so the mark changes nothing for them; a participant that makes one attempt reads
+	 * it as "may be given up if asked".
+	 */
+	static final String KEEP_MARK = "keep-";
+
 	private static final String READ_NAME = "__READ__";
 
 	private static final String WRITE_NAME = "__WRIT__";
@@ -75,6 +83,15 @@ enum Protocol {
 			case READ -> READ;
 			case WRITE -> WRITE;
 		};
+	}
+
+	/**
+	 * Whether a znode of a lock's queue may be kept by its application: its name carries
+	 * {@link #KEEP_MARK} after the protected create's GUID.
+	 * @param name the znode's name
+	 */
+	static boolean mayBeKept(String name) {
+		return name.contains("-" + KEEP_MARK);
 	}
 
 	/** The name the sequence number follows in the znode's name. */
@@ -134,6 +151,22 @@ enum Protocol {
 			}
 		}
 		return found;
+	}
+
+	/**
+	 * Whether a child comes first in the queue, before every other (in Curator's order): the one
+	 * granted, or about to be.
+	 * @param children the children of the queue path
+	 * @param name one of them
+	 */
+	boolean first(List<String> children, String name) {
+		String key = sortKey(name);
+		for (String child : children) {
+			if (!child.equals(name) && sortKey(child).compareTo(key) < 0) {
+				return false;
+			}
+		}
+		return true;
 	}
 
 	/** What Curator's sorter compares a child by: its name after the lock name (see {@link #predecessor}). */

@@ -38,6 +38,12 @@ final class Waiter extends java.util.concurrent.CompletableFuture<Optional<Regis
 	/** Whether to wait without limit. */
 	final boolean forever;
 
+	/**
+	 * Whether a znode created for it may be kept after its last local grant ends ({@link KeptLocks});
+	 * set before it is queued, only for the exclusive protocols.
+	 */
+	boolean keep;
+
 	/** The ceiling of the grant, zero for none. */
 	final Duration lockAtMostFor;
 

@@ -145,6 +145,18 @@ final class ZnodeAcquisition implements Watcher {
 
 	private @Nullable KeeperException failure;
 
+	/** Whether the znode is created with the mark of a znode that may be kept ({@link KeptLocks}). */
+	private boolean keepable;
+
+	/** Schedules the end of a one-look wait for a kept predecessor; {@code null}: no such wait. */
+	private KeptKeys.@Nullable Timer keptTimer;
+
+	/** How long a one-look acquisition waits for a predecessor that may be kept to be given up. */
+	private long keptWaitNanos;
+
+	/** Whether it waited for a predecessor that may be kept, once: the next listing is its last look. */
+	private boolean keptWaited;
+
 	/** A lease's internal mutex, until the lease is granted or the acquisition ends. */
 	private @Nullable ZnodeAcquisition internalMutex;
 
@@ -172,6 +184,29 @@ final class ZnodeAcquisition implements Watcher {
 		this.maxLeases = maxLeases;
 		this.oneLook = oneLook;
 		this.owner = owner;
+	}
+
+	/**
+	 * Set the rules of kept locks, before {@link #start()}: whether the znode may be kept (its name
+	 * then carries {@link Protocol#KEEP_MARK}, which other participants read), and, for a one-look
+	 * acquisition, how long it waits for a predecessor carrying the mark to be given up before it
+	 * answers not granted (the other application deletes a kept znode when it sees this one queue;
+	 * a znode that is held, not kept, stays, and the answer is not granted after the wait).
+	 * @param keepable whether the znode may be kept
+	 * @param timer schedules the end of that wait
+	 * @param waitNanos how long it waits
+	 */
+	void keptRules(boolean keepable, KeptKeys.Timer timer, long waitNanos) {
+		synchronized (this) {
+			this.keepable = keepable;
+			this.keptTimer = timer;
+			this.keptWaitNanos = waitNanos;
+		}
+	}
+
+	/** Whether the znode is created with the mark of a znode that may be kept. */
+	synchronized boolean keepable() {
+		return this.keepable;
 	}
 
 	/** Send the first requests. Call once, outside the owner's monitor. */
@@ -229,11 +264,13 @@ final class ZnodeAcquisition implements Watcher {
 	private void sendCreate(boolean parentMissing) {
 		String queuePath = this.protocol.queuePath(this.lockPath);
 		long sessionAtSend = this.znodes.sessionInstance();
+		String name;
 		synchronized (this) {
 			this.session = sessionAtSend;
 			this.createPending = true;
+			name = this.keepable ? Protocol.KEEP_MARK + this.protocol.lockName() : this.protocol.lockName();
 		}
-		this.znodes.create(queuePath + "/" + this.protocol.lockName(), parentMissing, this::resent, this::created);
+		this.znodes.create(queuePath + "/" + name, parentMissing, this::resent, this::created);
 		list(true);
 	}
 
@@ -344,6 +381,16 @@ final class ZnodeAcquisition implements Watcher {
 					this.grantedOnce = true;
 					outcome = Listing.GRANTED;
 				}
+				else if (this.oneLook && !this.keptWaited && this.keptTimer != null && this.protocol != Protocol.LEASE
+						&& Protocol.mayBeKept(watch) && this.protocol.first(children, watch)) {
+					// Behind nothing but a znode that may be kept (another application's, or this one's
+					// WRITE before its READ): wait a little for it to be given up (its keeper deletes it
+					// on seeing this one queue), then look once more.
+					this.keptWaited = true;
+					this.sawHeld = true;
+					this.state = State.WAITING;
+					outcome = Listing.WAIT_KEPT;
+				}
 				else if (this.oneLook) {
 					this.sawHeld = true;
 					outcome = Listing.NOT_GRANTED;
@@ -366,8 +413,29 @@ final class ZnodeAcquisition implements Watcher {
 			case NOT_GRANTED -> notGranted();
 			case WATCH -> this.znodes.watch(this.protocol.queuePath(this.lockPath) + "/" + watch, this,
 					this::watchSet);
+			case WAIT_KEPT -> {
+				KeptKeys.Timer timer;
+				long waitNanos;
+				synchronized (this) {
+					timer = this.keptTimer;
+					waitNanos = this.keptWaitNanos;
+				}
+				if (timer == null || timer.schedule(this::keptWaitOver, waitNanos) == null) {
+					keptWaitOver();
+				}
+				else {
+					this.znodes.watch(this.protocol.queuePath(this.lockPath) + "/" + watch, this, this::watchSet);
+				}
+			}
 			case WAIT -> {
 			}
+		}
+	}
+
+	/** The wait for a predecessor that may be kept is over: not granted, unless decided meanwhile. */
+	private void keptWaitOver() {
+		if (endNow(false, State.WAITING)) {
+			this.ended.whenComplete((ignored, ex) -> tell());
 		}
 	}
 
@@ -383,7 +451,7 @@ final class ZnodeAcquisition implements Watcher {
 	/** What a listing of the queue came to. */
 	private enum Listing {
 
-		GRANTED, AGAIN, GONE, NOT_GRANTED, WATCH, WAIT
+		GRANTED, AGAIN, GONE, NOT_GRANTED, WATCH, WAIT, WAIT_KEPT
 
 	}
 
@@ -496,11 +564,19 @@ final class ZnodeAcquisition implements Watcher {
 	}
 
 	private void endNow(boolean tellOwner) {
+		endNow(tellOwner, null);
+	}
+
+	/**
+	 * End now, unless ended already or, with {@code onlyFrom}, in another state.
+	 * @return whether this call ended it
+	 */
+	private boolean endNow(boolean tellOwner, @Nullable State onlyFrom) {
 		String toDelete;
 		boolean createPending;
 		synchronized (this) {
-			if (this.state == State.ENDED) {
-				return;
+			if (this.state == State.ENDED || (onlyFrom != null && this.state != onlyFrom)) {
+				return false;
 			}
 			this.state = State.ENDED;
 			toDelete = this.node;
@@ -520,6 +596,7 @@ final class ZnodeAcquisition implements Watcher {
 		if (tellOwner) {
 			tell();
 		}
+		return true;
 	}
 
 	private void delete(String path) {

@@ -94,7 +94,7 @@ final class AsyncKeys extends CompletableFuture<Optional<List<Held>>> {
 		Duration remaining = timed() ? Duration.ofNanos(Math.max(0, this.deadline - System.nanoTime()))
 				: this.waitTime;
 		return new LockTarget(this.keys.get(index), this.request.mode(), this.request.reentrant(), 0, remaining,
-				this.lockAtMostFor);
+				this.lockAtMostFor, this.request.keep());
 	}
 
 	private void await(CompletableFuture<Optional<Held>> pending, int index) {

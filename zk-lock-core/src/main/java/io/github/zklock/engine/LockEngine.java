@@ -190,7 +190,7 @@ public final class LockEngine {
 		CompletableFuture<Optional<List<Held>>> pending;
 		if (keys.size() == 1) {
 			CompletableFuture<Optional<Held>> one = submit.apply(new LockTarget(keys.get(0), request.mode(),
-					request.reentrant(), request.permits(), waitTime, lockAtMostFor(request)));
+					request.reentrant(), request.permits(), waitTime, lockAtMostFor(request), request.keep()));
 			pending = (one != null) ? map(one, (granted) -> granted.map(List::of),
 					(held) -> held.ifPresent((keysHeld) -> keysHeld.forEach(Held::releaseAsync))) : null;
 		}
@@ -356,7 +356,7 @@ public final class LockEngine {
 				Duration remaining = (timed && keys.size() > 1)
 						? Duration.ofNanos(Math.max(0, deadline - System.nanoTime())) : waitTime;
 				LockTarget target = new LockTarget(key, request.mode(), request.reentrant(), permits, remaining,
-						lockAtMostFor);
+						lockAtMostFor, request.keep());
 				Optional<RegistryGrant> granted = tryAcquire(target, request, parent);
 				if (granted.isEmpty()) {
 					releaseAll(acquired);

@@ -24,7 +24,8 @@ import io.github.zklock.spi.RegistryGrant;
  * {@code outcome} ({@code acquired}, {@code timeout}, {@code skipped} when the request's on-busy
  * policy is {@link OnBusy#SKIP}, or {@code error}) and {@code handoff} ({@code local} for a grant
  * handed over by another thread of the application without a ZooKeeper request, as the
- * registry tells; {@code none} otherwise);</li>
+ * registry tells; {@code kept} for one made on a znode the application kept while nobody held it,
+ * see {@link LockRequest#withKeep(Boolean)}; {@code none} otherwise);</li>
  * <li>{@value #HELD}: the time the grant is held; keys {@code name}, {@code mode} and, once it is
  * released, {@code outcome}: {@code released} for a grant held until its release, {@code expired}
  * for one its ceiling ended ({@link LockRequest#withLockAtMostFor lockAtMostFor}), {@code lost}
@@ -56,6 +57,8 @@ public final class LockObservations {
 	static final String HOLD_LOST = "lost";
 
 	static final String HANDOFF_LOCAL = "local";
+
+	static final String HANDOFF_KEPT = "kept";
 
 	static final String HANDOFF_NONE = "none";
 
@@ -117,7 +120,8 @@ public final class LockObservations {
 		observation.lowCardinalityKeyValue("outcome", grant.isPresent() ? "acquired"
 				: (request.onBusy() == OnBusy.SKIP) ? "skipped" : "timeout");
 		observation.lowCardinalityKeyValue(HANDOFF,
-				(grant.isPresent() && grant.get().isLocalHandoff()) ? HANDOFF_LOCAL : HANDOFF_NONE);
+				(grant.isPresent() && grant.get().isFromKeptZnode()) ? HANDOFF_KEPT
+						: (grant.isPresent() && grant.get().isLocalHandoff()) ? HANDOFF_LOCAL : HANDOFF_NONE);
 		observation.stop();
 		return grant;
 	}

@@ -3,6 +3,8 @@ package io.github.zklock.spi;
 import java.time.Duration;
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 import io.github.zklock.InvalidLockPathException;
 import io.github.zklock.LockMode;
 
@@ -25,9 +27,12 @@ import io.github.zklock.LockMode;
  * @param lockAtMostFor how long the grant may be held before the registry ends it (see
  * {@link io.github.zklock.LockRequest#withLockAtMostFor(Duration)}), always given: {@link io.github.zklock.LockRequest#NO_CEILING}
  * for no ceiling
+ * @param keep whether the grant's znode may stay with the application after its release (a kept
+ * lock, see {@link io.github.zklock.LockRequest#withKeep(Boolean)}): {@code null} for the
+ * registry's default; a registry that keeps no znodes ignores it
  */
 public record LockTarget(String key, LockMode mode, boolean reentrant, int permits, Duration waitTime,
-		Duration lockAtMostFor) {
+		Duration lockAtMostFor, @Nullable Boolean keep) {
 
 	/**
 	 * Create a target without a ceiling.
@@ -40,7 +45,23 @@ public record LockTarget(String key, LockMode mode, boolean reentrant, int permi
 	 * @throws IllegalArgumentException if the components break a rule of {@link io.github.zklock.LockRequest}
 	 */
 	public LockTarget(String key, LockMode mode, boolean reentrant, int permits, Duration waitTime) {
-		this(key, mode, reentrant, permits, waitTime, RequestRules.NO_CEILING);
+		this(key, mode, reentrant, permits, waitTime, RequestRules.NO_CEILING, null);
+	}
+
+	/**
+	 * Create a target with the registry's default for kept locks.
+	 * @param key the key
+	 * @param mode the lock mode
+	 * @param reentrant whether the grant is bound to its thread
+	 * @param permits {@code 0} for a lock, else the number of permits
+	 * @param waitTime how long to wait
+	 * @param lockAtMostFor the ceiling, {@link io.github.zklock.LockRequest#NO_CEILING} for none
+	 * @throws InvalidLockPathException if the key is {@code null} or empty
+	 * @throws IllegalArgumentException if the components break a rule of {@link io.github.zklock.LockRequest}
+	 */
+	public LockTarget(String key, LockMode mode, boolean reentrant, int permits, Duration waitTime,
+			Duration lockAtMostFor) {
+		this(key, mode, reentrant, permits, waitTime, lockAtMostFor, null);
 	}
 
 	/**

@@ -22,4 +22,15 @@ public interface RegistryGrant extends AsyncLockHandle {
 		return false;
 	}
 
+	/**
+	 * Return whether this grant was made on a znode this application kept while nobody held it (a
+	 * kept lock, see {@link io.github.zklock.LockRequest#withKeep(Boolean)}): with no ZooKeeper
+	 * write, its fencing token the one of the grants before it. Such a grant is a local hand-off
+	 * too. Local state.
+	 * @return whether the grant rides a kept znode
+	 */
+	default boolean isFromKeptZnode() {
+		return false;
+	}
+
 }

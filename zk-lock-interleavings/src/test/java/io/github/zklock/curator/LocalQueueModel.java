@@ -108,6 +108,49 @@ final class LocalQueueModel {
 		return new Waiter(Thread.currentThread(), mode, Protocol.of(mode, true, 0), 0, false, true, lockAtMostFor);
 	}
 
+	/** A synchronous request of the calling thread, waiting until it ends, whose znode may be kept. */
+	Waiter keptRequest(LockMode mode) {
+		Waiter waiter = request(mode);
+		waiter.keep = true;
+		return waiter;
+	}
+
+	/** An asynchronous request, owned by no thread, whose znode may be kept. */
+	Waiter keptAsync(LockMode mode) {
+		Waiter waiter = async(mode);
+		waiter.keep = true;
+		return waiter;
+	}
+
+	/**
+	 * A grant's znode is there while the grant says HELD, checked under its key's monitor: a kept
+	 * znode given up (deleted, so that another participant is granted) never carries a grant.
+	 */
+	void checkZnodeThere(LockHandle handle) {
+		if (handle instanceof CuratorLockHandle grant) {
+			boolean gone;
+			synchronized (grant.hold().key()) {
+				gone = grant.state() == LockState.HELD && !this.zooKeeper.ownZnodes().contains(grant.nodePath());
+			}
+			if (gone) {
+				synchronized (this.inside) {
+					this.violations.add("held on a znode that is gone: " + grant);
+				}
+			}
+		}
+	}
+
+	/** No grant of the application on the key is HELD: another participant's znode is first now. */
+	void checkNoneHeld() {
+		for (LockHandle handle : this.heldLocks.handles()) {
+			if (handle.path().equals(PATH) && handle.state() == LockState.HELD) {
+				synchronized (this.inside) {
+					this.violations.add("held while another participant is first: " + handle);
+				}
+			}
+		}
+	}
+
 	/** An asynchronous request, owned by no thread. */
 	Waiter async(LockMode mode) {
 		return new Waiter(null, mode, Protocol.of(mode, true, 0), 0, false, true, RequestRules.NO_CEILING);
@@ -251,6 +294,8 @@ final class LocalQueueModel {
 	 * @param expiredSessions whether a session expired (its znodes went without a delete)
 	 */
 	void finish(boolean expiredSessions) {
+		// What a registry's close does first: kept znodes are deleted.
+		this.grants.giveUpKept(KeptKeys.Cause.CLOSED);
 		this.timer.shutdownNow();
 		check(this.violations.isEmpty(), "untold overlaps: " + this.violations);
 		check(this.heldLocks.size() == 0, "grants still tracked: " + this.heldLocks.handles());

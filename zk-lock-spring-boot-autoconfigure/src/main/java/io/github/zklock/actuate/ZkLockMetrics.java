@@ -4,6 +4,7 @@ import java.util.EnumMap;
 import java.util.Map;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -13,8 +14,11 @@ import io.github.zklock.LockMode;
 import io.github.zklock.curator.CuratorLockAdmin;
 
 /**
- * Meters of the lock registry: the gauge {@code zk.lock.active} (grants held now) and the
- * counter {@code zk.lock.lost} (grants lost with their session, tagged by {@code mode}). The
+ * Meters of the lock registry: the gauge {@code zk.lock.active} (grants held now), the counter
+ * {@code zk.lock.lost} (grants lost with their session, tagged by {@code mode}), and those of kept
+ * locks: the gauge {@code zk.lock.kept} (znodes kept now), the counters
+ * {@code zk.lock.kept.grants} (grants made on them) and {@code zk.lock.kept.given.up} (znodes
+ * deleted, tagged by {@code cause}). The
  * timers {@code zk.lock.acquire} and {@code zk.lock.held} come from the observations of
  * {@link io.github.zklock.LockTemplate}. No meter is tagged with a lock path: paths are
  * unbounded.
@@ -42,6 +46,19 @@ public class ZkLockMetrics implements MeterBinder {
 				.description("Lock grants lost because their ZooKeeper session was lost")
 				.tag("mode", mode.name())
 				.register(meterRegistry));
+		}
+		Gauge.builder("zk.lock.kept", this.admin, CuratorLockAdmin::keptLockCount)
+			.description("Lock znodes this application keeps while nobody holds them (kept locks)")
+			.register(meterRegistry);
+		FunctionCounter.builder("zk.lock.kept.grants", this.admin, CuratorLockAdmin::keptGrantCount)
+			.description("Grants made on kept znodes, without a ZooKeeper write")
+			.register(meterRegistry);
+		for (String cause : CuratorLockAdmin.keptGiveUpCauses()) {
+			FunctionCounter.builder("zk.lock.kept.given.up", this.admin, (admin) -> admin.keptGivenUpCount(cause))
+				.description("Kept znodes deleted, by cause: asked (another participant queued), idle, max-keys, "
+						+ "revoked, session, closed")
+				.tag("cause", cause)
+				.register(meterRegistry);
 		}
 		this.admin.registry().addLockStateListener((event) -> {
 			if (event.state() == LockState.LOST) {

@@ -21,6 +21,7 @@ import org.springframework.core.log.LogAccessor;
 import io.github.zklock.Leadership;
 import io.github.zklock.curator.CuratorLockAdmin;
 import io.github.zklock.curator.HeldLock;
+import io.github.zklock.curator.KeptLock;
 import io.github.zklock.curator.LockOwner;
 import io.github.zklock.curator.LockParticipant;
 import io.github.zklock.curator.LockQueue;
@@ -128,7 +129,8 @@ public class ZkLocksEndpoint {
 		}
 		LockOwner owner = this.admin.owner();
 		return new ApplicationLocks(owner.pid(), owner.host(), this.admin.registry().getRootPath(),
-				this.admin.describeHeldLocks(), this.admin.describeWaitingLocks(), leaders);
+				this.admin.describeHeldLocks(), this.admin.describeKeptLocks(), this.admin.describeWaitingLocks(),
+				leaders);
 	}
 
 	/**
@@ -224,10 +226,11 @@ public class ZkLocksEndpoint {
 	 * @param host this application's host name (as written into its lock znodes)
 	 * @param rootPath the znode below which lock paths live
 	 * @param held the grants held, oldest first
+	 * @param kept the znodes kept while nobody holds them (kept locks), least recently used first
 	 * @param waiting the threads waiting, longest waiting first
 	 * @param leadership the leadership groups this application takes part in, by name
 	 */
-	public record ApplicationLocks(long pid, String host, String rootPath, List<HeldLock> held,
+	public record ApplicationLocks(long pid, String host, String rootPath, List<HeldLock> held, List<KeptLock> kept,
 			List<WaitingLock> waiting, List<GroupLeader> leadership) {
 	}
 

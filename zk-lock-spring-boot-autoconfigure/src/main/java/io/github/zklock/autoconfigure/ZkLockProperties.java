@@ -149,6 +149,13 @@ public class ZkLockProperties implements Validator {
 	private final LocalHandoff localHandoff = new LocalHandoff();
 
 	/**
+	 * Kept locks: the znode of an EXCLUSIVE or WRITE key stays with this application after its
+	 * last release, held by nobody, until another participant asks for the key; the next grant of
+	 * this application on it sends no ZooKeeper write.
+	 */
+	private final Keep keep = new Keep();
+
+	/**
 	 * Store-side fencing: the JdbcLockFence bean, when spring-jdbc is on the class path and the
 	 * application has a single DataSource.
 	 */
@@ -293,6 +300,10 @@ public class ZkLockProperties implements Validator {
 
 	public LocalHandoff getLocalHandoff() {
 		return this.localHandoff;
+	}
+
+	public Keep getKeep() {
+		return this.keep;
 	}
 
 	public Fence getFence() {
@@ -703,6 +714,73 @@ public class ZkLockProperties implements Validator {
 
 		public void setMaxTime(Duration maxTime) {
 			this.maxTime = maxTime;
+		}
+
+	}
+
+	/**
+	 * Kept locks: after the last local grant of an EXCLUSIVE (reentrant) or WRITE key ends, its
+	 * znode stays with this application, held by nobody, and a later request of this application
+	 * for the key is granted on it without a ZooKeeper write (the lock caching of cluster file
+	 * systems' lock managers). The znode is deleted as soon as another participant queues for the
+	 * key, after the maximum idle time, beyond the maximum number of kept keys (least recently used
+	 * first), on revocation, session loss and shutdown. Another zk-lock application's one-attempt
+	 * request waits up to the give-up wait for it rather than answer busy; raw Curator sees the
+	 * lock held while it is kept. Off by default; a request can turn it on or off for itself.
+	 */
+	public static class Keep {
+
+		/**
+		 * Whether requests keep their znodes unless they say otherwise.
+		 */
+		private boolean enabled;
+
+		/**
+		 * Longest time a kept znode stays unused before it is deleted.
+		 */
+		private Duration maxIdle = io.github.zklock.curator.KeptLocks.DEFAULT_MAX_IDLE;
+
+		/**
+		 * Most keys kept at once; beyond it the least recently used is deleted.
+		 */
+		private int maxKeys = io.github.zklock.curator.KeptLocks.DEFAULT_MAX_KEYS;
+
+		/**
+		 * Longest wait of a one-attempt request of this application for another application's
+		 * kept znode to be given up before it answers busy.
+		 */
+		private Duration giveUpWait = io.github.zklock.curator.KeptLocks.DEFAULT_GIVE_UP_WAIT;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public Duration getMaxIdle() {
+			return this.maxIdle;
+		}
+
+		public void setMaxIdle(Duration maxIdle) {
+			this.maxIdle = maxIdle;
+		}
+
+		public int getMaxKeys() {
+			return this.maxKeys;
+		}
+
+		public void setMaxKeys(int maxKeys) {
+			this.maxKeys = maxKeys;
+		}
+
+		public Duration getGiveUpWait() {
+			return this.giveUpWait;
+		}
+
+		public void setGiveUpWait(Duration giveUpWait) {
+			this.giveUpWait = giveUpWait;
 		}
 
 	}

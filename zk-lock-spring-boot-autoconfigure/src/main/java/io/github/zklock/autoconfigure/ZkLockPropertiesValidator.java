@@ -78,6 +78,12 @@ final class ZkLockPropertiesValidator {
 			errors.rejectValue("localHandoff.maxGrants", INVALID, "zk.lock.local-handoff.max-grants must be at least 1, "
 					+ "was " + properties.getLocalHandoff().getMaxGrants());
 		}
+		positiveMillis(errors, "keep.maxIdle", "zk.lock.keep.max-idle", properties.getKeep().getMaxIdle());
+		positiveMillis(errors, "keep.giveUpWait", "zk.lock.keep.give-up-wait", properties.getKeep().getGiveUpWait());
+		if (properties.getKeep().getMaxKeys() < 1) {
+			errors.rejectValue("keep.maxKeys", INVALID, "zk.lock.keep.max-keys must be at least 1, was "
+					+ properties.getKeep().getMaxKeys());
+		}
 		Duration revocationCheckInterval = properties.getRevocationCheckInterval();
 		if (revocationCheckInterval == null || revocationCheckInterval.isNegative()) {
 			errors.rejectValue("revocationCheckInterval", INVALID, "zk.lock.revocation-check-interval must be 0 "

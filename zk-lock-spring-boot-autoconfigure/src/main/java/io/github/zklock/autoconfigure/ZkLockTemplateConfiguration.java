@@ -22,6 +22,7 @@ import io.github.zklock.annotation.EnableDistributedLocks;
 import io.github.zklock.aop.DistributedLockConfiguration;
 import io.github.zklock.curator.CuratorLockAdmin;
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.curator.KeptLocks;
 import io.github.zklock.curator.LocalHandoff;
 import io.github.zklock.spi.LockRegistry;
 
@@ -53,6 +54,8 @@ class ZkLockTemplateConfiguration {
 		registry.setRevocationCheckInterval(properties.getRevocationCheckInterval());
 		ZkLockProperties.LocalHandoff handoff = properties.getLocalHandoff();
 		registry.setLocalHandoff(new LocalHandoff(handoff.isEnabled(), handoff.getMaxGrants(), handoff.getMaxTime()));
+		ZkLockProperties.Keep keep = properties.getKeep();
+		registry.setKeptLocks(new KeptLocks(keep.isEnabled(), keep.getMaxIdle(), keep.getMaxKeys(), keep.getGiveUpWait()));
 		return registry;
 	}
 

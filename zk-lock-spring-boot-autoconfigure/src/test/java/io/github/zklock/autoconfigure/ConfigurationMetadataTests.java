@@ -12,6 +12,7 @@ import java.util.Map;
 import com.jayway.jsonpath.JsonPath;
 import org.junit.jupiter.api.Test;
 
+import io.github.zklock.curator.KeptLocks;
 import io.github.zklock.curator.LocalHandoff;
 import io.github.zklock.test.EmbeddedZooKeeperProperties;
 
@@ -46,7 +47,8 @@ class ConfigurationMetadataTests {
 					"zk.lock.auth.credentials", "zk.lock.integration.key-prefix",
 					"zk.lock.leadership.key-prefix", "zk.lock.leadership.participant-id", "zk.lock.shedlock.key-prefix",
 					"zk.lock.local-handoff.enabled", "zk.lock.local-handoff.max-grants",
-					"zk.lock.local-handoff.max-time")
+					"zk.lock.local-handoff.max-time", "zk.lock.keep.enabled", "zk.lock.keep.max-idle",
+					"zk.lock.keep.max-keys", "zk.lock.keep.give-up-wait")
 			.doesNotHaveDuplicates();
 		assertThat(properties).allSatisfy((property) -> assertThat((String) property.get("description"))
 			.as("description of %s", property.get("name"))
@@ -87,6 +89,20 @@ class ConfigurationMetadataTests {
 		ZkLockProperties.LocalHandoff defaults = new ZkLockProperties().getLocalHandoff();
 		assertThat(new LocalHandoff(defaults.isEnabled(), defaults.getMaxGrants(), defaults.getMaxTime()))
 			.isEqualTo(LocalHandoff.DEFAULT);
+	}
+
+	@Test
+	void givesTheKeptLockDefaultsOfTheRegistry() throws IOException {
+		String own = ownMetadata();
+		assertThat(defaultValue(own, "zk.lock.keep.enabled")).isEqualTo(KeptLocks.DISABLED.enabled());
+		assertThat(defaultValue(own, "zk.lock.keep.max-idle"))
+			.isEqualTo(KeptLocks.DISABLED.maxIdle().toSeconds() + "s");
+		assertThat(defaultValue(own, "zk.lock.keep.max-keys")).isEqualTo(KeptLocks.DISABLED.maxKeys());
+		assertThat(defaultValue(own, "zk.lock.keep.give-up-wait"))
+			.isEqualTo(KeptLocks.DISABLED.giveUpWait().toMillis() + "ms");
+		ZkLockProperties.Keep defaults = new ZkLockProperties().getKeep();
+		assertThat(new KeptLocks(defaults.isEnabled(), defaults.getMaxIdle(), defaults.getMaxKeys(),
+				defaults.getGiveUpWait())).isEqualTo(KeptLocks.DISABLED);
 	}
 
 	@Test

@@ -47,7 +47,7 @@ final class HotKeyScenario {
 	/** Asynchronous callers per JVM of the asynchronous contenders, each with one request in flight. */
 	static final int ASYNC_CALLERS = 500;
 
-	private static final List<String> UNCONTENDED = List.of("zk_lock", "raw_mutex", "redisson");
+	private static final List<String> UNCONTENDED = List.of("zk_lock", "zk_lock_kept", "raw_mutex", "redisson");
 
 	private final BenchMain.Settings settings;
 
@@ -107,7 +107,9 @@ final class HotKeyScenario {
 			}
 			measureContended(contenders);
 			List<String> single = new ArrayList<>(UNCONTENDED);
-			single.retainAll(contenders);
+			if (redis == null) {
+				single.remove("redisson");
+			}
 			measureUncontended(single);
 			for (Worker worker : this.workers) {
 				worker.quit();
@@ -437,6 +439,7 @@ final class HotKeyScenario {
 			addRatio(ratios, "hotkey_3jvm_vs_redisson", this.contended, "zk_lock", "redisson");
 			addRatio(ratios, "hotkey_3jvm_vs_no_handoff", this.contended, "zk_lock", "zk_lock_no_handoff");
 			addRatio(ratios, "uncontended_vs_redisson", this.uncontended, "zk_lock", "redisson");
+			addRatio(ratios, "uncontended_kept_vs_redisson", this.uncontended, "zk_lock_kept", "redisson");
 			addRatio(ratios, "hotkey_async_3jvm_vs_redisson_async", this.contended, "zk_lock_async", "redisson_async");
 			return ratios;
 		}
@@ -480,6 +483,13 @@ final class HotKeyScenario {
 					line.append(String.format(Locale.ROOT, " local_handoff_share=%.3f grants_per_znode=%.1f",
 							all.localHandoffShare, 1 / (1 - all.localHandoffShare)));
 				}
+			}
+			if (jvms == 1) {
+				// The worker process's CPU time per grant (median of the rounds): a kept grant's is local work.
+				line.append(String.format(Locale.ROOT, " cpu_us_per_grant=%.2f", Stats.median(runs.stream()
+					.map((run) -> run.results.get(0).getOrDefault("cpu_ns_per_cycle", "0"))
+					.map((nanos) -> Long.parseLong(nanos) / 1000.0)
+					.toList())));
 			}
 			line.append(" rounds=").append(runs.size());
 			return line.toString();

@@ -34,6 +34,7 @@ import io.github.zklock.LockResult;
 import io.github.zklock.LockTemplate;
 import io.github.zklock.benchmarks.ZooKeeperServers;
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.curator.KeptLocks;
 import io.github.zklock.curator.LocalHandoff;
 import io.github.zklock.spi.RegistryGrant;
 
@@ -52,6 +53,7 @@ import io.github.zklock.spi.RegistryGrant;
  * Contenders: {@code zk_lock} ({@link LockTemplate} on a {@link CuratorLockRegistry} with
  * {@link LocalHandoff#DEFAULT}, through a {@link HandoffRecordingRegistry} that tells which grants
  * were handed over locally), {@code zk_lock_no_handoff} ({@link LocalHandoff#DISABLED}),
+ * {@code zk_lock_kept} (kept locks on, {@link KeptLocks#ENABLED}: measured uncontended only),
  * {@code raw_mutex} (one Curator {@link InterProcessMutex} per thread) and {@code redisson}
  * (Redisson's {@link RLock}, {@code lock()} and {@code unlock()}); and, asynchronously, with
  * {@code <threads>} callers that each keep one request in flight and start the next from the
@@ -100,6 +102,12 @@ public final class HotKeyWorker {
 
 	private final LockTemplate noHandoff;
 
+	private final CuratorLockRegistry keptRegistry;
+
+	private final HandoffRecordingRegistry keptGrants;
+
+	private final LockTemplate kept;
+
 	private final ExecutorService threads = Executors.newCachedThreadPool((task) -> {
 		Thread thread = new Thread(task, "hotkey-worker");
 		thread.setDaemon(true);
@@ -126,6 +134,10 @@ public final class HotKeyWorker {
 		this.noHandoffRegistry.setLocalHandoff(LocalHandoff.DISABLED);
 		this.noHandoffGrants = new HandoffRecordingRegistry(this.noHandoffRegistry);
 		this.noHandoff = new LockTemplate(this.noHandoffGrants, LockRequest.WAIT_FOREVER);
+		this.keptRegistry = new CuratorLockRegistry(client, basePath + "/zk-lock-kept", 10_000);
+		this.keptRegistry.setKeptLocks(KeptLocks.ENABLED);
+		this.keptGrants = new HandoffRecordingRegistry(this.keptRegistry);
+		this.kept = new LockTemplate(this.keptGrants, LockRequest.WAIT_FOREVER);
 	}
 
 	/**
@@ -168,6 +180,7 @@ public final class HotKeyWorker {
 		long windowStart = start + TimeUnit.MILLISECONDS.toNanos(warmupMillis);
 		long windowEnd = windowStart + TimeUnit.MILLISECONDS.toNanos(measureMillis);
 		long guardedBefore = this.guarded;
+		long cpuBefore = processCpuNanos();
 		List<Future<ThreadResult>> futures = new ArrayList<>();
 		if (ASYNC_CONTENDERS.contains(contender)) {
 			AsyncCycle cycle = asyncCycle(contender);
@@ -194,6 +207,8 @@ public final class HotKeyWorker {
 			localHandoffs += result.localHandoffs;
 			waits.add(result.waits);
 		}
+		// The process's CPU time (every thread: the callers, Curator's, the collector's) per cycle of the run.
+		long cpuNanosPerCycle = (cycles > 0) ? (processCpuNanos() - cpuBefore) / cycles : 0;
 		long lost = cycles - (this.guarded - guardedBefore);
 		StringJoiner perThread = new StringJoiner(",");
 		long total = 0;
@@ -203,10 +218,15 @@ public final class HotKeyWorker {
 		}
 		return "RESULT contender=" + contender + " jvm=" + this.jvm + " threads=" + threadCount + " grants=" + total
 				+ " window_nanos=" + (windowEnd - windowStart) + " per_thread=" + perThread + " local_handoffs="
-				+ localHandoffs + " cycles=" + cycles + " violations=" + this.violations.get() + " lost_updates=" + lost
+				+ localHandoffs + " cycles=" + cycles + " cpu_ns_per_cycle=" + cpuNanosPerCycle + " violations=" + this.violations.get() + " lost_updates=" + lost
 				+ String.format(Locale.ROOT, " wait_p50_ms=%.3f wait_p99_ms=%.3f", waits.percentileMillis(50),
 						waits.percentileMillis(99))
 				+ " waits=" + waits.encode();
+	}
+
+	private static long processCpuNanos() {
+		return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+			.getOperatingSystemMXBean()).getProcessCpuTime();
 	}
 
 	/**
@@ -316,6 +336,7 @@ public final class HotKeyWorker {
 		return switch (contender) {
 			case "zk_lock" -> templateCycle(this.handoff, this.handoffGrants);
 			case "zk_lock_no_handoff" -> templateCycle(this.noHandoff, this.noHandoffGrants);
+			case "zk_lock_kept" -> templateCycle(this.kept, this.keptGrants);
 			case "raw_mutex" -> {
 				InterProcessMutex mutex = new InterProcessMutex(this.client, this.basePath + "/raw/hot");
 				yield (criticalSection, local) -> {
@@ -360,6 +381,7 @@ public final class HotKeyWorker {
 		this.threads.shutdownNow();
 		this.handoffRegistry.close();
 		this.noHandoffRegistry.close();
+		this.keptRegistry.close();
 		if (this.redisson != null) {
 			this.redisson.shutdown();
 		}
