@@ -440,6 +440,7 @@ final class HotKeyScenario {
 			addRatio(ratios, "hotkey_3jvm_vs_no_handoff", this.contended, "zk_lock", "zk_lock_no_handoff");
 			addRatio(ratios, "uncontended_vs_redisson", this.uncontended, "zk_lock", "redisson");
 			addRatio(ratios, "uncontended_kept_vs_redisson", this.uncontended, "zk_lock_kept", "redisson");
+			addRatio(ratios, "affinity_kept_vs_raw_mutex", this.contended, "affinity_zk_lock_kept", "affinity_raw_mutex");
 			addRatio(ratios, "hotkey_async_3jvm_vs_redisson_async", this.contended, "zk_lock_async", "redisson_async");
 			return ratios;
 		}
@@ -483,6 +484,18 @@ final class HotKeyScenario {
 					line.append(String.format(Locale.ROOT, " local_handoff_share=%.3f grants_per_znode=%.1f",
 							all.localHandoffShare, 1 / (1 - all.localHandoffShare)));
 				}
+			}
+			if (contender.startsWith("affinity_")) {
+				// ZooKeeper writes per grant, counted at the workers' clients, warm-up included.
+				long writes = 0;
+				long cycles = 0;
+				for (Run run : runs) {
+					for (Map<String, String> result : run.results) {
+						writes += Long.parseLong(result.get("zk_writes"));
+						cycles += Long.parseLong(result.get("cycles"));
+					}
+				}
+				line.append(String.format(Locale.ROOT, " writes_per_grant=%.3f", (double) writes / Math.max(1, cycles)));
 			}
 			if (jvms == 1) {
 				// The worker process's CPU time per grant (median of the rounds): a kept grant's is local work.

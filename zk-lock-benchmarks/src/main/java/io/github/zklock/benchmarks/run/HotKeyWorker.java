@@ -20,6 +20,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
 
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.jspecify.annotations.Nullable;
 import org.redisson.Redisson;
@@ -37,6 +38,7 @@ import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.curator.KeptLocks;
 import io.github.zklock.curator.LocalHandoff;
 import io.github.zklock.spi.RegistryGrant;
+import io.github.zklock.test.CountingZooKeeper;
 
 /**
  * One application of the hot-key scenario, in a JVM of its own (started by {@link HotKeyScenario},
@@ -73,12 +75,18 @@ import io.github.zklock.spi.RegistryGrant;
 public final class HotKeyWorker {
 
 	static final List<String> CONTENDERS = List.of("zk_lock", "zk_lock_no_handoff", "raw_mutex", "redisson",
-			"zk_lock_async", "redisson_async");
+			"zk_lock_async", "redisson_async", "affinity_zk_lock_kept", "affinity_raw_mutex");
 
 	/** The contenders whose {@code threads} are asynchronous callers, each with one request in flight. */
 	static final List<String> ASYNC_CONTENDERS = List.of("zk_lock_async", "redisson_async");
 
 	private static final Duration WAIT_TIME = Duration.ofMinutes(2);
+
+	/** Keys of its own per JVM in the affinity scenario. */
+	static final int AFFINITY_KEYS = 1_000;
+
+	/** One request in this many of the affinity scenario is on a key of another JVM. */
+	static final int AFFINITY_FOREIGN_ONE_IN = 100;
 
 	private static final CompletableFuture<Object> DONE = CompletableFuture.completedFuture(null);
 
@@ -108,6 +116,24 @@ public final class HotKeyWorker {
 
 	private final LockTemplate kept;
 
+	/** The client of the affinity contenders, counting its ZooKeeper requests. */
+	private final CuratorFramework affinityClient;
+
+	private final CountingZooKeeper.Counts affinityRequests = new CountingZooKeeper.Counts();
+
+	private final CuratorLockRegistry affinityRegistry;
+
+	private final LockTemplate affinity;
+
+	/** Per owner JVM and key of the affinity scenario: whether a thread of this JVM is in its section. */
+	private final AtomicBoolean[][] affinityInSection = new AtomicBoolean[HotKeyScenario.JVMS + 1][AFFINITY_KEYS];
+
+	/** Per owner JVM and key: a counter guarded by the key's lock only. */
+	private final long[][] affinityGuarded = new long[HotKeyScenario.JVMS + 1][AFFINITY_KEYS];
+
+	/** Whether the contender running locks many keys: the critical section checks per key, not the hot key's flag. */
+	private volatile boolean perKey;
+
 	private final ExecutorService threads = Executors.newCachedThreadPool((task) -> {
 		Thread thread = new Thread(task, "hotkey-worker");
 		thread.setDaemon(true);
@@ -121,7 +147,8 @@ public final class HotKeyWorker {
 	/** Guarded by the lock under test, nothing else. */
 	private long guarded;
 
-	private HotKeyWorker(int jvm, CuratorFramework client, String basePath, @Nullable RedissonClient redisson) {
+	private HotKeyWorker(int jvm, CuratorFramework client, String connectString, String basePath,
+			@Nullable RedissonClient redisson) throws InterruptedException {
 		this.jvm = jvm;
 		this.client = client;
 		this.basePath = basePath;
@@ -138,6 +165,18 @@ public final class HotKeyWorker {
 		this.keptRegistry.setKeptLocks(KeptLocks.ENABLED);
 		this.keptGrants = new HandoffRecordingRegistry(this.keptRegistry);
 		this.kept = new LockTemplate(this.keptGrants, LockRequest.WAIT_FOREVER);
+		this.affinityClient = ZooKeeperServers.startClient(CuratorFrameworkFactory.builder()
+			.connectString(connectString)
+			.zookeeperFactory(CountingZooKeeper.factory(this.affinityRequests)));
+		this.affinityRegistry = new CuratorLockRegistry(this.affinityClient, basePath + "/affinity-zk-lock", 10_000);
+		this.affinityRegistry.setKeptLocks(new KeptLocks(true, KeptLocks.DEFAULT_MAX_IDLE,
+				HotKeyScenario.JVMS * AFFINITY_KEYS, KeptLocks.DEFAULT_GIVE_UP_WAIT));
+		this.affinity = new LockTemplate(this.affinityRegistry, LockRequest.WAIT_FOREVER);
+		for (AtomicBoolean[] keys : this.affinityInSection) {
+			for (int k = 0; k < keys.length; k++) {
+				keys[k] = new AtomicBoolean();
+			}
+		}
 	}
 
 	/**
@@ -155,7 +194,7 @@ public final class HotKeyWorker {
 			config.useSingleServer().setAddress("redis://" + redisAddress);
 			redisson = Redisson.create(config);
 		}
-		HotKeyWorker worker = new HotKeyWorker(jvm, client, args[2], redisson);
+		HotKeyWorker worker = new HotKeyWorker(jvm, client, args[1], args[2], redisson);
 		try {
 			System.out.println("READY");
 			BufferedReader commands = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
@@ -179,7 +218,9 @@ public final class HotKeyWorker {
 		long start = System.nanoTime();
 		long windowStart = start + TimeUnit.MILLISECONDS.toNanos(warmupMillis);
 		long windowEnd = windowStart + TimeUnit.MILLISECONDS.toNanos(measureMillis);
-		long guardedBefore = this.guarded;
+		this.perKey = contender.startsWith("affinity_");
+		long guardedBefore = this.perKey ? affinityGuardedSum() : this.guarded;
+		long writesBefore = this.affinityRequests.writes();
 		long cpuBefore = processCpuNanos();
 		List<Future<ThreadResult>> futures = new ArrayList<>();
 		if (ASYNC_CONTENDERS.contains(contender)) {
@@ -209,7 +250,8 @@ public final class HotKeyWorker {
 		}
 		// The process's CPU time (every thread: the callers, Curator's, the collector's) per cycle of the run.
 		long cpuNanosPerCycle = (cycles > 0) ? (processCpuNanos() - cpuBefore) / cycles : 0;
-		long lost = cycles - (this.guarded - guardedBefore);
+		long lost = cycles - ((this.perKey ? affinityGuardedSum() : this.guarded) - guardedBefore);
+		long affinityWrites = this.affinityRequests.writes() - writesBefore;
 		StringJoiner perThread = new StringJoiner(",");
 		long total = 0;
 		for (long count : grants) {
@@ -218,7 +260,8 @@ public final class HotKeyWorker {
 		}
 		return "RESULT contender=" + contender + " jvm=" + this.jvm + " threads=" + threadCount + " grants=" + total
 				+ " window_nanos=" + (windowEnd - windowStart) + " per_thread=" + perThread + " local_handoffs="
-				+ localHandoffs + " cycles=" + cycles + " cpu_ns_per_cycle=" + cpuNanosPerCycle + " violations=" + this.violations.get() + " lost_updates=" + lost
+				+ localHandoffs + " cycles=" + cycles + " cpu_ns_per_cycle=" + cpuNanosPerCycle + " zk_writes="
+				+ (this.perKey ? affinityWrites : -1) + " violations=" + this.violations.get() + " lost_updates=" + lost
 				+ String.format(Locale.ROOT, " wait_p50_ms=%.3f wait_p99_ms=%.3f", waits.percentileMillis(50),
 						waits.percentileMillis(99))
 				+ " waits=" + waits.encode();
@@ -236,6 +279,10 @@ public final class HotKeyWorker {
 	private Runnable criticalSection(long[] granted) {
 		return () -> {
 			granted[0] = System.nanoTime();
+			if (this.perKey) {
+				// The affinity cycle checks its key's section itself.
+				return;
+			}
 			if (!this.inSection.compareAndSet(false, true)) {
 				this.violations.incrementAndGet();
 			}
@@ -337,6 +384,22 @@ public final class HotKeyWorker {
 			case "zk_lock" -> templateCycle(this.handoff, this.handoffGrants);
 			case "zk_lock_no_handoff" -> templateCycle(this.noHandoff, this.noHandoffGrants);
 			case "zk_lock_kept" -> templateCycle(this.kept, this.keptGrants);
+			case "affinity_zk_lock_kept" -> affinityCycle((key, section) -> this.affinity.execute(key,
+					LockMode.EXCLUSIVE, WAIT_TIME, (handle) -> {
+						section.run();
+						return null;
+					}));
+			case "affinity_raw_mutex" -> affinityCycle((key, section) -> {
+				InterProcessMutex mutex = new InterProcessMutex(this.affinityClient,
+						this.basePath + "/affinity-raw" + key);
+				mutex.acquire();
+				try {
+					section.run();
+				}
+				finally {
+					mutex.release();
+				}
+			});
 			case "raw_mutex" -> {
 				InterProcessMutex mutex = new InterProcessMutex(this.client, this.basePath + "/raw/hot");
 				yield (criticalSection, local) -> {
@@ -368,6 +431,50 @@ public final class HotKeyWorker {
 		};
 	}
 
+	/**
+	 * A cycle of the affinity scenario: a key of this JVM's own (one of {@value #AFFINITY_KEYS},
+	 * uniformly), or one request in {@value #AFFINITY_FOREIGN_ONE_IN} a key of another JVM's; under
+	 * the lock, the key's section is checked and its counter counted.
+	 */
+	private Cycle affinityCycle(KeyedLock locked) {
+		return (criticalSection, local) -> {
+			java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
+			int owner = this.jvm;
+			if (random.nextInt(AFFINITY_FOREIGN_ONE_IN) == 0) {
+				owner = 1 + (this.jvm - 1 + 1 + random.nextInt(HotKeyScenario.JVMS - 1)) % HotKeyScenario.JVMS;
+			}
+			int k = random.nextInt(AFFINITY_KEYS);
+			AtomicBoolean inSection = this.affinityInSection[owner][k];
+			int ownerOfKey = owner;
+			locked.run("/" + owner + "/" + k, () -> {
+				criticalSection.run();
+				if (!inSection.compareAndSet(false, true)) {
+					this.violations.incrementAndGet();
+				}
+				this.affinityGuarded[ownerOfKey][k]++;
+				inSection.set(false);
+			});
+		};
+	}
+
+	private long affinityGuardedSum() {
+		long sum = 0;
+		for (long[] keys : this.affinityGuarded) {
+			for (long count : keys) {
+				sum += count;
+			}
+		}
+		return sum;
+	}
+
+	/** Takes the lock of a key, runs the section, releases. */
+	@FunctionalInterface
+	private interface KeyedLock {
+
+		void run(String key, Runnable section) throws Exception;
+
+	}
+
 	private static Cycle templateCycle(LockTemplate template, HandoffRecordingRegistry grants) {
 		return (criticalSection, local) -> template.execute("/hot", LockMode.EXCLUSIVE, WAIT_TIME, (handle) -> {
 			// Granted on this thread, just before.
@@ -382,6 +489,8 @@ public final class HotKeyWorker {
 		this.handoffRegistry.close();
 		this.noHandoffRegistry.close();
 		this.keptRegistry.close();
+		this.affinityRegistry.close();
+		this.affinityClient.close();
 		if (this.redisson != null) {
 			this.redisson.shutdown();
 		}
