@@ -143,6 +143,29 @@ class LockHistoryTests {
 	}
 
 	/**
+	 * As the first history, the JVMs' registries keeping their znodes (kept locks on): a JVM that
+	 * asks again before another has queued is granted on its kept znode, with the same token and no
+	 * request, and gives the znode up as soon as another JVM queues, which races its next local
+	 * grant. The checker accepts an equal token only for consecutive grants of one JVM riding one
+	 * znode, and checks every interval and write.
+	 */
+	@Test
+	@Timeout(value = 5, unit = TimeUnit.MINUTES)
+	void threeJvmsWithKeptLocksLeaveAConsistentHistory() throws Exception {
+		List<GrantRecord> records = runWorkers("kept", 3, 1, 500, 0, LocalHandoff.DEFAULT, ClientSocket.NIO, false,
+				Duration.ofMinutes(4), false, true);
+		HistoryChecker.Result result = check("kept", records);
+		long znodes = records.stream().map(GrantRecord::token).distinct().count();
+		Chaos.report("history_kept grants=%d kept_or_handed_over=%d znodes=%d jvm_changes=%d run_ms=%d", result.grants(),
+				result.localHandoffs(), znodes, handovers(records), this.runMs);
+		assertThat(result.grants()).isGreaterThanOrEqualTo(1500);
+		assertThat(result.violations()).isEmpty();
+		assertThat(HistoryChecker.faultFreeDeviations(records)).isEmpty();
+		assertThat(result.applied()).isEqualTo(result.grants());
+		assertThat(handovers(records)).as("changes of JVM in grant order").isGreaterThanOrEqualTo(3);
+	}
+
+	/**
 	 * Three JVMs of {@value #HANDOFF_THREADS} threads each, hand-off on by default: the workers stop
 	 * once the counter reached {@value #HANDOFF_GRANTS}, so each JVM's share shows how the chains
 	 * were bounded while the others waited. The checker accepts equal tokens only within one JVM's
@@ -344,6 +367,16 @@ class LockHistoryTests {
 	private List<GrantRecord> runWorkers(String name, int count, int threads, int grantsEach, long until,
 			LocalHandoff handoff, ClientSocket socket, boolean throughProxies, Duration timeout, boolean async)
 			throws Exception {
+		return runWorkers(name, count, threads, grantsEach, until, handoff, socket, throughProxies, timeout, async, false);
+	}
+
+	/**
+	 * As {@link #runWorkers(String, int, int, int, long, LocalHandoff, ClientSocket, boolean, Duration, boolean)},
+	 * the workers' registries keeping their znodes between grants when {@code keep}.
+	 */
+	private List<GrantRecord> runWorkers(String name, int count, int threads, int grantsEach, long until,
+			LocalHandoff handoff, ClientSocket socket, boolean throughProxies, Duration timeout, boolean async,
+			boolean keep) throws Exception {
 		List<Path> histories = new ArrayList<>();
 		for (int i = 0; i < count; i++) {
 			Path history = Chaos.OUTPUT_DIR.resolve(name + "-worker-" + i + ".csv").toAbsolutePath();
@@ -356,7 +389,7 @@ class LockHistoryTests {
 			}
 			this.workers.add(ChildJvm.start(name + "-worker-" + i,
 					LockWorker.historyArgs(connectString, "w" + i, grantsEach, (int) SESSION_TIMEOUT.toMillis(), LOCK_PATH,
-							COUNTER_PATH, history, socket, threads, until, handoff, async)));
+							COUNTER_PATH, history, socket, threads, until, handoff, async, keep)));
 		}
 		for (ChildJvm worker : this.workers) {
 			worker.awaitLine("READY", Duration.ofSeconds(90));

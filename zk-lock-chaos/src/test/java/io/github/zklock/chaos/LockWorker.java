@@ -51,11 +51,12 @@ import static io.github.zklock.curator.Admins.handedOver;
  * <li>{@code hold <connectString> <path> <sessionTimeoutMs>}: acquire the lock, print
  * {@code HELD <token>}, then sleep until killed.</li>
  * <li>{@code history <connectString> <client> <grants> <sessionTimeoutMs> <lockPath>
- * <counterPath> <outFile> <NIO|NETTY> <threads> <until> <handoff> <sync|async>}: print
+ * <counterPath> <outFile> <NIO|NETTY> <threads> <until> <handoff> <sync|async> <kept|not-kept>}: print
  * {@code SESSION <id> <password>} for each session and {@code READY}, wait for {@code GO}, then
  * take the lock {@code grants} times in all, on {@code threads} threads of one registry with the
  * given local hand-off settings ({@code enabled:maxGrants:maxTimeMs}, see {@link #handoffArg}),
- * synchronously or through the registry's asynchronous chain ({@code async}),
+ * synchronously or through the registry's asynchronous chain ({@code async}), keeping its znode
+ * between grants ({@code kept}: kept locks on),
  * stopping earlier once a grant has counted the counter up to {@code until} (0: no such limit).
  * Under each grant read the fenced counter znode ({@code token,value}) and write
  * {@code myToken,value+1} only if the stored token is not higher (a store rejects only lower
@@ -94,7 +95,8 @@ final class LockWorker {
 				case "hold" -> hold(args[1], args[2], Integer.parseInt(args[3]));
 				case "history" -> history(args[1], args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]),
 						args[5], args[6], Path.of(args[7]), ClientSocket.valueOf(args[8]), Integer.parseInt(args[9]),
-						Long.parseLong(args[10]), parseHandoff(args[11]), args.length > 12 && args[12].equals("async"));
+						Long.parseLong(args[10]), parseHandoff(args[11]), args.length > 12 && args[12].equals("async"),
+						args.length > 13 && args[13].equals("kept"));
 				case "chain" -> chain(args[1], args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]),
 						Long.parseLong(args[5]), Path.of(args[6]), args.length > 7 && Boolean.parseBoolean(args[7]),
 						(args.length > 8) ? Long.parseLong(args[8]) : 0);
@@ -122,7 +124,7 @@ final class LockWorker {
 
 	private static void history(String connectString, String name, int grants, int sessionTimeoutMs, String lockPath,
 			String counterPath, Path out, ClientSocket socket, int threads, long until, LocalHandoff handoff,
-			boolean async) throws Exception {
+			boolean async, boolean keep) throws Exception {
 		CuratorFramework client = Chaos.startClient(connectString, Duration.ofMillis(sessionTimeoutMs), socket);
 		client.getConnectionStateListenable().addListener((c, state) -> {
 			if (state == ConnectionState.CONNECTED || state == ConnectionState.RECONNECTED) {
@@ -132,6 +134,9 @@ final class LockWorker {
 		saySession(client);
 		CuratorLockRegistry registry = new CuratorLockRegistry(client, ROOT, 16);
 		registry.setLocalHandoff(handoff);
+		if (keep) {
+			registry.setKeptLocks(KeptLocks.ENABLED);
+		}
 		Map<LockHandle, Long> told = new ConcurrentHashMap<>();
 		registry.addLockStateListener((event) -> {
 			if (event.state() != LockState.HELD) {
@@ -422,9 +427,21 @@ final class LockWorker {
 	static String[] historyArgs(String connectString, String client, int grants, int sessionTimeoutMs, String lockPath,
 			String counterPath, Path out, ClientSocket socket, int threads, long until, LocalHandoff handoff,
 			boolean async) {
+		return historyArgs(connectString, client, grants, sessionTimeoutMs, lockPath, counterPath, out, socket, threads,
+				until, handoff, async, false);
+	}
+
+	/**
+	 * Return the arguments of a history worker whose registry keeps znodes when {@code keep}.
+	 * @see #historyArgs(String, String, int, int, String, String, Path, ClientSocket, int, long, LocalHandoff, boolean)
+	 */
+	static String[] historyArgs(String connectString, String client, int grants, int sessionTimeoutMs, String lockPath,
+			String counterPath, Path out, ClientSocket socket, int threads, long until, LocalHandoff handoff,
+			boolean async, boolean keep) {
 		return new String[] { "history", connectString, client, Integer.toString(grants),
 				Integer.toString(sessionTimeoutMs), lockPath, counterPath, out.toString(), socket.name(),
-				Integer.toString(threads), Long.toString(until), handoffArg(handoff), async ? "async" : "sync" };
+				Integer.toString(threads), Long.toString(until), handoffArg(handoff), async ? "async" : "sync",
+				keep ? "kept" : "not-kept" };
 	}
 
 	/** Local hand-off settings as one argument: {@code enabled:maxGrants:maxTimeMs}. */

@@ -210,6 +210,20 @@ final class CuratorZnodes implements Znodes {
 	}
 
 	@Override
+	public void watchKept(String path, Watcher watcher, Answer<Boolean> answer) {
+		try {
+			this.client.getData().usingWatcher(watcher).inBackground((client, event) -> {
+				int code = event.getResultCode();
+				boolean unmarked = code == OK && !Revocations.isRevocationMark(event.getData());
+				answer.answer((code == NONODE) ? OK : code, (code == OK || code == NONODE) ? unmarked : null);
+			}).forPath(path);
+		}
+		catch (Exception ex) {
+			unsent(ex, answer);
+		}
+	}
+
+	@Override
 	public void exists(String path, Answer<Boolean> answer) {
 		try {
 			this.client.checkExists().inBackground((client, event) -> {

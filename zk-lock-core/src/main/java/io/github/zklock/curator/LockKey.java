@@ -1043,9 +1043,10 @@ final class LockKey {
 			}
 			if (!current.dataWatched) {
 				current.dataWatched = true;
-				after.add(() -> LockKey.this.grants.znodes().watch(current.znode.path, current.dataWatcher,
-						(code, exists) -> {
-							if (code != KeeperException.Code.OK.intValue() || !Boolean.TRUE.equals(exists)) {
+				// Marked for revocation while held and not watched then: given up as the mark is read.
+				after.add(() -> LockKey.this.grants.znodes().watchKept(current.znode.path, current.dataWatcher,
+						(code, unmarked) -> {
+							if (code != KeeperException.Code.OK.intValue() || !Boolean.TRUE.equals(unmarked)) {
 								giveUpKept(current, KeptKeys.Cause.REVOKED);
 							}
 						}));

@@ -52,6 +52,11 @@ final class Revocations {
 
 	private static final Log logger = LogFactory.getLog(Revocations.class);
 
+	/** Whether a znode's data is the revocation mark. */
+	static boolean isRevocationMark(byte @Nullable [] data) {
+		return Arrays.equals(data, REVOKE_MESSAGE);
+	}
+
 	private static final AtomicInteger threads = new AtomicInteger();
 
 	private final CuratorFramework client;
@@ -162,7 +167,7 @@ final class Revocations {
 			lose(node, "its znode " + node + " was deleted by another client (a forced revocation)");
 		}
 		else if (event.getResultCode() == KeeperException.Code.OK.intValue()
-				&& Arrays.equals(event.getData(), REVOKE_MESSAGE)) {
+				&& isRevocationMark(event.getData())) {
 			revoked(node);
 		}
 		else if (event.getResultCode() != KeeperException.Code.OK.intValue()) {

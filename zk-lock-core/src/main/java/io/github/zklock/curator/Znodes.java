@@ -58,6 +58,16 @@ interface Znodes {
 	void watch(String path, Watcher watcher, Answer<Boolean> answer);
 
 	/**
+	 * Watch a kept znode of this application for its deletion or a change of its data, and read
+	 * whether it is marked for revocation already (Curator's {@code Revoker}, while it was held).
+	 * @param path the znode
+	 * @param watcher the watcher
+	 * @param answer told {@code true} when the znode exists unmarked (the watch is set),
+	 * {@code false} when it does not exist or carries the revocation mark, or the error code
+	 */
+	void watchKept(String path, Watcher watcher, Answer<Boolean> answer);
+
+	/**
 	 * Ask whether a znode exists, leaving no watch.
 	 * @param path the znode
 	 * @param answer told {@code true} or {@code false}, or the error code

@@ -40,7 +40,7 @@ import static org.awaitility.Awaitility.await;
  * application granted on one attempt once the kept znode is given up, busy while it is held, with a
  * higher token; raw Curator, on one attempt or blocking, granted once the kept znode is given up; the
  * maximum idle time, the bound on kept keys (least recently used first), revocation requested and
- * forced, an expired session, the registry's close; a read confirming a kept znode whose session
+ * forced (and requested while held, before the holder watched its znode), an expired session, the registry's close; a read confirming a kept znode whose session
  * was last heard from half a session timeout ago; WRITE kept and a READ of the same or another
  * application; keeping per request and by default; the validation of the settings and requests.
  *
@@ -244,6 +244,24 @@ class KeptLockTests {
 		LockHandle after = this.processA.tryAcquire(exclusive(Duration.ZERO)).orElseThrow();
 		assertThat(fromKept(after)).isFalse();
 		after.release();
+	}
+
+	@Test
+	void revocationRequestedWhileHeldAndNotWatchedGivesTheZnodeUpWhenReleased() throws Exception {
+		// Held for less than the revocation check interval: the holder sets no watch, and learns of
+		// the request only from the mark, read as the released znode is kept.
+		this.processA.setRevocationCheckInterval(Duration.ofHours(1));
+		LockHandle held = this.processA.tryAcquire(exclusive(Duration.ZERO)).orElseThrow();
+		CompletableFuture<Revocation> requested = CompletableFuture
+			.supplyAsync(() -> admin(this.processB).revoke(this.key, RevocationMode.REQUEST, LONG));
+		await().atMost(LONG).until(() -> Revocations.isRevocationMark(
+				this.observer.getData().forPath(lockZnodes().get(0))));
+		assertThat(held.isHeld()).isTrue();
+		held.release();
+		assertThat(requested.get(LONG.toSeconds() + 5, TimeUnit.SECONDS).released()).isTrue();
+		assertThat(lockZnodes()).isEmpty();
+		assertThat(admin(this.processA).keptLockCount()).isZero();
+		assertThat(admin(this.processA).keptGivenUpCount("revoked")).isEqualTo(1);
 	}
 
 	@Test

@@ -474,6 +474,11 @@ class ZnodeAcquisitionTests {
 		}
 
 		@Override
+		public void watchKept(String path, Watcher watcher, Answer<Boolean> answer) {
+			this.delegate.watchKept(path, watcher, answer);
+		}
+
+		@Override
 		public void exists(String path, Answer<Boolean> answer) {
 			this.delegate.exists(path, answer);
 		}

@@ -120,6 +120,12 @@ final class InMemoryZooKeeper implements Znodes {
 		}, () -> queue(() -> answer.answer(CONNECTIONLOSS, null)));
 	}
 
+	/** As {@link #watch}: the model's znodes carry no revocation mark. */
+	@Override
+	public void watchKept(String path, Watcher watcher, Answer<Boolean> answer) {
+		watch(path, watcher, answer);
+	}
+
 	@Override
 	public void exists(String path, Answer<Boolean> answer) {
 		send(() -> {

@@ -31,7 +31,8 @@ import io.github.zklock.benchmarks.ZooKeeperServers;
  * {@code redis-server}), and asynchronously, {@value #ASYNC_CALLERS} callers per JVM each with one
  * request in flight (zk-lock's {@code async()} against Redisson's {@code RLockAsync}); in each round
  * the contenders run in a fresh random order, and a ratio is
- * the median of its per-round ratios. Then one application with one thread locks one key
+ * the median of its per-round ratios. Then two applications of one thread each take one key in
+ * turn, kept locks off and on ({@link #PING_PONG}). Then one application with one thread locks one key
  * uncontended, the contenders alternating in short batches, round after round.
  * <p>
  * ZooKeeper: the runner's in-process server (as the request and memory scenarios), or the external
@@ -48,6 +49,13 @@ final class HotKeyScenario {
 	static final int ASYNC_CALLERS = 500;
 
 	private static final List<String> UNCONTENDED = List.of("zk_lock", "zk_lock_kept", "raw_mutex", "redisson");
+
+	/**
+	 * Two JVMs of one thread each, both asking for the key again as soon as they release it, so
+	 * that it goes from one to the other: kept locks off, then on (each gives the znode up for the
+	 * other's request, a kept lock's worst case).
+	 */
+	static final List<String> PING_PONG = List.of("pingpong_zk_lock", "pingpong_zk_lock_kept");
 
 	private final BenchMain.Settings settings;
 
@@ -106,6 +114,7 @@ final class HotKeyScenario {
 				contenders.remove("redisson_async");
 			}
 			measureContended(contenders);
+			measurePingPong();
 			List<String> single = new ArrayList<>(UNCONTENDED);
 			if (redis == null) {
 				single.remove("redisson");
@@ -198,6 +207,26 @@ final class HotKeyScenario {
 		}
 	}
 
+	private void measurePingPong() throws Exception {
+		List<Worker> two = this.workers.subList(0, 2);
+		for (String contender : PING_PONG) {
+			runOn(two, contender, 1, this.settings.hotKeyWarmupMillis(), 0);
+		}
+		Random random = new Random(19);
+		for (int round = 1; round <= this.settings.hotKeyRounds(); round++) {
+			List<String> order = new ArrayList<>(PING_PONG);
+			Collections.shuffle(order, random);
+			for (String contender : order) {
+				Run run = runOn(two, contender, 1, this.settings.hotKeyRunWarmupMillis(),
+						this.settings.hotKeyMeasureMillis());
+				this.contended.computeIfAbsent(contender, (name) -> new ArrayList<>()).add(run);
+				System.out.printf(Locale.ROOT, "PROGRESS hot key round %d: %s %.0f grants/s, wait p50 %.2f ms, p99 %.2f ms%n",
+						round, contender, run.grantsPerSecond(), run.waits.percentileMillis(50),
+						run.waits.percentileMillis(99));
+			}
+		}
+	}
+
 	private void measureUncontended(List<String> contenders) throws Exception {
 		Worker worker = this.workers.get(0);
 		for (String contender : contenders) {
@@ -223,13 +252,18 @@ final class HotKeyScenario {
 	}
 
 	private Run runAll(String contender, int threads, long warmupMillis, long measureMillis) throws Exception {
+		return runOn(this.workers, contender, threads, warmupMillis, measureMillis);
+	}
+
+	private static Run runOn(List<Worker> workers, String contender, int threads, long warmupMillis,
+			long measureMillis) throws Exception {
 		// The JVMs wait for this line: they start within a millisecond or so of each other.
 		String command = command(contender, threads, warmupMillis, measureMillis);
-		for (Worker worker : this.workers) {
+		for (Worker worker : workers) {
 			worker.send(command);
 		}
 		List<Map<String, String>> results = new ArrayList<>();
-		for (Worker worker : this.workers) {
+		for (Worker worker : workers) {
 			results.add(worker.result());
 		}
 		return new Run(results);
@@ -441,6 +475,7 @@ final class HotKeyScenario {
 			addRatio(ratios, "uncontended_vs_redisson", this.uncontended, "zk_lock", "redisson");
 			addRatio(ratios, "uncontended_kept_vs_redisson", this.uncontended, "zk_lock_kept", "redisson");
 			addRatio(ratios, "affinity_kept_vs_raw_mutex", this.contended, "affinity_zk_lock_kept", "affinity_raw_mutex");
+			addRatio(ratios, "pingpong_kept_vs_off", this.contended, "pingpong_zk_lock_kept", "pingpong_zk_lock");
 			addRatio(ratios, "hotkey_async_3jvm_vs_redisson_async", this.contended, "zk_lock_async", "redisson_async");
 			return ratios;
 		}
@@ -463,7 +498,8 @@ final class HotKeyScenario {
 		/** One {@code HOTKEY} line per contender, three JVMs first, then uncontended. */
 		List<String> lines() {
 			List<String> lines = new ArrayList<>();
-			this.contended.forEach((contender, runs) -> lines.add(line(contender, runs, JVMS, threads(contender))));
+			this.contended.forEach((contender, runs) -> lines.add(line(contender, runs, runs.get(0).results.size(),
+					Integer.parseInt(runs.get(0).results.get(0).get("threads")))));
 			this.uncontended.forEach((contender, runs) -> lines.add(line(contender, runs, 1, 1)));
 			return lines;
 		}
@@ -524,8 +560,8 @@ final class HotKeyScenario {
 					+ "| threads fewest/most | wait p50 ms | wait p90 ms | wait p99 ms | wait p99.9 ms "
 					+ "| local hand-offs | rounds |\n");
 			out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-			String shape = JVMS + " × " + THREADS;
-			this.contended.forEach((contender, runs) -> row(out, contender, runs, shape, true));
+			this.contended.forEach((contender, runs) -> row(out, contender, runs,
+					runs.get(0).results.size() + " × " + runs.get(0).results.get(0).get("threads"), true));
 			this.uncontended.forEach((contender, runs) -> row(out, contender, runs, "1 × 1", false));
 			out.append("\n| ratio (grants/s, ours ÷ baseline) | value | per-round min–max | rounds |\n");
 			out.append("|---|---:|---:|---:|\n");

@@ -384,6 +384,8 @@ public final class HotKeyWorker {
 			case "zk_lock" -> templateCycle(this.handoff, this.handoffGrants);
 			case "zk_lock_no_handoff" -> templateCycle(this.noHandoff, this.noHandoffGrants);
 			case "zk_lock_kept" -> templateCycle(this.kept, this.keptGrants);
+			// Two JVMs of one thread each on the key, kept locks off and on: the lock alternates.
+			case "pingpong_zk_lock", "pingpong_zk_lock_kept" -> cycle(contender.substring("pingpong_".length()));
 			case "affinity_zk_lock_kept" -> affinityCycle((key, section) -> this.affinity.execute(key,
 					LockMode.EXCLUSIVE, WAIT_TIME, (handle) -> {
 						section.run();

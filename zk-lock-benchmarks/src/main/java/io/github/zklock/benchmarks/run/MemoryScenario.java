@@ -20,7 +20,8 @@ import io.github.zklock.benchmarks.ZooKeeperServers;
  * it measures holds the client only, not the server's data tree. The run of N lock cycles is
  * normally over before the reaper's first pass, so the child sees the empty container parents the
  * run leaves, then sees them go (on a slow or busy machine the first pass may come during the run,
- * and fewer are left when it ends). Then {@link AsyncQueueFootprint}, in a child JVM too, on a
+ * and fewer are left when it ends). Then {@link KeptKeysFootprint} in a child JVM, on a server of
+ * its own: N + N/10 keys kept by one application with at most N kept. Then {@link AsyncQueueFootprint}, in a child JVM too, on a
  * server of its own, twice: what {@value #ASYNC_QUEUE_GRANTS} asynchronous grants waiting for one key cost,
  * EXCLUSIVE requests and permits.
  */
@@ -62,6 +63,12 @@ final class MemoryScenario {
 				System.clearProperty(MAX_PER_MINUTE);
 			}
 		}
+		int keptKeys = paths + paths / 10;
+		System.out.printf("%n==== Kept locks: %,d keys, at most %,d kept ====%n", keptKeys, paths);
+		try (TestingServer server = ZooKeeperServers.startInProcess()) {
+			lines.addAll(runChild(workDir, "kept-keys", KeptKeysFootprint.class, server.getConnectString(),
+					Integer.toString(keptKeys), Integer.toString(paths), "/kept"));
+		}
 		System.out.printf("%n==== Queued asynchronous grants: %,d on one key ====%n", ASYNC_QUEUE_GRANTS);
 		for (String kind : List.of("exclusive", "permit")) {
 			try (TestingServer server = ZooKeeperServers.startInProcess()) {
@@ -86,7 +93,8 @@ final class MemoryScenario {
 			String line;
 			while ((line = output.readLine()) != null) {
 				System.out.println("[memory " + name + "] " + line);
-				if (line.startsWith("MEMORY ") || line.startsWith("ZNODES ") || line.startsWith("ASYNC_QUEUE ")) {
+				if (line.startsWith("MEMORY ") || line.startsWith("ZNODES ") || line.startsWith("ASYNC_QUEUE ")
+						|| line.startsWith("KEPT_KEYS ")) {
 					results.add(line);
 				}
 			}

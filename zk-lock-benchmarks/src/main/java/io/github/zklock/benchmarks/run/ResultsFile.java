@@ -22,8 +22,8 @@ import java.util.TreeMap;
  * synced their logs ({@code run.fsync}), the versions;</li>
  * <li>{@code ratio.NAME}: a {@code RATIO} line's value (ours ÷ baseline in operations per second),
  * with {@code ratio.NAME.p25} / {@code .p75} / {@code .rounds} where the interleaved runs give them;</li>
- * <li>{@code LINE.ID.FIELD}: each field of the {@code HOTKEY}, {@code REQUESTS}, {@code MEMORY} and
- * {@code ASYNC_QUEUE} lines, under the line's kind in lower case and its first field's value
+ * <li>{@code LINE.ID.FIELD}: each field of the {@code HOTKEY}, {@code REQUESTS}, {@code MEMORY},
+ * {@code KEPT_KEYS} and {@code ASYNC_QUEUE} lines, under the line's kind in lower case and its first field's value
  * ({@code hotkey.zk_lock.3x8.grants_per_s}, {@code requests.EXCLUSIVE.per_cycle},
  * {@code async_queue.exclusive.heap_per_grant_bytes}).</li>
  * </ul>
@@ -63,6 +63,7 @@ final class ResultsFile {
 			case "hotkey" -> fields.get("contender") + "." + fields.get("jvms") + "x" + fields.get("threads");
 			case "memory" -> fields.get("library");
 			case "async_queue" -> fields.get("kind");
+			case "kept_keys" -> "max_keys_" + fields.get("max_keys");
 			default -> {
 				// REQUESTS mode=..., peer=..., contended8=...: the first field names the line.
 				Map.Entry<String, String> first = fields.entrySet().iterator().next();
