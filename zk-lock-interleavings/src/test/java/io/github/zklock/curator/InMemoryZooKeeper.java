@@ -193,17 +193,21 @@ final class InMemoryZooKeeper implements Znodes {
 	}
 
 	/**
-	 * Queue a znode of another application (it holds or waits, as its place in the queue says).
+	 * Queue a znode of another application (it holds or waits, as its place in the queue says), and
+	 * deliver the events it caused.
 	 * @return its full path
 	 */
 	String otherParticipant(String queuePath, String lockName) {
+		String path;
 		synchronized (this) {
 			makeParents(queuePath);
 			int sequence = this.sequences.merge(queuePath, 1, Integer::sum) - 1;
-			String path = queuePath + "/other-" + lockName + sequence(sequence);
+			path = queuePath + "/other-" + lockName + sequence(sequence);
 			add(path, OTHER_SESSION);
-			return path;
 		}
+		// The children watches its create fired, as the event thread delivers them.
+		deliverCaused();
+		return path;
 	}
 
 	/** Delete a znode as another client (another application's release, or a forced revocation). */
