@@ -41,7 +41,8 @@ class PublishedFiguresTests {
 			}
 		}
 		assertThat(attributes).isEqualTo(expected);
-		for (String chart : new String[] { "lock-kinds.png", "hot-key.png", "async-vs-sync.png", "requests.png" }) {
+		for (String chart : new String[] { "lock-kinds.png", "hot-key.png", "async-vs-sync.png", "requests.png",
+				"kept-locks.png" }) {
 			assertThat(RESULTS.resolve("charts").resolve(chart)).isRegularFile();
 		}
 	}

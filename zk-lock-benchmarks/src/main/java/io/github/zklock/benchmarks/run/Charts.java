@@ -43,7 +43,8 @@ import org.jfree.data.category.DefaultCategoryDataset;
  */
 public final class Charts {
 
-	static final List<String> FILES = List.of("lock-kinds.png", "hot-key.png", "async-vs-sync.png", "requests.png");
+	static final List<String> FILES = List.of("lock-kinds.png", "hot-key.png", "async-vs-sync.png", "requests.png",
+			"kept-locks.png");
 
 	/** The figures as AsciiDoc attributes, for the guide's text ({@link #attributeName}). */
 	static final String FIGURES = "figures.adoc";
@@ -89,6 +90,7 @@ public final class Charts {
 		save(hotKey(), out.resolve(FILES.get(1)), written);
 		save(asyncVsSync(), out.resolve(FILES.get(2)), written);
 		save(requests(), out.resolve(FILES.get(3)), written);
+		save(keptLocks(), out.resolve(FILES.get(4)), written);
 		return written;
 	}
 
@@ -147,6 +149,25 @@ public final class Charts {
 			add(data, "hotkey." + contender[0] + ".grants_per_s", "grants per second", contender[1]);
 		}
 		return bars(data, "Hot key: 3 JVMs on one key (8 threads each; async: 500 callers each)",
+				"grants per second (log scale)", "#,##0", false, true);
+	}
+
+	private JFreeChart keptLocks() {
+		DefaultCategoryDataset data = new DefaultCategoryDataset();
+		String[][] workloads = { { "1 JVM, 1 thread, 1 key", "zk_lock_kept.1x1", "zk_lock.1x1", "redisson.1x1" },
+				{ "3 JVMs x 8 threads, own keys", "affinity_zk_lock_kept.3x8", "", "affinity_raw_mutex.3x8" },
+				{ "2 JVMs x 1 thread taking turns", "pingpong_zk_lock_kept.2x1", "pingpong_zk_lock.2x1", "" } };
+		for (String[] workload : workloads) {
+			add(data, "hotkey." + workload[1] + ".grants_per_s", "zk-lock, kept locks", workload[0]);
+			if (!workload[2].isEmpty()) {
+				add(data, "hotkey." + workload[2] + ".grants_per_s", "zk-lock, kept locks off", workload[0]);
+			}
+			if (!workload[3].isEmpty()) {
+				add(data, "hotkey." + workload[3] + ".grants_per_s",
+						workload[3].startsWith("redisson") ? "Redisson RLock" : "raw Curator", workload[0]);
+			}
+		}
+		return bars(data, "Kept locks: grants per second where ownership rarely moves, and where it always does",
 				"grants per second (log scale)", "#,##0", false, true);
 	}
 
