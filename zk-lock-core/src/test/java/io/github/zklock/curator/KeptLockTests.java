@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -139,6 +140,45 @@ class KeptLockTests {
 		assertThat(fromKept(again)).isFalse();
 		assertThat(again.fencingToken()).isGreaterThan(otherToken);
 		again.release();
+	}
+
+	/**
+	 * Two applications keeping znodes, one thread each, asking again as soon as they release: each
+	 * gives its kept znode up when the other queues, and rides it meanwhile; never both inside.
+	 */
+	@Test
+	void twoApplicationsTakingTurnsNeverHoldTheKeyTogether() throws Exception {
+		this.processB.setKeptLocks(KeptLocks.ENABLED);
+		AtomicInteger inside = new AtomicInteger();
+		AtomicInteger overlaps = new AtomicInteger();
+		AtomicInteger[] grants = { new AtomicInteger(),
+				new AtomicInteger() };
+		long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+		List<CompletableFuture<Void>> loops = new ArrayList<>();
+		CuratorLockRegistry[] registries = { this.processA, this.processB };
+		for (int i = 0; i < 2; i++) {
+			CuratorLockRegistry registry = registries[i];
+			AtomicInteger count = grants[i];
+			loops.add(CompletableFuture.runAsync(() -> {
+				while (System.nanoTime() < end) {
+					LockHandle handle = registry.tryAcquire(exclusive(LONG)).orElseThrow();
+					if (inside.incrementAndGet() != 1) {
+						overlaps.incrementAndGet();
+					}
+					count.incrementAndGet();
+					inside.decrementAndGet();
+					handle.release();
+				}
+			}));
+		}
+		CompletableFuture.allOf(loops.toArray(new CompletableFuture[0])).get(30, TimeUnit.SECONDS);
+		System.out.printf("TAKING_TURNS grants_a=%d grants_b=%d overlaps=%d kept_grants_a=%d kept_grants_b=%d%n",
+				grants[0].get(), grants[1].get(), overlaps.get(), admin(this.processA).keptGrantCount(),
+				admin(this.processB).keptGrantCount());
+		assertThat(overlaps.get()).isZero();
+		// Both took the key, each riding its kept znode between the other's requests.
+		assertThat(grants[0].get()).isPositive();
+		assertThat(grants[1].get()).isPositive();
 	}
 
 	@Test
