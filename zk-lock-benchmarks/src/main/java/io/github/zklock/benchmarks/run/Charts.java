@@ -156,7 +156,7 @@ public final class Charts {
 		DefaultCategoryDataset data = new DefaultCategoryDataset();
 		String[][] workloads = { { "1 JVM, 1 thread, 1 key", "zk_lock_kept.1x1", "zk_lock.1x1", "redisson.1x1" },
 				{ "3 JVMs x 8 threads, own keys", "affinity_zk_lock_kept.3x8", "", "affinity_raw_mutex.3x8" },
-				{ "2 JVMs x 1 thread, both asking again at once", "pingpong_zk_lock_kept.2x1", "pingpong_zk_lock.2x1", "" } };
+				{ "2 JVMs x 1 thread, taking strict turns", "pingpong_zk_lock_kept.2x1", "pingpong_zk_lock.2x1", "" } };
 		for (String[] workload : workloads) {
 			add(data, "hotkey." + workload[1] + ".grants_per_s", "zk-lock, kept locks", workload[0]);
 			if (!workload[2].isEmpty()) {

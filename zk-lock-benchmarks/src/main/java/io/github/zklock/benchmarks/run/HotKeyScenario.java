@@ -32,7 +32,8 @@ import io.github.zklock.benchmarks.ZooKeeperServers;
  * request in flight (zk-lock's {@code async()} against Redisson's {@code RLockAsync}); in each round
  * the contenders run in a fresh random order, and a ratio is
  * the median of its per-round ratios. Then two applications of one thread each take one key in
- * turn, kept locks off and on ({@link #PING_PONG}). Then one application with one thread locks one key
+ * strict turns, each asking once the other has released, kept locks off and on
+ * ({@link #PING_PONG}, {@link PingPongTurn}). Then one application with one thread locks one key
  * uncontended, the contenders alternating in short batches, round after round.
  * <p>
  * ZooKeeper: the runner's in-process server (as the request and memory scenarios), or the external

@@ -1,8 +1,11 @@
 package io.github.zklock.benchmarks.run;
 
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -61,7 +64,10 @@ import io.github.zklock.test.CountingZooKeeper;
  * {@code <threads>} callers that each keep one request in flight and start the next from the
  * completion of the last, {@code zk_lock_async} ({@code LockTemplate.async().execute}, local
  * hand-off on) and {@code redisson_async} ({@code RLockAsync.lockAsync(owner)} and
- * {@code unlockAsync(owner)}, an owner id per caller).
+ * {@code unlockAsync(owner)}, an owner id per caller). Two JVMs of one thread each take strict
+ * turns on one key with {@code pingpong_zk_lock} and {@code pingpong_zk_lock_kept} (kept locks off
+ * and on; {@link PingPongTurn}); the affinity contenders lock keys of their own JVM's
+ * ({@code affinity_zk_lock_kept}, {@code affinity_raw_mutex}).
  * <p>
  * The wait of a grant is the time from the call that asks for the lock to the start of the
  * critical section. The critical section checks mutual exclusion within the JVM: it sets an
@@ -146,6 +152,9 @@ public final class HotKeyWorker {
 
 	/** Guarded by the lock under test, nothing else. */
 	private long guarded;
+
+	/** Whose turn it is in the ping-pong scenario (JVMs 1 and 2), once it ran. */
+	private @Nullable PingPongTurn pingPongTurn;
 
 	private HotKeyWorker(int jvm, CuratorFramework client, String connectString, String basePath,
 			@Nullable RedissonClient redisson) throws InterruptedException {
@@ -232,9 +241,10 @@ public final class HotKeyWorker {
 			}
 		}
 		else {
+			PingPongTurn turn = contender.startsWith("pingpong_") ? pingPongTurn() : null;
 			for (int t = 0; t < threadCount; t++) {
 				Cycle cycle = cycle(contender);
-				futures.add(this.threads.submit(() -> loop(cycle, windowStart, windowEnd)));
+				futures.add(this.threads.submit(() -> loop(cycle, turn, windowStart, windowEnd)));
 			}
 		}
 		long[] grants = new long[threadCount];
@@ -291,18 +301,42 @@ public final class HotKeyWorker {
 		};
 	}
 
-	private ThreadResult loop(Cycle cycle, long windowStart, long windowEnd) throws Exception {
+	/**
+	 * One thread's cycles until the window ends.
+	 * @param turn in the ping-pong scenario, whose turn it is: each cycle waits for this JVM's turn
+	 * before it asks, and gives the turn to the other JVM after its release; otherwise {@code null}
+	 */
+	private ThreadResult loop(Cycle cycle, @Nullable PingPongTurn turn, long windowStart, long windowEnd)
+			throws Exception {
 		ThreadResult result = new ThreadResult();
 		long[] granted = new long[1];
 		boolean[] local = new boolean[1];
 		Runnable criticalSection = criticalSection(granted);
 		long asked;
-		while ((asked = System.nanoTime()) - windowEnd < 0) {
+		while ((turn == null || turn.await(windowEnd)) && (asked = System.nanoTime()) - windowEnd < 0) {
 			local[0] = false;
 			cycle.run(criticalSection, local);
+			if (turn != null) {
+				turn.pass();
+			}
 			result.record(asked, granted[0], local[0], windowStart, windowEnd);
 		}
 		return result;
+	}
+
+	/** The turn of the ping-pong scenario's two JVMs, in a file named after the run's base path. */
+	private PingPongTurn pingPongTurn() throws IOException {
+		PingPongTurn turn = this.pingPongTurn;
+		if (turn == null) {
+			turn = new PingPongTurn(pingPongTurnFile(), this.jvm);
+			this.pingPongTurn = turn;
+		}
+		return turn;
+	}
+
+	private Path pingPongTurnFile() {
+		return Path.of(System.getProperty("java.io.tmpdir"),
+				"zk-lock" + this.basePath.replace('/', '-') + "-pingpong");
 	}
 
 	/**
@@ -384,7 +418,7 @@ public final class HotKeyWorker {
 			case "zk_lock" -> templateCycle(this.handoff, this.handoffGrants);
 			case "zk_lock_no_handoff" -> templateCycle(this.noHandoff, this.noHandoffGrants);
 			case "zk_lock_kept" -> templateCycle(this.kept, this.keptGrants);
-			// Two JVMs of one thread each on the key, kept locks off and on: the lock alternates.
+			// Two JVMs of one thread each on the key, kept locks off and on, taking turns (PingPongTurn).
 			case "pingpong_zk_lock", "pingpong_zk_lock_kept" -> cycle(contender.substring("pingpong_".length()));
 			case "affinity_zk_lock_kept" -> affinityCycle((key, section) -> this.affinity.execute(key,
 					LockMode.EXCLUSIVE, WAIT_TIME, (handle) -> {
@@ -493,6 +527,12 @@ public final class HotKeyWorker {
 		this.keptRegistry.close();
 		this.affinityRegistry.close();
 		this.affinityClient.close();
+		try {
+			Files.deleteIfExists(pingPongTurnFile());
+		}
+		catch (IOException ex) {
+			System.err.println("Could not delete " + pingPongTurnFile() + ": " + ex);
+		}
 		if (this.redisson != null) {
 			this.redisson.shutdown();
 		}
