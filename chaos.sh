@@ -23,14 +23,16 @@
 # target/chaos/throughput.png (successes per second over time, faults marked), history.csv, and every
 # process's log.
 #
-# Usage: ./chaos.sh [--minutes N] [--seed S] [--servers 3|5] [--session-timeout MS] [--publish]
+# Usage: ./chaos.sh [--minutes N] [--seed S] [--servers 3|5] [--session-timeout MS] [--keep] [--publish]
 #   --minutes  how long faults are started for (default 2; the cycle under way is finished, so that
 #              every kind is injected at least once)
 #   --seed     the schedule's seed (default 1): the same seed gives the same faults in the same order
 #   --servers  ZooKeeper servers (default 3)
 #   --session-timeout  the instances' zk.lock.session-timeout in milliseconds (default 3000)
-#   --publish  copy the report, the chart and the faults to zk-lock-chaos/results/, which the guide
-#              shows
+#   --keep     the instances keep their lock znodes after use until another participant asks
+#              (zk.lock.keep.enabled=true; kept_locks=on in the CAMPAIGN line)
+#   --publish  copy the report, the chart and the faults to zk-lock-chaos/results/ (with --keep,
+#              zk-lock-chaos/results/kept/), which the guide shows
 #
 # Builds the sample app and the campaign first when their jar or classes are missing or older than
 # a main source or a pom of the build.
@@ -46,12 +48,18 @@ root=$(cd "$(dirname "$0")" && pwd)
 cd "$root"
 arguments=()
 publish=0
+results=zk-lock-chaos/results
 while (($#)); do
 	case $1 in
 		--minutes | --seed | --servers | --session-timeout)
 			(($# >= 2)) || { echo "chaos.sh: $1 needs a value" >&2; exit 3; }
 			arguments+=("$1" "$2")
 			shift 2
+			;;
+		--keep)
+			arguments+=(--keep true)
+			results=zk-lock-chaos/results/kept
+			shift
 			;;
 		--publish)
 			publish=1
@@ -131,8 +139,8 @@ status=0
 	io.github.zklock.chaos.Campaign --jar "$jar" --java "$java" \
 	--db-server "jdbc:postgresql://127.0.0.1:$pg_port/" --work "$work" "${arguments[@]}" || status=$?
 if ((publish)) && [[ -f $work/report.txt ]]; then
-	mkdir -p zk-lock-chaos/results
-	cp "$work/report.txt" "$work/throughput.png" "$work/faults.csv" zk-lock-chaos/results/
-	echo "Published: zk-lock-chaos/results/report.txt, throughput.png, faults.csv"
+	mkdir -p "$results"
+	cp "$work/report.txt" "$work/throughput.png" "$work/faults.csv" "$results/"
+	echo "Published: $results/report.txt, throughput.png, faults.csv"
 fi
 exit "$status"

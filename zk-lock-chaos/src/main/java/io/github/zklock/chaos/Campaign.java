@@ -28,7 +28,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Usage: {@code Campaign --jar SAMPLE_APP_JAR --db-server jdbc:postgresql://127.0.0.1:PORT/
  * [--db-user U] [--db-password P] [--work DIR] [--minutes N] [--seed S] [--servers 3|5]
- * [--applications N] [--session-timeout MS]}.
+ * [--applications N] [--session-timeout MS] [--keep true|false]}.
  *
  * <p>Exit status: 0 when no fenced workload has a violation and the system came back after every
  * fault; 1 on a violation of a fenced workload; 2 when the system did not come back after a fault
@@ -49,9 +49,10 @@ public final class Campaign {
 	 * @param dbUser its user
 	 * @param dbPassword the password
 	 * @param workDir where logs and results go
+	 * @param keep whether the instances keep their lock znodes after use ({@code zk.lock.keep.enabled})
 	 */
 	record Settings(long seed, double minutes, int servers, int applications, Duration sessionTimeout, Path jar,
-			Path java, String dbServer, String dbUser, String dbPassword, Path workDir) {
+			Path java, String dbServer, String dbUser, String dbPassword, Path workDir, boolean keep) {
 	}
 
 	static final String DATABASE = "zklock_chaos";
@@ -110,7 +111,8 @@ public final class Campaign {
 				settings.workDir().resolve("zookeeper"), Ensemble.Options.defaults());
 				Applications applications = new Applications(
 						new Applications.Settings(settings.jar(), settings.java(), jdbcUrl, settings.dbUser(),
-								settings.dbPassword(), settings.sessionTimeout(), List.of(), settings.workDir()),
+								settings.dbPassword(), settings.sessionTimeout(),
+								settings.keep() ? List.of("--zk.lock.keep.enabled=true") : List.of(), settings.workDir()),
 						settings.applications(), ensemble::connectString)) {
 			out.printf("Starting %d instances of the sample app (profile chaos) on PostgreSQL%n", settings.applications());
 			// The first creates the tables; then the others.
@@ -256,15 +258,24 @@ public final class Campaign {
 				Duration.ofMillis(Long.parseLong(options.getOrDefault("session-timeout", "3000"))), Path.of(jar),
 				Path.of(options.getOrDefault("java", Path.of(System.getProperty("java.home"), "bin", "java").toString())),
 				dbServer.endsWith("/") ? dbServer : dbServer + "/", options.getOrDefault("db-user", "zklock"),
-				options.getOrDefault("db-password", "zklock"), Path.of(options.getOrDefault("work", "target/chaos")));
+				options.getOrDefault("db-password", "zklock"), Path.of(options.getOrDefault("work", "target/chaos")),
+				parseBoolean(options.getOrDefault("keep", "false")));
 		for (String known : List.of("seed", "minutes", "servers", "applications", "session-timeout", "java", "db-user",
-				"db-password", "work")) {
+				"db-password", "work", "keep")) {
 			options.remove(known);
 		}
 		if (!options.isEmpty()) {
 			throw new IllegalArgumentException("unknown options " + options.keySet());
 		}
 		return settings;
+	}
+
+	private static boolean parseBoolean(String value) {
+		return switch (value) {
+			case "true" -> true;
+			case "false" -> false;
+			default -> throw new IllegalArgumentException("--keep must be true or false, was " + value);
+		};
 	}
 
 }

@@ -117,9 +117,10 @@ final class Report {
 		String kinds = byKind.keySet().stream().map(Nemesis.Kind::label).collect(Collectors.joining(","));
 		lines.add(String.format(Locale.ROOT,
 				"CAMPAIGN seed=%d minutes=%.1f servers=%d applications=%d session_timeout_ms=%d faults=%d kinds=%d "
-						+ "unrecovered=%d operations=%d violations=%d unfenced_violations=%d kind_list=%s",
+						+ "unrecovered=%d operations=%d violations=%d unfenced_violations=%d kind_list=%s kept_locks=%s",
 				settings.seed(), settings.minutes(), settings.servers(), settings.applications(), sessionMs, faults.size(),
-				byKind.size(), unrecovered, operations, violations, unfencedViolations, kinds));
+				byKind.size(), unrecovered, operations, violations, unfencedViolations, kinds,
+				settings.keep() ? "on" : "off"));
 		return lines;
 	}
 

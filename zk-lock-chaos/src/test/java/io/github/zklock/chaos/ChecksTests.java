@@ -81,13 +81,13 @@ class ChecksTests {
 				Map.of("leader-report@1000", 1, "leader-report@2000", 2, "stock-report@1000", 1));
 
 		List<String> lines = Report.lines(new Campaign.Settings(4242, 3, 3, 3, Duration.ofSeconds(3), Path.of("app.jar"),
-				Path.of("java"), "jdbc:postgresql://127.0.0.1:5432/", "zklock", "zklock", Path.of("target/chaos")),
+				Path.of("java"), "jdbc:postgresql://127.0.0.1:5432/", "zklock", "zklock", Path.of("target/chaos"), true),
 				List.of(), List.of(), List.of(result), Map.of());
 
 		assertThat(lines).containsSubsequence(
 				"WORKLOAD name=leader-job fenced=true operations=4 ok=4 failed=0 unknown=0 violations=1 not_ok=none",
 				"  VIOLATION leader-job: tick leader-report@2000 committed 2 times");
-		assertThat(lines.get(lines.size() - 1)).contains(" operations=4 violations=1 ");
+		assertThat(lines.get(lines.size() - 1)).contains(" operations=4 violations=1 ").endsWith(" kept_locks=on");
 	}
 
 	@Test
