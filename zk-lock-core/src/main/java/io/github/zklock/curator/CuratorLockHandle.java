@@ -469,11 +469,6 @@ final class CuratorLockHandle implements RegistryGrant {
 		this.lostSignal.complete(null);
 	}
 
-	/** Whether the grant was lost with its session, rather than revoked. */
-	boolean lostWithSession() {
-		return this.lostReason == null;
-	}
-
 	/** The message of the {@link LockLostException} for a lost grant. */
 	String lostMessage() {
 		String reason = this.lostReason;

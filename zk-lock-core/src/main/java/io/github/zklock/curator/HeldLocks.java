@@ -131,17 +131,20 @@ final class HeldLocks implements ConnectionStateListener {
 	}
 
 	/**
-	 * A grant lost with its session: it becomes LOST, the listeners are told, and its key takes its
-	 * turn away and deletes its znode.
-	 * @return whether it was held or in doubt until now
+	 * A grant lost with its session: its key takes its turn away and deletes its znode, and the
+	 * grant becomes LOST under the key's monitor as it does, so that a request nested in it (a
+	 * re-entry, READ under WRITE) that finds it LOST never finds its turn still standing; then the
+	 * listeners are told. A grant its key no longer holds on that znode becomes LOST here.
 	 */
-	private boolean loseWithSession(CuratorLockHandle handle) {
-		if (!handle.lose(null)) {
-			return false;
+	private void loseWithSession(CuratorLockHandle handle) {
+		LockState state = handle.state();
+		if (state == LockState.LOST || state == LockState.RELEASED) {
+			return;
 		}
-		told(handle, false);
 		handle.hold().key().endZnode(handle.nodePath(), SESSION_LOST, false, null);
-		return true;
+		if (handle.lose(null)) {
+			told(handle, false);
+		}
 	}
 
 	/**

@@ -122,6 +122,43 @@ class CuratorLockRegistryTests {
 		again.release();
 	}
 
+	/**
+	 * The listeners are told of a grant lost with its session only once its key has taken its turn
+	 * away: a request nested in it from then on is refused as nested in a lost grant, never granted
+	 * on the turn (and then lost). The listener holds the thread that tells until the nested request
+	 * is answered, so that the request is made at the moment the listeners are told.
+	 */
+	@ParameterizedTest
+	@CsvSource({ "EXCLUSIVE, EXCLUSIVE", "WRITE, WRITE", "WRITE, READ", "READ, READ" })
+	void grantNestedAsTheListenersAreToldOfItsLossIsRefused(LockMode outerMode, LockMode innerMode) throws Exception {
+		LockHandle outer = acquire(this.processA, outerMode, Duration.ZERO);
+		CountDownLatch told = new CountDownLatch(1);
+		CountDownLatch nestedAnswered = new CountDownLatch(1);
+		this.processA.addLockStateListener((event) -> {
+			if (event.handle() == outer && event.state() == LockState.LOST && told.getCount() > 0) {
+				told.countDown();
+				try {
+					nestedAnswered.await(LONG.toMillis(), TimeUnit.MILLISECONDS);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+			}
+		});
+		zooKeeper.expireSession(this.clientA);
+		try {
+			assertThat(told.await(LONG.toMillis(), TimeUnit.MILLISECONDS)).as("the listeners were told").isTrue();
+			assertThatExceptionOfType(LockLostException.class)
+				.isThrownBy(() -> this.processA.tryAcquire(request(innerMode, true, Duration.ZERO)))
+				.withMessageContaining("enclosing grant");
+		}
+		finally {
+			nestedAnswered.countDown();
+		}
+		outer.release();
+		assertThat(admin(this.processA).heldLockCount()).isZero();
+	}
+
 	@Test
 	void otherThreadOfSameProcessWaits() throws Exception {
 		LockHandle held = acquire(this.processA, LockMode.EXCLUSIVE, Duration.ZERO);
