@@ -77,8 +77,12 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 
 	private final CheckedPermits checkedPermits;
 
-	/** Gives the kept znodes up when the session is lost: they went with it (nobody held them). */
-	private final ConnectionStateListener sessionWatch;
+	/**
+	 * The registry's one connection-state listener: the held grants follow the connection
+	 * ({@link HeldLocks}), and the kept znodes are given up when the session is lost (they went with
+	 * it; nobody held them).
+	 */
+	private final ConnectionStateListener connectionWatch;
 
 	/** Ends the waits of asynchronous requests and the grants past their ceiling: one daemon thread. */
 	private final ScheduledThreadPoolExecutor timer;
@@ -117,14 +121,16 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 					}
 
 				}, this::readCzxid);
-		client.getConnectionStateListenable().addListener(this.heldLocks);
+		HeldLocks held = this.heldLocks;
 		Grants keys = this.grants;
-		this.sessionWatch = (changed, state) -> {
+		// One listener: the grants follow the connection first, then kept znodes go with a lost session.
+		this.connectionWatch = (changed, state) -> {
+			held.stateChanged(changed, state);
 			if (state == ConnectionState.LOST) {
 				keys.giveUpKept(KeptKeys.Cause.SESSION);
 			}
 		};
-		client.getConnectionStateListenable().addListener(this.sessionWatch);
+		client.getConnectionStateListenable().addListener(this.connectionWatch);
 		this.revocations = new Revocations(client, this.heldLocks, this.grants::endZnode,
 				DEFAULT_REVOCATION_CHECK_INTERVAL);
 		this.checkedPermits = new CheckedPermits(client, znodes);
@@ -354,11 +360,10 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 				// Curator's guaranteed delete goes on, or the session's end deletes them.
 			}
 		}
-		this.client.getConnectionStateListenable().removeListener(this.sessionWatch);
 		this.timer.shutdownNow();
 		this.checkedPermits.close();
 		this.revocations.close();
-		this.client.getConnectionStateListenable().removeListener(this.heldLocks);
+		this.client.getConnectionStateListenable().removeListener(this.connectionWatch);
 	}
 
 	CuratorFramework client() {

@@ -58,9 +58,8 @@ class ZkLockHealthIndicatorTests {
 				for (int i = 0; i < 3; i++) {
 					assertThat(indicator.health().getStatus()).isEqualTo(Status.UP);
 				}
-				// The registry's two (its grants' and its kept znodes') and the leadership's, removed when
-				// they close; the indicator adds none.
-				assertThat(connectionStateListeners(client)).isEqualTo(before + 3);
+				// The registry's one and the leadership's, removed when they close; the indicator adds none.
+				assertThat(connectionStateListeners(client)).isEqualTo(before + 2);
 			});
 		assertThat(connectionStateListeners(client)).as("after the context closed").isEqualTo(before);
 		assertThat(client.getZookeeperClient().isConnected()).as("the application's client outlives the context")
