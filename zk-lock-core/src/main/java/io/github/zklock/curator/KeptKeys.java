@@ -69,12 +69,31 @@ final class KeptKeys {
 
 	}
 
+	/** The most links of a contested line that are not kept in a row (see {@link #givenUpUnused}). */
+	static final int MAX_SKIPPED = 63;
+
+	/**
+	 * The lines whose kept znodes were given up unused (another participant asked before a grant of
+	 * this application rode them), by {@link LockKey.Line#name()}, least recently touched first;
+	 * at most {@link KeptLocks#maxKeys()} of them. Guarded by this.
+	 */
+	private final LinkedHashMap<String, Contest> contested = new LinkedHashMap<>(16, 0.75f, true);
+
+	/**
+	 * The size of {@link #contested}, read without the monitor: while it is 0, a kept grant and a
+	 * keeping decision take no lock here. (A line's own changes are made under its key's monitor,
+	 * which orders them for that line.)
+	 */
+	private volatile int contestedCount;
+
 	/** Kept lines by when they were kept (the registry's clock), oldest first. Guarded by this. */
 	private final LinkedHashMap<LockKey.Line, Long> lines = new LinkedHashMap<>();
 
 	private final AtomicInteger kept = new AtomicInteger();
 
 	private final LongAdder grants = new LongAdder();
+
+	private final LongAdder skipped = new LongAdder();
 
 	private final Map<Cause, LongAdder> givenUp = new EnumMap<>(Cause.class);
 
@@ -139,6 +158,66 @@ final class KeptKeys {
 		this.lines.remove(line);
 	}
 
+	/**
+	 * A kept znode of a line was given up because another participant asked for it, and no grant
+	 * of this application rode it while it was kept: keeping it saved nothing and cost the other
+	 * participant a give-up. From the second such give-up in a row, the line's next znodes are not
+	 * kept: 1, then 3, 7, ... up to {@value #MAX_SKIPPED} of them, until a grant rides a kept znode
+	 * of the line again ({@link #keptPaidOff}). So a key that alternates between applications soon
+	 * costs what it costs with kept locks off, and a key that stays with this application is kept
+	 * as before. Under the key's monitor.
+	 * @param line the line's name
+	 */
+	synchronized void givenUpUnused(String line) {
+		Contest contest = this.contested.computeIfAbsent(line, (name) -> new Contest());
+		contest.streak++;
+		contest.skip = Math.min((1 << Math.min(contest.streak - 1, 30)) - 1, MAX_SKIPPED);
+		int maxKeys = this.settings.get().maxKeys();
+		Iterator<String> eldest = this.contested.keySet().iterator();
+		while (this.contested.size() > maxKeys && eldest.hasNext()) {
+			eldest.next();
+			eldest.remove();
+		}
+		this.contestedCount = this.contested.size();
+	}
+
+	/** A grant rode a kept znode of the line: it is no longer contested. Under the key's monitor. */
+	void keptPaidOff(String line) {
+		if (this.contestedCount == 0) {
+			return;
+		}
+		synchronized (this) {
+			this.contested.remove(line);
+			this.contestedCount = this.contested.size();
+		}
+	}
+
+	/**
+	 * Whether a line that could keep its znode now does not, as it is contested (see
+	 * {@link #givenUpUnused}); each answer {@code true} counts one of the znodes it skips. Under the
+	 * key's monitor.
+	 * @param line the line's name
+	 */
+	boolean skipsKeeping(String line) {
+		if (this.contestedCount == 0) {
+			return false;
+		}
+		synchronized (this) {
+			Contest contest = this.contested.get(line);
+			if (contest == null || contest.skip == 0) {
+				return false;
+			}
+			contest.skip--;
+		}
+		this.skipped.increment();
+		return true;
+	}
+
+	/** Znodes not kept so far because their line was contested. */
+	long skippedKeeping() {
+		return this.skipped.sum();
+	}
+
 	/** Counted by the key's monitor, read by the gauge. */
 	void keptChanged(int delta) {
 		this.kept.addAndGet(delta);
@@ -178,6 +257,15 @@ final class KeptKeys {
 		Map<LockKey.Line, Long> all = new LinkedHashMap<>(this.lines);
 		this.lines.clear();
 		return all;
+	}
+
+	/** A contested line: its unused give-ups in a row, and how many of its next znodes are not kept. */
+	private static final class Contest {
+
+		int streak;
+
+		int skip;
+
 	}
 
 	private void scheduleSweep(long delayNanos) {

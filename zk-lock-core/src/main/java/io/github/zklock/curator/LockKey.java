@@ -61,9 +61,9 @@ final class LockKey {
 
 	private final Grants grants;
 
-	private final Line mutex = new Line(Protocol.MUTEX);
+	private final Line mutex;
 
-	private final Line write = new Line(Protocol.WRITE);
+	private final Line write;
 
 	/** READ requests and leases: waiting, held, or ended and not yet released by their thread. */
 	private final List<Single> singles = new ArrayList<>(2);
@@ -90,6 +90,9 @@ final class LockKey {
 	LockKey(String lockPath, Grants grants) {
 		this.lockPath = lockPath;
 		this.grants = grants;
+		// After the lock path, which names them.
+		this.mutex = new Line(Protocol.MUTEX);
+		this.write = new Line(Protocol.WRITE);
 	}
 
 	String lockPath() {
@@ -739,6 +742,9 @@ final class LockKey {
 		/** Turns granted on it so far (guarded by the key). */
 		int grants;
 
+		/** Turns granted on it while it was kept, without a ZooKeeper request (guarded by the key). */
+		int keptGrants;
+
 		/** Whether its children are listed, to learn whether another participant queues behind it (guarded by the key). */
 		boolean watching;
 
@@ -811,6 +817,8 @@ final class LockKey {
 
 		final Protocol protocol;
 
+		private final String name;
+
 		final ArrayDeque<Waiter> waiters = new ArrayDeque<>(2);
 
 		@Nullable Turn turn;
@@ -828,6 +836,7 @@ final class LockKey {
 
 		Line(Protocol protocol) {
 			this.protocol = protocol;
+			this.name = LockKey.this.lockPath + " " + protocol;
 		}
 
 		boolean idle() {
@@ -961,9 +970,11 @@ final class LockKey {
 				boolean fromKept = current.kept;
 				if (fromKept) {
 					current.kept = false;
+					current.keptGrants++;
 					KeptKeys kept = LockKey.this.grants.keptKeys();
 					kept.keptChanged(-1);
 					kept.grantedFromKept();
+					kept.keptPaidOff(name());
 				}
 				current.grants++;
 				this.turnsGranted++;
@@ -999,6 +1010,9 @@ final class LockKey {
 				if (cause != null) {
 					kept.gaveUp(cause);
 				}
+				if (cause == KeptKeys.Cause.ASKED && current.keptGrants == 0) {
+					kept.givenUpUnused(name());
+				}
 				after.add(() -> kept.forget(this));
 			}
 			ending(current.acquisition, after);
@@ -1019,11 +1033,18 @@ final class LockKey {
 		/**
 		 * Whether a znode whose last turn ended, with nobody waiting here, stays with this application:
 		 * created keepable, nobody else seen queued behind it, nothing ended it, its session the
-		 * client's and connected, and the registry not closed.
+		 * client's and connected, the registry not closed, and the line not contested
+		 * ({@link KeptKeys#givenUpUnused}).
 		 */
 		private boolean keeps(Link current) {
 			return current.keepable && current.grants > 0 && !current.othersWaiting && sound(current)
-					&& !LockKey.this.dropped && !LockKey.this.grants.keptKeys().closed();
+					&& !LockKey.this.dropped && !LockKey.this.grants.keptKeys().closed()
+					&& !LockKey.this.grants.keptKeys().skipsKeeping(name());
+		}
+
+		/** The line's name for {@link KeptKeys}: its key's lock path and its protocol. */
+		String name() {
+			return this.name;
 		}
 
 		/** Keep the znode: counted, bounded, and watched for other participants. */

@@ -181,6 +181,47 @@ class KeptLockTests {
 		assertThat(grants[1].get()).isPositive();
 	}
 
+	/**
+	 * Two applications strictly taking turns: each kept znode is given up unused, as the other asks
+	 * before it is used again. From the second such give-up in a row an application keeps fewer and
+	 * fewer of its znodes (1, 3, 7, ... skipped), so that the turns soon cost what they cost with
+	 * kept locks off; a key that then stays with one application is kept again after the skipped ones.
+	 */
+	@Test
+	void keyTakenInStrictTurnsIsKeptLessAndLessThenAgainOnceItStays() throws Exception {
+		this.processB.setKeptLocks(KeptLocks.ENABLED);
+		int turns = 40;
+		long lastToken = 0;
+		for (int i = 0; i < turns; i++) {
+			for (CuratorLockRegistry registry : List.of(this.processA, this.processB)) {
+				LockHandle grant = registry.tryAcquire(exclusive(LONG)).orElseThrow();
+				assertThat(fromKept(grant)).as("turn %d", i).isFalse();
+				assertThat(grant.fencingToken()).isGreaterThan(lastToken);
+				lastToken = grant.fencingToken();
+				grant.release();
+			}
+		}
+		long askedA = admin(this.processA).keptGivenUpCount("asked");
+		long askedB = admin(this.processB).keptGivenUpCount("asked");
+		System.out.printf("STRICT_TURNS turns=%d asked_a=%d asked_b=%d%n", turns, askedA, askedB);
+		// Kept after turns 1, 2, 4, 8, 16 and 32 of each: at most 6 give-ups each, not one per turn.
+		assertThat(askedA).isBetween(2L, 7L);
+		assertThat(askedB).isBetween(2L, 7L);
+		// The key stays with A from now on: once the skipped znodes are used up, A keeps it again.
+		LockHandle kept = null;
+		for (int i = 0; i <= KeptKeys.MAX_SKIPPED + 1 && kept == null; i++) {
+			LockHandle grant = this.processA.tryAcquire(exclusive(LONG)).orElseThrow();
+			if (fromKept(grant)) {
+				kept = grant;
+			}
+			grant.release();
+		}
+		assertThat(kept).as("a grant from a kept znode within %d grants", KeptKeys.MAX_SKIPPED + 2).isNotNull();
+		LockHandle again = this.processA.tryAcquire(exclusive(LONG)).orElseThrow();
+		assertThat(fromKept(again)).as("kept again after a kept grant").isTrue();
+		again.release();
+	}
+
 	@Test
 	void oneAttemptOfAnotherApplicationIsBusyWhileTheKeepableZnodeIsHeld() throws Exception {
 		LockHandle held = this.processA.tryAcquire(exclusive(Duration.ZERO)).orElseThrow();
