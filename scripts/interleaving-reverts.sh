@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Shows what the systematic tests of the local queue (LocalQueueInterleavingTests and
-# LocalQueueEndInterleavingTests in zk-lock-interleavings, Lincheck's
-# model checker) find when a fix is taken out. Each patch in scripts/reverts/ reverts one fix and
-# names, on its "Found by:" line, the test that should fail without it. For each, the working tree
+# Shows what the systematic tests of the local queue (LocalQueueInterleavingTests,
+# LocalQueueEndInterleavingTests and KeptLockInterleavingTests in zk-lock-interleavings, Lincheck's
+# model checker) find when a fix is taken out, or a defect put in. Each patch in scripts/reverts/
+# reverts one fix (or plants a defect that the code must not have) and names, on its "Found by:"
+# line, the test that should fail with it. For each, the working tree
 # is copied (without build output), the patch applied, and that test run; the script prints
 # whether it failed, after how long, and the first line of its failure. The copies are removed
 # afterwards.
@@ -45,7 +46,7 @@ for patch in "${patches[@]}"; do
 		rm -rf "${copy}"
 		continue
 	fi
-	args=(-B -q -o -Pinterleavings -pl zk-lock-interleavings test "-Dtest=LocalQueue*InterleavingTests#${test}"
+	args=(-B -q -o -Pinterleavings -pl zk-lock-interleavings test "-Dtest=*InterleavingTests#${test}"
 		-Dsurefire.failIfNoSpecifiedTests=false -Dzklock.interleavings.trace=true)
 	if [[ -n "${schedules}" ]]; then
 		args+=("-Dzklock.interleavings=${schedules}")
@@ -59,7 +60,7 @@ for patch in "${patches[@]}"; do
 	fi
 	reports="${copy}/zk-lock-interleavings/target/surefire-reports"
 	seconds=$(sed -n 's/.*<testcase name="'"${test}"'"[^>]* time="\([0-9.]*\)".*/\1/p' \
-		"${reports}"/TEST-io.github.zklock.curator.LocalQueue*InterleavingTests.xml 2>/dev/null | head -1 || true)
+		"${reports}"/TEST-io.github.zklock.curator.*InterleavingTests.xml 2>/dev/null | head -1 || true)
 	# Lincheck's verdict ("= Concurrent test failed =", "= The execution has hung =") and the
 	# assertion that failed, if any.
 	why=$(grep -h -m2 -E '^= .* =$|AssertionError: .+' "${reports}"/*.txt 2>/dev/null \
