@@ -225,16 +225,18 @@ final class InMemoryZooKeeper implements Znodes {
 	void expireSession() {
 		synchronized (this) {
 			long expired = this.session;
-			for (String path : new ArrayList<>(this.owners.keySet())) {
-				if (this.owners.get(path) == expired) {
-					remove(path);
-				}
-			}
+			// The session's watches end with it: its client hears of the expiry, not of the deletes
+			// of its ephemeral znodes (which only other sessions' watches would see).
 			Set<Watcher> watchers = new LinkedHashSet<>();
 			this.dataWatches.values().forEach(watchers::addAll);
 			this.childWatches.values().forEach(watchers::addAll);
 			this.dataWatches.clear();
 			this.childWatches.clear();
+			for (String path : new ArrayList<>(this.owners.keySet())) {
+				if (this.owners.get(path) == expired) {
+					remove(path);
+				}
+			}
 			for (Watcher watcher : watchers) {
 				queue(() -> watcher.process(new WatchedEvent(Watcher.Event.EventType.None,
 						Watcher.Event.KeeperState.Expired, null)));

@@ -2,6 +2,7 @@ package io.github.zklock.curator;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.curator.framework.state.ConnectionState;
 import org.junit.jupiter.api.Test;
@@ -19,7 +20,9 @@ import static io.github.zklock.curator.LocalQueueModel.check;
  * in-memory ZooKeeper of {@link LocalQueueModel}: a local grant from a kept znode racing its give-up
  * (another participant queues, and its watch fires), a revocation, the maximum idle time (the
  * timer, the clock moved past half a session timeout so that the grant confirms the znode first),
- * the session's loss and the new session; and another participant's one attempt waiting for a
+ * the session's loss and the new session (also with a request forced between the new session and
+ * the give-up, and another participant forced to queue while a grant rides the kept znode); and
+ * another participant's one attempt waiting for a
  * znode that may be kept, racing its give-up and the end of its wait. Besides the invariants every
  * scenario of the model asserts (no untold overlap, every znode deleted once, none left, no
  * request stalled), each asserts that a grant says HELD only while its znode is there, and that no
@@ -54,6 +57,83 @@ class KeptLockInterleavingTests {
 		});
 	}
 
+	/**
+	 * The other participant queues while a grant rides the kept znode: the znode, in use, is not
+	 * given up under its holder, and is not kept once released (the holder's release lets the other
+	 * participant in). The two threads wait for each other at those points, so that every schedule
+	 * has them; the model checker explores the rest.
+	 */
+	@Test
+	void anotherParticipantQueuesWhileAGrantRidesTheKeptZnode() {
+		explore(LockMode.EXCLUSIVE, false, (run) -> {
+			LocalQueueModel model = keptOnce(run, LONG_IDLE, LockMode.EXCLUSIVE);
+			AtomicBoolean riding = new AtomicBoolean();
+			AtomicBoolean queued = new AtomicBoolean();
+			run.start("requester", () -> model.acquire(model.keptRequest(LockMode.EXCLUSIVE)).ifPresent((grant) -> {
+				check(fromKept(grant), "granted from the kept znode");
+				riding.set(true);
+				model.enter(grant);
+				while (!queued.get()) {
+					Thread.yield();
+				}
+				model.checkZnodeThere(grant);
+				model.leave(grant);
+				model.checkTold(grant);
+				grant.release();
+			}));
+			run.start("other", () -> {
+				while (!riding.get()) {
+					Thread.yield();
+				}
+				String other = model.zooKeeper.otherParticipant(LocalQueueModel.PATH, "lock-");
+				queued.set(true);
+				while (!Protocol.MUTEX.first(model.zooKeeper.childrenOf(LocalQueueModel.PATH), name(other))) {
+					Thread.yield();
+				}
+				model.checkNoneHeld();
+				model.zooKeeper.deleteAsOther(other);
+			});
+		});
+	}
+
+	/**
+	 * A local request after the session expired and the client has a new one, and before the
+	 * registry's connection-state listener gives the kept znode up: it must not ride the znode of
+	 * the expired session (gone with it, another application may hold the lock), but have one on
+	 * the new session (neither granted on the old znode nor failed as lost with the old session, as
+	 * the registry's check of each new grant's session would make it). The expiry waits for the
+	 * request at that point, so that every schedule has it.
+	 */
+	@Test
+	void requestAfterTheSessionChangedBeforeTheKeptZnodeIsGivenUp() {
+		explore(LockMode.EXCLUSIVE, true, (run) -> {
+			LocalQueueModel model = keptOnce(run, LONG_IDLE, LockMode.EXCLUSIVE);
+			AtomicBoolean expired = new AtomicBoolean();
+			AtomicBoolean answered = new AtomicBoolean();
+			run.start("requester", () -> {
+				while (!expired.get()) {
+					Thread.yield();
+				}
+				// The new session is there before the request: nothing may be lost with the old one.
+				model.acquire(model.keptRequest(LockMode.EXCLUSIVE)).ifPresent((grant) -> {
+					check(!fromKept(grant), "granted on the kept znode of an expired session");
+					holdChecked(model, Optional.of(grant));
+				});
+				answered.set(true);
+			});
+			run.start("expiry", () -> {
+				model.zooKeeper.expireSession();
+				expired.set(true);
+				while (!answered.get()) {
+					Thread.yield();
+				}
+				model.heldLocks.changed(ConnectionState.LOST, model.zooKeeper.sessionInstance());
+				// What the registry's listener does on LOST.
+				model.grants.giveUpKept(KeptKeys.Cause.SESSION);
+			});
+		});
+	}
+
 	@Test
 	void revocationOfAKeptZnodeRacingALocalGrant() {
 		explore(LockMode.EXCLUSIVE, false, (run) -> {
@@ -82,13 +162,25 @@ class KeptLockInterleavingTests {
 		});
 	}
 
+	/**
+	 * The session expires (its client hears only of the expiry, as ZooKeeper tells an expired
+	 * session's watches) while a request comes. A grant made before the expiry is HELD on a znode
+	 * that is gone until the client tells it (here the connection-state listener's steps): that is
+	 * the window fencing tokens are for, so this scenario checks that it is told then, not that its
+	 * znode is there; a grant from the kept znode once the session has changed is a defect.
+	 */
 	@Test
 	void sessionLostWhileAZnodeIsKeptAndALocalRequestComes() {
 		explore(LockMode.EXCLUSIVE, true, (run) -> {
 			LocalQueueModel model = keptOnce(run, LONG_IDLE, LockMode.EXCLUSIVE);
+			AtomicBoolean expired = new AtomicBoolean();
 			run.start("requester", () -> {
+				boolean expiredBefore = expired.get();
 				try {
-					holdChecked(model, model.acquire(model.keptRequest(LockMode.EXCLUSIVE)));
+					model.acquire(model.keptRequest(LockMode.EXCLUSIVE)).ifPresent((grant) -> {
+						check(!(expiredBefore && fromKept(grant)), "granted on the kept znode of an expired session");
+						model.hold(Optional.of(grant));
+					});
 				}
 				catch (LockLostException ex) {
 					// Lost with the session just as its grant was handed out: told, and the wait fails.
@@ -96,6 +188,7 @@ class KeptLockInterleavingTests {
 			});
 			run.start("expiry", () -> {
 				model.zooKeeper.expireSession();
+				expired.set(true);
 				model.heldLocks.changed(ConnectionState.LOST, model.zooKeeper.sessionInstance());
 				// What the registry's listener does on LOST.
 				model.grants.giveUpKept(KeptKeys.Cause.SESSION);
@@ -138,6 +231,10 @@ class KeptLockInterleavingTests {
 			model.checkTold(handle);
 			handle.release();
 		});
+	}
+
+	private static boolean fromKept(RegistryGrant grant) {
+		return grant.isFromKeptZnode();
 	}
 
 	private static String name(String path) {
