@@ -25,19 +25,31 @@ dir=${dir:-$(cd "$(dirname "$0")/.." && pwd)}
 
 find "${dir}" \( -path '*/target/surefire-reports/TEST-*.xml' -o -path '*/target/failsafe-reports/TEST-*.xml' \) \
 	-not -path '*/it-repo/*' -print0 | sort -z | python3 -c '
-import sys, xml.etree.ElementTree as ET
+import os, sys, xml.etree.ElementTree as ET
 root_dir, lines = sys.argv[1], int(sys.argv[2])
 failed = 0
 for path in sys.stdin.read().split("\0"):
     if not path:
         continue
+    module = path[len(root_dir):].lstrip("/").split("/target/")[0] or "."
     try:
         suite = ET.parse(path).getroot()
     except ET.ParseError as ex:
-        print(f"UNREADABLE {path}: {ex}")
+        # A report with characters XML cannot hold (a model checker trace): the plain-text one.
+        text = os.path.join(os.path.dirname(path), os.path.basename(path)[len("TEST-"):-len(".xml")] + ".txt")
+        print("UNREADABLE %s (%s): from %s" % (path, ex, text))
         failed += 1
+        try:
+            with open(text, errors="replace") as report:
+                report_lines = report.read().splitlines()
+        except OSError:
+            continue
+        for i, line in enumerate(report_lines):
+            if "<<< FAILURE!" in line or "<<< ERROR!" in line:
+                print("FAILED %s %s" % (module, line.strip()))
+                for more in report_lines[i + 1:i + 1 + lines]:
+                    print("    " + more[:300])
         continue
-    module = path[len(root_dir):].lstrip("/").split("/target/")[0] or "."
     for case in suite.iter("testcase"):
         for kind in ("failure", "error"):
             for outcome in case.findall(kind):

@@ -74,8 +74,8 @@ class LocalQueueEndInterleavingTests {
 
 	@Test
 	void oneAttemptOnceTheEndedGrantIsReleasedFindsTheKeyFree() {
-		// Found start-before-an-earlier-end at schedule 22.
-		explore(LockMode.EXCLUSIVE, false, twiceFoundAt(22), (run) -> {
+		// Found start-before-an-earlier-end at schedule 30 (22 before the kept locks' back-off).
+		explore(LockMode.EXCLUSIVE, false, twiceFoundAt(30), (run) -> {
 			LocalQueueModel model = run.model;
 			// Held by an asynchronous grant whose znode another application revokes.
 			LockHandle first = model.submit(model.async(LockMode.EXCLUSIVE)).join().orElseThrow();

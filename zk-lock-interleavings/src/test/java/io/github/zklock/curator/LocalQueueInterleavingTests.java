@@ -39,9 +39,10 @@ class LocalQueueInterleavingTests {
 
 	/**
 	 * Schedules explored by {@link #ceilingThatFallsAsItsGrantIsReleasedLeavesTheTurnHandedOverAlone}:
-	 * its reverted defect was found at the 101st.
+	 * its reverted defect was found at the 240th (at the 101st before the kept locks' back-off
+	 * added steps to the key's release; with twice 101 it was missed).
 	 */
-	private static final int CEILING_FALLS_SCHEDULES = twiceFoundAt(101);
+	private static final int CEILING_FALLS_SCHEDULES = twiceFoundAt(240);
 
 	@Test
 	void revocationAsTheTurnIsHandedOverLeavesNoTwoHoldersAndNoStalledKey() {
