@@ -20,6 +20,13 @@
 # another instance runs too after taking its lock or leadership over (a zombie leader), and each
 # SCHEDULED line counts those duplicates and the duplicate writes that committed, which must be 0
 # (the jobs write through the fence with their lock's or leadership term's token).
+# With --keep, only two locked runs are made, each sending every purchase to app-1 (a sticky route:
+# the SKU's lock never moves between instances), one request at a time unless --concurrency says
+# otherwise: first as the instances start, kept locks off; then after the instances were restarted
+# with zk.lock.keep.enabled=true, all else the same. A KEPT line compares the two (purchases per
+# second, lock wait p50 and p99) and gives app-1's kept grants (zk.lock.kept.grants: purchases
+# granted on the kept znode, without a ZooKeeper request); both RESULT lines must say oversold=0
+# lost_updates=0, and the kept run must have kept grants.
 # --zookeeper runs any mode on an existing ensemble.
 # The instances' Actuator is behind HTTP Basic: the demo gives its user admin the password in
 # SAMPLE_SECURITY_ADMIN_PASSWORD if set, else one of its own for the run.
@@ -46,7 +53,7 @@
 # run, the demo fails saying so. Not with --zookeeper.
 #
 # Usage: ./demo.sh [--instances N] [--requests N] [--concurrency N] [--stock N] [--think-time MS]
-#                  [--skip-no-handoff] [--chaos [--pause MS]] [--database h2|postgres] [--aot]
+#                  [--skip-no-handoff] [--chaos [--pause MS] | --keep] [--database h2|postgres] [--aot]
 #                  [--tls | --zookeeper HOST:PORT]
 #
 # Exit status: 0 when neither locked run oversold nor lost an update, no request failed (other
@@ -70,6 +77,7 @@ stock=500
 think_time_ms=0
 no_handoff_run=1
 chaos=0
+keep=0
 pause_ms=3500
 zookeeper=
 database=h2
@@ -91,6 +99,7 @@ Options:
                     it needs (no HANDOFF line)
   --chaos           the zombie-holder run instead (see above); default --requests 2000 and
                     --stock 2000 there; needs at least 2 instances
+  --keep            the kept-locks runs instead (see above): default --concurrency 1 there
   --pause MS        with --chaos, how long each freeze lasts, default 3500: it must exceed the
                     session timeout the ensemble grants (2 s with the demo's own server; an
                     ensemble grants at least 2 x its tickTime); default 7000 with --tls, whose
@@ -119,7 +128,7 @@ while (($#)); do
 			case $1 in
 				--instances) positive "$1" "$2" 1; instances=$2 ;;
 				--requests) positive "$1" "$2" 1; requests=$2; requests_given=1 ;;
-				--concurrency) positive "$1" "$2" 1; concurrency=$2 ;;
+				--concurrency) positive "$1" "$2" 1; concurrency=$2; concurrency_given=1 ;;
 				--stock) positive "$1" "$2" 0; stock=$2; stock_given=1 ;;
 				--think-time) positive "$1" "$2" 0; think_time_ms=$2 ;;
 				--pause) positive "$1" "$2" 100; pause_ms=$2; pause_given=1 ;;
@@ -133,6 +142,7 @@ while (($#)); do
 			shift 2 ;;
 		--skip-no-handoff) no_handoff_run=0; shift ;;
 		--chaos) chaos=1; shift ;;
+		--keep) keep=1; shift ;;
 		--aot) aot=1; shift ;;
 		--tls) tls=1; shift ;;
 		-h | --help) usage; exit 0 ;;
@@ -143,6 +153,15 @@ done
 if ((tls)) && [[ -n $zookeeper ]]; then
 	echo "demo.sh: --tls starts a ZooKeeper server of its own (TLS only, client certificates required); it cannot be combined with --zookeeper" >&2
 	exit 2
+fi
+if ((chaos && keep)); then
+	echo "demo.sh: --chaos and --keep are two different runs; choose one" >&2
+	exit 2
+fi
+if ((keep)); then
+	# One request at a time: with several in flight on app-1, local hand-off keeps the znode anyway.
+	[[ -n ${concurrency_given:-} ]] || concurrency=1
+	no_handoff_run=0
 fi
 if ((chaos)); then
 	((instances >= 2)) || { echo "demo.sh: --chaos needs at least 2 instances (it freezes app-2, never app-1)" >&2; exit 2; }
@@ -572,12 +591,20 @@ freeze_again_and_again() {
 lost_grants() {
 	local total=0 url count
 	for url in "${urls[@]}"; do
-		count=$(curl -s --max-time 10 -u "admin:$admin_password" "$url/actuator/metrics/zk.lock.lost" |
-			sed -n 's/.*"statistic":"COUNT","value":\([0-9]*\).*/\1/p')
-		[[ -n $count ]] || { echo "?"; return; }
+		count=$(metric_count "$url" zk.lock.lost)
+		[[ $count != "?" ]] || { echo "?"; return; }
 		total=$((total + count))
 	done
 	echo "$total"
+}
+
+# Prints the count of counter $2 of the instance at base URL $1 (its Actuator metrics endpoint),
+# or ? when it cannot be read.
+metric_count() {
+	local count
+	count=$(curl -s --max-time 10 -u "admin:$admin_password" "$1/actuator/metrics/$2" |
+		sed -n 's/.*"statistic":"COUNT","value":\([0-9]*\).*/\1/p')
+	echo "${count:-?}"
 }
 
 # Under --tls, what a ZooKeeper client of the demo's own observes of the server (TlsAudit): prints the
@@ -665,6 +692,42 @@ if ((chaos)); then
 	((chaos_status == 0)) || fail "the chaos run failed (exit $chaos_status)"
 	((pauses > 0)) || fail "the chaos run ended before app-2 was frozen once: give it more --requests"
 	((scheduled_status == 0)) || fail "a scheduled job's duplicate run committed its write, or no job ran (exit $scheduled_status)"
+	check_tls
+	exit 0
+fi
+
+if ((keep)); then
+	sticky_status=0
+	run_load locked-sticky ", every purchase to app-1, kept locks off" || sticky_status=$?
+	echo
+	echo "Restarting the $instances instances with --zk.lock.keep.enabled=true, all else the same"
+	restart_at=$SECONDS
+	stop_instances
+	start_instances -kept --zk.lock.keep.enabled=true
+	echo "Restarted in $((SECONDS - restart_at))s: instances ${urls[*]}"
+	kept_status=0
+	run_load locked-sticky-kept ", every purchase to app-1, kept locks on" || kept_status=$?
+	off=$(grep '^RESULT ' "$work/load-locked-sticky.log" || true)
+	on=$(grep '^RESULT ' "$work/load-locked-sticky-kept.log" || true)
+	kept_grants=$(metric_count "${urls[0]}" zk.lock.kept.grants)
+	echo
+	echo "== kept locks: locked-sticky-kept over locked-sticky"
+	echo "KEPT throughput_rps=$(result_field "$on" throughput_rps) off_throughput_rps=$(result_field "$off" throughput_rps)" \
+		"lock_wait_p50_ms=$(result_field "$on" lock_wait_p50_ms) off_lock_wait_p50_ms=$(result_field "$off" lock_wait_p50_ms)" \
+		"lock_wait_p99_ms=$(result_field "$on" lock_wait_p99_ms) off_lock_wait_p99_ms=$(result_field "$off" lock_wait_p99_ms)" \
+		"kept_grants=$kept_grants"
+	echo "   (kept_grants: app-1's purchases granted on its kept znode, without a ZooKeeper request)"
+	((tls == 0)) || observe_tls
+	echo
+	echo "Demo took $((SECONDS - started_at))s after the build; logs in ${work#"$root"/}"
+	for run in "locked-sticky:$off:$sticky_status" "locked-sticky-kept:$on:$kept_status"; do
+		IFS=: read -r name result status <<<"$run"
+		[[ -n $result ]] || fail "the $name run printed no RESULT (exit $status)"
+		[[ $result == *" oversold=0 lost_updates=0 "* ]] || fail "the $name run oversold or lost an update"
+		((status == 0)) || fail "the $name run failed (exit $status)"
+	done
+	[[ $kept_grants =~ ^[0-9]+$ ]] || fail "app-1's zk.lock.kept.grants could not be read"
+	((kept_grants > 0)) || fail "no purchase of the kept run was granted on a kept znode: zk.lock.keep.enabled=true did not apply"
 	check_tls
 	exit 0
 fi

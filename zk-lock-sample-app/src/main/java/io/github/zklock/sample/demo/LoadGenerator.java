@@ -38,7 +38,8 @@ import io.github.zklock.sample.StockExceptionHandler;
  *
  * <p>A run sets the SKU's stock through the first instance, then keeps {@code concurrency}
  * requests in flight until {@code requests} have been answered, request {@code i} going to
- * instance {@code i % instances} ({@code POST /api/stock/{sku}/purchase}, or
+ * instance {@code i % instances}, or in the sticky modes to the first instance
+ * ({@code POST /api/stock/{sku}/purchase}, or
  * {@code .../purchase-unlocked} in unlocked mode, one item each). The lock wait percentiles are
  * taken over the {@value StockController#LOCK_WAIT_HEADER} headers of the purchases that ran
  * (sold or sold out). Every request has a timeout, and so has the whole run.
@@ -62,8 +63,8 @@ import io.github.zklock.sample.StockExceptionHandler;
  *     [--sku flash-sale-locked] [--stock 500] [--requests 1500] [--concurrency 32] \
  *     [--timeout-seconds 120] [--jdbc-user sa] [--jdbc-password '']
  * </pre>
- * {@code --mode} is {@code locked}, {@code locked-no-handoff}, {@code locked-chaos} or
- * {@code unlocked}.
+ * {@code --mode} is {@code locked}, {@code locked-no-handoff}, {@code locked-chaos},
+ * {@code locked-sticky}, {@code locked-sticky-kept} ({@code ./demo.sh --keep}) or {@code unlocked}.
  *
  * <p>Exit status: 0 when the run completed; 1 when a request failed other than sold out (409) or
  * lock busy (423) (in {@code locked-chaos} mode also lock lost (409) and lock service unavailable
@@ -137,7 +138,7 @@ public final class LoadGenerator {
 	}
 
 	private String purchase(Options options, int n, ConcurrentLinkedQueue<Double> lockWaits) {
-		URI instance = options.instances().get(n % options.instances().size());
+		URI instance = options.instances().get(options.mode().sticky() ? 0 : n % options.instances().size());
 		String path = "/api/stock/" + encode(options.sku())
 				+ (options.mode().locked() ? "/purchase" : "/purchase-unlocked");
 		HttpRequest request = HttpRequest.newBuilder(instance.resolve(path))
@@ -273,12 +274,26 @@ public final class LoadGenerator {
 		 */
 		LOCKED_CHAOS,
 
+		/**
+		 * The same endpoint as {@link #LOCKED}, every request sent to the first instance (a sticky
+		 * route: the SKU's lock never moves between applications), kept locks off.
+		 */
+		LOCKED_STICKY,
+
+		/**
+		 * {@link #LOCKED_STICKY} on instances started with {@code zk.lock.keep.enabled=true}: the
+		 * SKU's lock znode stays with the instance between purchases, and a purchase whose request
+		 * finds it kept is granted without a ZooKeeper request.
+		 */
+		LOCKED_STICKY_KEPT,
+
 		/** {@code POST /api/stock/{sku}/purchase-unlocked}: the same code without the lock. */
 		UNLOCKED;
 
 		/**
 		 * Return the name used on the command line and in the {@code RESULT} line.
-		 * @return {@code locked}, {@code locked-no-handoff}, {@code locked-chaos} or {@code unlocked}
+		 * @return {@code locked}, {@code locked-no-handoff}, {@code locked-chaos},
+		 * {@code locked-sticky}, {@code locked-sticky-kept} or {@code unlocked}
 		 */
 		public String label() {
 			return name().toLowerCase(Locale.ROOT).replace('_', '-');
@@ -292,14 +307,22 @@ public final class LoadGenerator {
 			return this != UNLOCKED;
 		}
 
+		/**
+		 * Return whether every request goes to the first instance.
+		 * @return {@code true} for {@link #LOCKED_STICKY} and {@link #LOCKED_STICKY_KEPT}
+		 */
+		public boolean sticky() {
+			return this == LOCKED_STICKY || this == LOCKED_STICKY_KEPT;
+		}
+
 		static Mode of(String label) {
 			for (Mode mode : values()) {
 				if (mode.label().equals(label)) {
 					return mode;
 				}
 			}
-			throw new IllegalArgumentException(
-					"--mode must be locked, locked-no-handoff, locked-chaos or unlocked, was '" + label + "'");
+			throw new IllegalArgumentException("--mode must be locked, locked-no-handoff, locked-chaos, locked-sticky, "
+					+ "locked-sticky-kept or unlocked, was '" + label + "'");
 		}
 
 	}

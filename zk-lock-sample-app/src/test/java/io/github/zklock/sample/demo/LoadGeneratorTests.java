@@ -19,7 +19,8 @@ class LoadGeneratorTests {
 	@Test
 	void modesAreNamedOnTheCommandLineAsInTheResultLine() {
 		assertThat(LoadGenerator.Mode.values()).extracting(LoadGenerator.Mode::label)
-			.containsExactly("locked", "locked-no-handoff", "locked-chaos", "unlocked");
+			.containsExactly("locked", "locked-no-handoff", "locked-chaos", "locked-sticky", "locked-sticky-kept",
+					"unlocked");
 		assertThat(LoadGenerator.Options.from(Map.of("mode", "locked-no-handoff", "urls", "http://127.0.0.1:1"))
 			.mode()).isEqualTo(LoadGenerator.Mode.LOCKED_NO_HANDOFF);
 	}
@@ -29,14 +30,23 @@ class LoadGeneratorTests {
 		assertThat(LoadGenerator.Mode.LOCKED.locked()).isTrue();
 		assertThat(LoadGenerator.Mode.LOCKED_NO_HANDOFF.locked()).isTrue();
 		assertThat(LoadGenerator.Mode.LOCKED_CHAOS.locked()).isTrue();
+		assertThat(LoadGenerator.Mode.LOCKED_STICKY.locked()).isTrue();
+		assertThat(LoadGenerator.Mode.LOCKED_STICKY_KEPT.locked()).isTrue();
 		assertThat(LoadGenerator.Mode.UNLOCKED.locked()).isFalse();
+	}
+
+	@Test
+	void onlyTheStickyModesSendEveryRequestToOneInstance() {
+		assertThat(LoadGenerator.Mode.values()).filteredOn(LoadGenerator.Mode::sticky)
+			.containsExactly(LoadGenerator.Mode.LOCKED_STICKY, LoadGenerator.Mode.LOCKED_STICKY_KEPT);
 	}
 
 	@Test
 	void unknownModeNamesTheModes() {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> LoadGenerator.Options.from(Map.of("mode", "no-handoff", "urls", "http://127.0.0.1:1")))
-			.withMessage("--mode must be locked, locked-no-handoff, locked-chaos or unlocked, was 'no-handoff'");
+			.withMessage("--mode must be locked, locked-no-handoff, locked-chaos, locked-sticky, locked-sticky-kept "
+					+ "or unlocked, was 'no-handoff'");
 	}
 
 	@Test
