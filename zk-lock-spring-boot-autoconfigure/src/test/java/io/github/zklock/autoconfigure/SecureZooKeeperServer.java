@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.zookeeper.ClientCnxnSocketNetty;
@@ -62,6 +63,9 @@ final class SecureZooKeeperServer implements BeforeAllCallback, BeforeEachCallba
 
 	/** Longest wait for the script to start the server, an installation and the TLS material included. */
 	static final Duration START_TIMEOUT = Duration.ofMinutes(10);
+
+	/** The lowest port {@link #freePort()} gives below the ephemeral range. */
+	private static final int LOWEST_PORT = 10_000;
 
 	/** Longest wait for the script to stop the server. */
 	static final Duration STOP_TIMEOUT = Duration.ofMinutes(2);
@@ -461,13 +465,41 @@ final class SecureZooKeeperServer implements BeforeAllCallback, BeforeEachCallba
 	}
 
 	/**
-	 * A port of the loopback address that is free now.
+	 * A port of the loopback address that is free now, below the kernel's range of ephemeral ports
+	 * ({@code /proc/sys/net/ipv4/ip_local_port_range}): a port from that range (what binding port 0
+	 * gives) can be taken by an outgoing connection of a test in a parallel JVM before the server
+	 * binds it, and the server's start then fails ("Address already in use": it did so once in a
+	 * fresh-clone build). From the range only where the range cannot be read.
 	 * @return the port
 	 * @throws IOException if no socket can be bound
 	 */
 	static int freePort() throws IOException {
+		int ephemeralStart = ephemeralRangeStart();
+		if (ephemeralStart > LOWEST_PORT) {
+			ThreadLocalRandom random = ThreadLocalRandom.current();
+			for (int attempt = 0; attempt < 100; attempt++) {
+				int port = LOWEST_PORT + random.nextInt(ephemeralStart - LOWEST_PORT);
+				try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+					return port;
+				}
+				catch (IOException taken) {
+					// Another server's: try another.
+				}
+			}
+		}
 		try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
 			return socket.getLocalPort();
+		}
+	}
+
+	/** The first port of the kernel's ephemeral range, or 0 if it cannot be read. */
+	private static int ephemeralRangeStart() {
+		try {
+			String range = Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range"), StandardCharsets.UTF_8);
+			return Integer.parseInt(range.trim().split("\\s+")[0]);
+		}
+		catch (IOException | RuntimeException ex) {
+			return 0;
 		}
 	}
 
