@@ -74,7 +74,7 @@ class LocalQueueEndInterleavingTests {
 
 	@Test
 	void oneAttemptOnceTheEndedGrantIsReleasedFindsTheKeyFree() {
-		// Found start-before-an-earlier-end at schedule 30 (22 before the kept locks' back-off).
+		// Found start-before-an-earlier-end at schedule 30 (22 before this round's changes to the key).
 		explore(LockMode.EXCLUSIVE, false, twiceFoundAt(30), (run) -> {
 			LocalQueueModel model = run.model;
 			// Held by an asynchronous grant whose znode another application revokes.

@@ -39,8 +39,8 @@ class LocalQueueInterleavingTests {
 
 	/**
 	 * Schedules explored by {@link #ceilingThatFallsAsItsGrantIsReleasedLeavesTheTurnHandedOverAlone}:
-	 * its reverted defect was found at the 240th (at the 101st before the kept locks' back-off
-	 * added steps to the key's release; with twice 101 it was missed).
+	 * its reverted defect was found at the 240th (at the 101st before this round's changes to the
+	 * key's release and to the loss of grants with their session; with twice 101 it was missed).
 	 */
 	private static final int CEILING_FALLS_SCHEDULES = twiceFoundAt(240);
 
