@@ -1,6 +1,7 @@
 package io.github.zklock.curator;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
@@ -15,6 +16,7 @@ import io.github.zklock.InvalidLockPathException;
 import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
+import io.github.zklock.LockState;
 
 /**
  * The operator side of a {@link CuratorLockRegistry}: what this application holds and waits for,
@@ -96,6 +98,16 @@ public class CuratorLockAdmin {
 	 */
 	public long keptGrantCount() {
 		return this.registry.grants().keptKeys().keptGrants();
+	}
+
+	/**
+	 * Return how many znodes were not kept so far although kept locks are on, because their key
+	 * was being taken in turns: the back-off after kept znodes given up before any grant rode them
+	 * (the guide's "Keys taken in turns").
+	 * @return the number of znodes deleted at their last release instead of kept
+	 */
+	public long keptSkippedCount() {
+		return this.registry.grants().keptKeys().skippedKeeping();
 	}
 
 	/**
@@ -213,7 +225,7 @@ public class CuratorLockAdmin {
 	 * {@code __REVOKE__}; a holder that watches its znode gives the lock up (this library's
 	 * registries do for grants held longer than their
 	 * {@linkplain CuratorLockRegistry#setRevocationCheckInterval revocation check interval}: the grant
-	 * becomes {@link io.github.zklock.LockState#LOST} and its znode is deleted; raw Curator holders
+	 * becomes {@link LockState#LOST} and its znode is deleted; raw Curator holders
 	 * that called {@code makeRevocable} run their listener). Then waits up to {@code wait} for the
 	 * holders' znodes to be deleted.</li>
 	 * <li>{@link RevocationMode#FORCE}: deletes the holders' znodes (guaranteed delete). Their
@@ -299,6 +311,50 @@ public class CuratorLockAdmin {
 	 */
 	public @Nullable ConnectionState lastConnectionState() {
 		return this.registry.held().lastConnectionState();
+	}
+
+	/**
+	 * Return how many grants their ceiling ({@code lockAtMostFor}) ended so far while they held
+	 * their znode: each also became {@link LockState#LOST}.
+	 * @return the number of grants ended by their ceiling
+	 */
+	public long ceilingEndCount() {
+		return this.registry.grants().ceilingEndCount();
+	}
+
+	/**
+	 * Return the largest share of its ceiling ({@code lockAtMostFor}) that a grant held now has
+	 * used: for each held grant with a deadline, the time since it was granted over the time from
+	 * its grant to its deadline (an extension moves the deadline). Local state, no ZooKeeper
+	 * request.
+	 * @param now the instant to measure at, on this application's clock
+	 * @return between 0 (no held grant has a ceiling, or none has used any of it) and 1 (a grant
+	 * reached its ceiling)
+	 */
+	public double ceilingUsedShare(Instant now) {
+		double largest = 0;
+		for (HeldLock held : describeHeldLocks()) {
+			Instant deadline = held.deadline();
+			if (deadline == null || held.state() == LockState.LOST) {
+				continue;
+			}
+			long allowed = Duration.between(held.since(), deadline).toNanos();
+			long used = Duration.between(held.since(), now).toNanos();
+			double share = (allowed <= 0) ? 1 : Math.min(1, Math.max(0, (double) used / allowed));
+			largest = Math.max(largest, share);
+		}
+		return largest;
+	}
+
+	/**
+	 * Return whether the registry's ZooKeeper connection is up, as Curator last reported it:
+	 * {@code true} after {@code CONNECTED} or {@code RECONNECTED} (or, before any report, when the
+	 * client is connected now), {@code false} after {@code SUSPENDED} or {@code LOST}.
+	 * @return whether the application is connected to ZooKeeper
+	 */
+	public boolean isConnected() {
+		ConnectionState last = lastConnectionState();
+		return (last == null) ? this.registry.client().getZookeeperClient().isConnected() : last.isConnected();
 	}
 
 	/**

@@ -12,6 +12,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -92,6 +93,8 @@ final class Grants {
 	private volatile KeptLocks keptLocks = KeptLocks.DISABLED;
 
 	private final KeptKeys keptKeys;
+
+	private final LongAdder ceilingEnds = new LongAdder();
 
 	Grants(Znodes znodes, HeldLocks heldLocks, ScheduledExecutorService timer, LongSupplier clock, int capacity,
 			Failures failures, CzxidReader czxids) {
@@ -336,7 +339,14 @@ final class Grants {
 	 * @param reason why
 	 */
 	void endGrant(CuratorLockHandle grant, String reason) {
-		grant.hold().key().endZnode(grant.nodePath(), reason, true, grant);
+		if (grant.hold().key().endZnode(grant.nodePath(), reason, true, grant)) {
+			this.ceilingEnds.increment();
+		}
+	}
+
+	/** How many grants their ceiling ended so far ({@link #endGrant}). */
+	long ceilingEndCount() {
+		return this.ceilingEnds.sum();
 	}
 
 	/** The lock path a lock znode belongs to: its parent, or for a lease its semaphore's. */

@@ -1,5 +1,6 @@
 package io.github.zklock.actuate;
 
+import java.time.Instant;
 import java.util.EnumMap;
 import java.util.Map;
 
@@ -15,10 +16,15 @@ import io.github.zklock.curator.CuratorLockAdmin;
 
 /**
  * Meters of the lock registry: the gauge {@code zk.lock.active} (grants held now), the counter
- * {@code zk.lock.lost} (grants lost with their session, tagged by {@code mode}), and those of kept
+ * {@code zk.lock.lost} (grants lost with their session, revoked or ended by their ceiling, tagged by
+ * {@code mode}), the gauge {@code zk.lock.connected} (1 while connected to ZooKeeper, else 0), the
+ * gauge {@code zk.lock.ceiling.used} (the largest share of its {@code lockAtMostFor} that a held
+ * grant has used, 0 to 1) and the counter {@code zk.lock.ceiling.ended} (grants ended by their
+ * ceiling), and those of kept
  * locks: the gauge {@code zk.lock.kept} (znodes kept now), the counters
- * {@code zk.lock.kept.grants} (grants made on them) and {@code zk.lock.kept.given.up} (znodes
- * deleted, tagged by {@code cause}). The
+ * {@code zk.lock.kept.grants} (grants made on them), {@code zk.lock.kept.given.up} (znodes
+ * deleted, tagged by {@code cause}) and {@code zk.lock.kept.skipped} (znodes not kept because
+ * their key was being taken in turns). The
  * timers {@code zk.lock.acquire} and {@code zk.lock.held} come from the observations of
  * {@link io.github.zklock.LockTemplate}. No meter is tagged with a lock path: paths are
  * unbounded.
@@ -40,6 +46,16 @@ public class ZkLockMetrics implements MeterBinder {
 		Gauge.builder("zk.lock.active", this.admin, CuratorLockAdmin::heldLockCount)
 			.description("Lock grants held by this application")
 			.register(meterRegistry);
+		Gauge.builder("zk.lock.connected", this.admin, (admin) -> admin.isConnected() ? 1 : 0)
+			.description("1 while the application is connected to ZooKeeper, 0 while the connection is suspended or "
+					+ "its session lost")
+			.register(meterRegistry);
+		Gauge.builder("zk.lock.ceiling.used", this.admin, (admin) -> admin.ceilingUsedShare(Instant.now()))
+			.description("The largest share of its lockAtMostFor that a grant held now has used (0 to 1)")
+			.register(meterRegistry);
+		FunctionCounter.builder("zk.lock.ceiling.ended", this.admin, CuratorLockAdmin::ceilingEndCount)
+			.description("Grants ended by their lockAtMostFor while held (each also counted as lost)")
+			.register(meterRegistry);
 		Map<LockMode, Counter> lost = new EnumMap<>(LockMode.class);
 		for (LockMode mode : LockMode.values()) {
 			lost.put(mode, Counter.builder("zk.lock.lost")
@@ -60,6 +76,10 @@ public class ZkLockMetrics implements MeterBinder {
 				.tag("cause", cause)
 				.register(meterRegistry);
 		}
+		FunctionCounter.builder("zk.lock.kept.skipped", this.admin, CuratorLockAdmin::keptSkippedCount)
+			.description("Znodes deleted at their last release instead of kept, because their key was being "
+					+ "taken in turns with other participants")
+			.register(meterRegistry);
 		this.admin.registry().addLockStateListener((event) -> {
 			if (event.state() == LockState.LOST) {
 				lost.get(event.mode()).increment();

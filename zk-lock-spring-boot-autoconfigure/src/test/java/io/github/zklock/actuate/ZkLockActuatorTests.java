@@ -316,6 +316,62 @@ class ZkLockActuatorTests {
 		});
 	}
 
+	@Test
+	void keptLocksAreMeteredAndTheirGrantsTagged() {
+		this.contextRunner.withPropertyValues("zk.lock.keep.enabled=true").run((context) -> {
+			MeterRegistry meters = context.getBean(MeterRegistry.class);
+			LockTemplate template = context.getBean(LockTemplate.class);
+			assertThat(meters.get("zk.lock.kept").gauge().value()).isZero();
+			template.execute(LockRequest.of("/kept"), (handle) -> null);
+			// Released, the znode stays with the application: the next grant rides it.
+			assertThat(meters.get("zk.lock.kept").gauge().value()).isOne();
+			template.execute(LockRequest.of("/kept"), (handle) -> null);
+			assertThat(meters.get("zk.lock.kept.grants").functionCounter().count()).isOne();
+			assertThat(meters.get("zk.lock.acquire").tags("outcome", "acquired", "handoff", "kept").timer().count())
+				.isOne();
+			assertThat(meters.get("zk.lock.acquire").tags("outcome", "acquired", "handoff", "none").timer().count())
+				.isOne();
+
+			// Another participant asks: the kept znode is given up, and counted by cause.
+			LockHandle other = otherProcess()
+				.tryAcquire(new LockTarget("/kept", LockMode.EXCLUSIVE, true, 0, Duration.ofSeconds(10)))
+				.orElseThrow();
+			other.release();
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> meters.get("zk.lock.kept.given.up").tags("cause", "asked").functionCounter().count() == 1.0);
+			assertThat(meters.get("zk.lock.kept").gauge().value()).isZero();
+			assertThat(meters.find("zk.lock.kept.given.up").functionCounters()).extracting((meter) -> meter.getId()
+				.getTag("cause")).containsExactlyInAnyOrder("asked", "idle", "max-keys", "revoked", "session", "closed");
+			assertThat(meters.get("zk.lock.kept.skipped").functionCounter().count()).isZero();
+		});
+	}
+
+	@Test
+	void connectionAndCeilingsAreMetered() {
+		this.contextRunner.withPropertyValues("zk.lock.session-timeout=4s").run((context) -> {
+			MeterRegistry meters = context.getBean(MeterRegistry.class);
+			LockTemplate template = context.getBean(LockTemplate.class);
+			await().atMost(Duration.ofSeconds(10)).until(() -> meters.get("zk.lock.connected").gauge().value() == 1.0);
+			assertThat(meters.get("zk.lock.ceiling.used").gauge().value()).isZero();
+
+			// A grant with a ceiling: the share of it used grows, then the ceiling ends the grant.
+			LockHandle held = template.acquire(LockRequest.of("/ceiling").withLockAtMostFor(Duration.ofSeconds(2)));
+			await().atMost(Duration.ofSeconds(10)).until(() -> meters.get("zk.lock.ceiling.used").gauge().value() > 0.25);
+			assertThat(meters.get("zk.lock.ceiling.used").gauge().value()).isLessThanOrEqualTo(1.0);
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> meters.get("zk.lock.ceiling.ended").functionCounter().count() == 1.0);
+			assertThat(meters.get("zk.lock.lost").tags("mode", "EXCLUSIVE").counter().count()).isOne();
+			assertThat(meters.get("zk.lock.ceiling.used").gauge().value()).isZero();
+			held.release();
+			// Released before its ceiling: not counted.
+			template.acquire(LockRequest.of("/ceiling").withLockAtMostFor(Duration.ofMinutes(1))).release();
+			assertThat(meters.get("zk.lock.ceiling.ended").functionCounter().count()).isOne();
+
+			this.zooKeeper.getServer().stop();
+			await().atMost(Duration.ofSeconds(15)).until(() -> meters.get("zk.lock.connected").gauge().value() == 0.0);
+		});
+	}
+
 	private CuratorLockRegistry otherProcess() throws InterruptedException {
 		return new CuratorLockRegistry(this.zooKeeper.newClient(), "/locks", 10);
 	}
