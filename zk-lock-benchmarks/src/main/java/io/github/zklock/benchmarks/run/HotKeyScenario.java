@@ -523,16 +523,23 @@ final class HotKeyScenario {
 				}
 			}
 			if (contender.startsWith("affinity_")) {
-				// ZooKeeper writes per grant, counted at the workers' clients, warm-up included.
+				// ZooKeeper writes per grant, counted at the workers' clients: in the measuring window, and
+				// over the whole run (the warm-up creates the keys' znodes, some again after another
+				// contender's run let them be given up as idle).
+				long windowWrites = 0;
+				long windowGrants = 0;
 				long writes = 0;
 				long cycles = 0;
 				for (Run run : runs) {
 					for (Map<String, String> result : run.results) {
+						windowWrites += Long.parseLong(result.get("zk_writes_window"));
+						windowGrants += Long.parseLong(result.get("grants"));
 						writes += Long.parseLong(result.get("zk_writes"));
 						cycles += Long.parseLong(result.get("cycles"));
 					}
 				}
-				line.append(String.format(Locale.ROOT, " writes_per_grant=%.3f", (double) writes / Math.max(1, cycles)));
+				line.append(String.format(Locale.ROOT, " writes_per_grant=%.3f writes_per_grant_with_warmup=%.3f",
+						(double) windowWrites / Math.max(1, windowGrants), (double) writes / Math.max(1, cycles)));
 			}
 			if (jvms == 1) {
 				// The worker process's CPU time per grant (median of the rounds): a kept grant's is local work.

@@ -96,6 +96,8 @@ public final class HotKeyWorker {
 
 	private static final CompletableFuture<Object> DONE = CompletableFuture.completedFuture(null);
 
+	private static final CompletableFuture<Long> DONE_WRITES = CompletableFuture.completedFuture(-1L);
+
 	private final int jvm;
 
 	private final CuratorFramework client;
@@ -230,6 +232,10 @@ public final class HotKeyWorker {
 		this.perKey = contender.startsWith("affinity_");
 		long guardedBefore = this.perKey ? affinityGuardedSum() : this.guarded;
 		long writesBefore = this.affinityRequests.writes();
+		// The writes of the measuring window alone, read at its start and end: the warm-up creates the
+		// keys' znodes (and, after another contender's run, creates again those given up as idle).
+		CompletableFuture<Long> windowWrites = this.perKey
+				? CompletableFuture.supplyAsync(() -> writesBetween(windowStart, windowEnd)) : DONE_WRITES;
 		long cpuBefore = processCpuNanos();
 		List<Future<ThreadResult>> futures = new ArrayList<>();
 		if (ASYNC_CONTENDERS.contains(contender)) {
@@ -262,6 +268,7 @@ public final class HotKeyWorker {
 		long cpuNanosPerCycle = (cycles > 0) ? (processCpuNanos() - cpuBefore) / cycles : 0;
 		long lost = cycles - ((this.perKey ? affinityGuardedSum() : this.guarded) - guardedBefore);
 		long affinityWrites = this.affinityRequests.writes() - writesBefore;
+		long affinityWindowWrites = windowWrites.get(10, TimeUnit.SECONDS);
 		StringJoiner perThread = new StringJoiner(",");
 		long total = 0;
 		for (long count : grants) {
@@ -271,10 +278,26 @@ public final class HotKeyWorker {
 		return "RESULT contender=" + contender + " jvm=" + this.jvm + " threads=" + threadCount + " grants=" + total
 				+ " window_nanos=" + (windowEnd - windowStart) + " per_thread=" + perThread + " local_handoffs="
 				+ localHandoffs + " cycles=" + cycles + " cpu_ns_per_cycle=" + cpuNanosPerCycle + " zk_writes="
-				+ (this.perKey ? affinityWrites : -1) + " violations=" + this.violations.get() + " lost_updates=" + lost
+				+ (this.perKey ? affinityWrites : -1) + " zk_writes_window=" + (this.perKey ? affinityWindowWrites : -1)
+				+ " violations=" + this.violations.get() + " lost_updates=" + lost
 				+ String.format(Locale.ROOT, " wait_p50_ms=%.3f wait_p99_ms=%.3f", waits.percentileMillis(50),
 						waits.percentileMillis(99))
 				+ " waits=" + waits.encode();
+	}
+
+	/** The affinity client's writes between two instants of {@link System#nanoTime()}, waited for. */
+	private long writesBetween(long from, long to) {
+		sleepUntil(from);
+		long before = this.affinityRequests.writes();
+		sleepUntil(to);
+		return this.affinityRequests.writes() - before;
+	}
+
+	private static void sleepUntil(long nanoTime) {
+		long left;
+		while ((left = nanoTime - System.nanoTime()) > 0) {
+			java.util.concurrent.locks.LockSupport.parkNanos(left);
+		}
 	}
 
 	private static long processCpuNanos() {
