@@ -32,7 +32,7 @@ import io.github.zklock.actuate.ZkLocksEndpoint;
  * <li>{@code GET /actuator/zklocks} and {@code GET /actuator/zklocks/{key}}: role OPERATOR or
  * ADMIN;</li>
  * <li>{@code DELETE /actuator/zklocks/{key}}, which revokes a lock: role ADMIN;</li>
- * <li>every other endpoint ({@code metrics}, {@code auditevents}, the links page, any exposed
+ * <li>every other endpoint ({@code metrics}, {@code prometheus}, {@code auditevents}, the links page, any exposed
  * later): role ADMIN.</li>
  * </ul>
  * The filter chain applies to the Actuator's requests only: the sample's own endpoints (stock,

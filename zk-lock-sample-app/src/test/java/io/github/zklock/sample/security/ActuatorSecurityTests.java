@@ -140,7 +140,7 @@ class ActuatorSecurityTests {
 
 	@Test
 	void everyOtherEndpointNeedsAdmin() {
-		for (String path : List.of("/actuator/metrics", "/actuator/metrics/zk.lock.lost", "/actuator/auditevents",
+		for (String path : List.of("/actuator/metrics", "/actuator/metrics/zk.lock.lost", "/actuator/prometheus", "/actuator/auditevents",
 				"/actuator")) {
 			assertThat(status(HttpMethod.GET, path, null)).as(path).isEqualTo(HttpStatus.UNAUTHORIZED);
 			assertThat(status(HttpMethod.GET, path, Credentials.OPERATOR)).as(path).isEqualTo(HttpStatus.FORBIDDEN);
