@@ -22,8 +22,16 @@
 # unfenced counter). Also written:
 # target/chaos/throughput.png (successes per second over time, faults marked), history.csv, and every
 # process's log.
+# A Prometheus server (scripts/prometheus-server.sh: Debian's prometheus, installed when missing; on
+# the loopback address, its data in target/chaos/prometheus) scrapes every instance's
+# /actuator/prometheus every 2 s with the alert rules of monitoring/prometheus loaded; the report
+# adds a PROMETHEUS line (targets up, samples scraped) and per fault kind a PROMETHEUS_FAULT line:
+# over the time its faults lasted, the grants' lock wait p99 and the grants lost per minute, from
+# PromQL queries against the run's data. Where Prometheus cannot be installed or run, the campaign
+# runs without it and says so.
 #
 # Usage: ./chaos.sh [--minutes N] [--seed S] [--servers 3|5] [--session-timeout MS] [--keep] [--publish]
+#                   [--no-prometheus | --prometheus-keep]
 #   --minutes  how long faults are started for (default 2; the cycle under way is finished, so that
 #              every kind is injected at least once)
 #   --seed     the schedule's seed (default 1): the same seed gives the same faults in the same order
@@ -33,6 +41,8 @@
 #              (zk.lock.keep.enabled=true; kept_locks=on in the CAMPAIGN line)
 #   --publish  copy the report, the chart and the faults to zk-lock-chaos/results/ (with --keep,
 #              zk-lock-chaos/results/kept/), which the guide shows
+#   --no-prometheus    start no Prometheus server (no PROMETHEUS lines)
+#   --prometheus-keep  leave the Prometheus server running after the campaign, to browse its data
 #
 # Builds the sample app and the campaign first when their jar or classes are missing or older than
 # a main source or a pom of the build.
@@ -49,6 +59,8 @@ cd "$root"
 arguments=()
 publish=0
 results=zk-lock-chaos/results
+prometheus=1
+prometheus_keep=0
 while (($#)); do
 	case $1 in
 		--minutes | --seed | --servers | --session-timeout)
@@ -63,6 +75,14 @@ while (($#)); do
 			;;
 		--publish)
 			publish=1
+			shift
+			;;
+		--no-prometheus)
+			prometheus=0
+			shift
+			;;
+		--prometheus-keep)
+			prometheus_keep=1
 			shift
 			;;
 		-h | --help)
@@ -80,11 +100,24 @@ work=$root/target/chaos
 java=${JAVA_HOME:+$JAVA_HOME/bin/}java
 pg_dir=$work/postgres
 pg_started=0
+prom_dir=$work/prometheus
+prom_started=0
+if ((prometheus_keep && !prometheus)); then
+	echo "chaos.sh: --prometheus-keep keeps the Prometheus server that --no-prometheus leaves out; choose one" >&2
+	exit 3
+fi
 
 cleanup() {
 	local status=$?
 	if ((pg_started)); then
 		STOP_TIMEOUT=20 scripts/database-server.sh stop postgres "$pg_dir" >>"$work/postgres-server.log" 2>&1 || true
+	fi
+	if ((prom_started)); then
+		if ((prometheus_keep)); then
+			echo "Prometheus keeps running on http://127.0.0.1:$prom_port with the campaign's data (stop it with: scripts/prometheus-server.sh stop ${prom_dir#"$root"/})"
+		else
+			STOP_TIMEOUT=20 scripts/prometheus-server.sh stop "$prom_dir" >>"$work/prometheus-server.log" 2>&1 || true
+		fi
 	fi
 	exit "$status"
 }
@@ -110,6 +143,8 @@ install_packages() {
 install_packages zookeeper || exit 3
 install_packages libfaketime stress-ng || echo "chaos.sh: going on without them; their faults are skipped" >&2
 
+# A Prometheus server of an earlier campaign (kept, or left by a kill) would outlive its directory.
+[[ ! -f $prom_dir/prometheus.pid ]] || scripts/prometheus-server.sh stop "$prom_dir" >/dev/null 2>&1 || true
 rm -rf "$work"
 mkdir -p "$work"
 
@@ -134,10 +169,49 @@ if ((status != 0)); then
 fi
 pg_started=1
 
+# Prometheus scrapes the instances that the campaign lists in targets.json (the sample's default
+# admin password: the campaign's instances set none).
+prom_arguments=()
+if ((prometheus)); then
+	prom_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	mkdir -p "$prom_dir"
+	(umask 077; printf '%s' admin-demo-only >"$prom_dir/admin-password")
+	echo '[]' >"$prom_dir/targets.json"
+	cat >"$prom_dir/prometheus.yml" <<PROMETHEUS_CONFIG
+global:
+  scrape_interval: 2s
+  evaluation_interval: 2s
+rule_files:
+  - $root/monitoring/prometheus/zk-lock-alerts.yml
+scrape_configs:
+  - job_name: zk-lock-sample-app
+    metrics_path: /actuator/prometheus
+    basic_auth:
+      username: admin
+      password_file: $prom_dir/admin-password
+    file_sd_configs:
+      - files: ['$prom_dir/targets.json']
+        refresh_interval: 5s
+PROMETHEUS_CONFIG
+	echo "Starting Prometheus on 127.0.0.1:$prom_port (scripts/prometheus-server.sh)"
+	status=0
+	scripts/prometheus-server.sh start "$prom_dir" "$prom_port" "$prom_dir/prometheus.yml" >>"$work/prometheus-server.log" 2>&1 || status=$?
+	if ((status == 0)); then
+		prom_started=1
+		prom_arguments=(--prometheus "http://127.0.0.1:$prom_port" --prometheus-targets "$prom_dir/targets.json")
+	elif ((status == 3)); then
+		echo "chaos.sh: Prometheus cannot be installed or run here ($(tail -n 1 "$work/prometheus-server.log")); the campaign runs without it" >&2
+	else
+		tail -n 3 "$work/prometheus-server.log" >&2
+		echo "chaos.sh: Prometheus did not start (exit $status)" >&2
+		exit 3
+	fi
+fi
+
 status=0
 "$java" -Xmx512m -cp "zk-lock-chaos/target/classes:$(cat "$classpath_file")" \
 	io.github.zklock.chaos.Campaign --jar "$jar" --java "$java" \
-	--db-server "jdbc:postgresql://127.0.0.1:$pg_port/" --work "$work" "${arguments[@]}" || status=$?
+	--db-server "jdbc:postgresql://127.0.0.1:$pg_port/" --work "$work" "${arguments[@]}" "${prom_arguments[@]}" || status=$?
 if ((publish)) && [[ -f $work/report.txt ]]; then
 	mkdir -p "$results"
 	cp "$work/report.txt" "$work/throughput.png" "$work/faults.csv" "$results/"

@@ -28,6 +28,16 @@
 # granted on the kept znode, without a ZooKeeper request); both RESULT lines must say oversold=0
 # lost_updates=0, and the kept run must have kept grants.
 # --zookeeper runs any mode on an existing ensemble.
+# In every mode a Prometheus server (scripts/prometheus-server.sh: Debian's prometheus, installed
+# when missing; on the loopback address, under zk-lock-sample-app/target/demo/prometheus) scrapes
+# every instance's /actuator/prometheus every 2 s as the user admin, with the alert rules of
+# monitoring/prometheus loaded. After the runs, every query of the Grafana dashboard
+# (monitoring/grafana/zk-lock-dashboard.json) runs against what it recorded
+# (io.github.zklock.chaos.DashboardCheck), and a PROMETHEUS line says how many targets were up, how
+# many samples were scraped and how many queries answered series; the dashboard's panels are drawn
+# from the same answers in target/demo/dashboard.png. Where Prometheus cannot be installed or run,
+# the line says so and the demo goes on; --no-prometheus leaves it out, --prometheus-keep leaves
+# the server running after the demo (with its data) to browse.
 # The instances' Actuator is behind HTTP Basic: the demo gives its user admin the password in
 # SAMPLE_SECURITY_ADMIN_PASSWORD if set, else one of its own for the run.
 #
@@ -54,12 +64,13 @@
 #
 # Usage: ./demo.sh [--instances N] [--requests N] [--concurrency N] [--stock N] [--think-time MS]
 #                  [--skip-no-handoff] [--chaos [--pause MS] | --keep] [--database h2|postgres] [--aot]
-#                  [--tls | --zookeeper HOST:PORT]
+#                  [--tls | --zookeeper HOST:PORT] [--no-prometheus | --prometheus-keep]
 #
 # Exit status: 0 when neither locked run oversold nor lost an update, no request failed (other
 # than sold out or lock busy; under --chaos also lock lost or lock service unavailable) and no
 # scheduled tick ran twice (under --chaos: app-2 was frozen at least once and no duplicate tick
-# committed its write), and under --tls the TLS line showed the root path and every znode below it
+# committed its write), every query of the dashboard answered series when Prometheus ran, and under
+# --tls the TLS line showed the root path and every znode below it
 # with the ACL x509:CN=zk-lock-app:cdrwa alone, an answer to the client with the certificate and
 # none to the client without; non-zero otherwise.
 # The HANDOFF line is a measurement, not a check. Every process it starts (the PostgreSQL server
@@ -83,6 +94,8 @@ zookeeper=
 database=h2
 aot=0
 tls=0
+prometheus=1
+prometheus_keep=0
 
 usage() {
 	sed -n '2,/^set -euo/p' "$0" | sed -n 's/^# \{0,1\}//p'
@@ -114,6 +127,8 @@ Options:
                     certificate, started by scripts/secure-zookeeper.sh (see above; needs root)
   --zookeeper HOST:PORT
                     use this ZooKeeper ensemble (a connect string) instead of starting a server
+  --no-prometheus   start no Prometheus server (no PROMETHEUS line, no dashboard check)
+  --prometheus-keep leave the Prometheus server running after the demo, to browse its data
 EOF
 }
 
@@ -145,11 +160,17 @@ while (($#)); do
 		--keep) keep=1; shift ;;
 		--aot) aot=1; shift ;;
 		--tls) tls=1; shift ;;
+		--no-prometheus) prometheus=0; shift ;;
+		--prometheus-keep) prometheus_keep=1; shift ;;
 		-h | --help) usage; exit 0 ;;
 		*) echo "demo.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
 
+if ((prometheus_keep && !prometheus)); then
+	echo "demo.sh: --prometheus-keep keeps the Prometheus server that --no-prometheus leaves out; choose one" >&2
+	exit 2
+fi
 if ((tls)) && [[ -n $zookeeper ]]; then
 	echo "demo.sh: --tls starts a ZooKeeper server of its own (TLS only, client certificates required); it cannot be combined with --zookeeper" >&2
 	exit 2
@@ -205,6 +226,13 @@ pg_dir=
 pg_start_pid=
 tls_dir=
 tls_start_pid=
+# The Prometheus server's directory once it started, the start script's pid while it runs, why it
+# did not start (when it could not be installed or run here), and when it began scraping.
+prom_dir=
+prom_start_pid=
+prom_skip=
+prom_from=
+prom_status=0
 # Under --tls: the server's TLS material, and the TLS line once observed.
 tls_files=
 tls_line=
@@ -243,6 +271,15 @@ cleanup() {
 	[[ -z $tls_dir ]] || stop_secure_zookeeper
 	[[ -z $pg_start_pid ]] || stop "$pg_start_pid"
 	[[ -z $pg_dir ]] || stop_postgres
+	[[ -z $prom_start_pid ]] || stop "$prom_start_pid"
+	if [[ -n $prom_dir ]]; then
+		if ((prometheus_keep)); then
+			echo "Prometheus keeps running on http://127.0.0.1:$prom_port with the demo's data (stop it with: scripts/prometheus-server.sh stop ${prom_dir#"$root"/})"
+		else
+			STOP_TIMEOUT=20 "$root/scripts/prometheus-server.sh" stop "$prom_dir" >>"$work/prometheus-server.log" 2>&1 ||
+				echo "demo.sh: the Prometheus server in ${prom_dir#"$root"/} did not stop" >&2
+		fi
+	fi
 	exit "$status"
 }
 trap cleanup EXIT
@@ -295,6 +332,83 @@ start_secure_zookeeper() {
 		--spring.ssl.bundle.jks.zk.keystore.password=changeit --spring.ssl.bundle.jks.zk.keystore.type=PKCS12
 		--spring.ssl.bundle.jks.zk.truststore.location="file:$tls_files/truststore.p12"
 		--spring.ssl.bundle.jks.zk.truststore.password=changeit --spring.ssl.bundle.jks.zk.truststore.type=PKCS12)
+}
+
+# Start the Prometheus server under $work/prometheus on a free port, scraping the instances that
+# write_targets lists (a file it watches), as the user admin. The start script installs Debian's
+# package when missing and returns once the server is ready; where it cannot (exit 3), the demo goes
+# on without it. In the background, so that a signal is handled at once.
+start_prometheus() {
+	local log=$work/prometheus-server.log status=0
+	next_free_port
+	prom_port=$free_port
+	prom_dir=$work/prometheus
+	mkdir -p "$prom_dir"
+	(umask 077; printf '%s' "$admin_password" >"$prom_dir/admin-password")
+	echo '[]' >"$prom_dir/targets.json"
+	cat >"$prom_dir/prometheus.yml" <<PROMETHEUS_CONFIG
+global:
+  scrape_interval: 2s
+  evaluation_interval: 2s
+rule_files:
+  - $root/monitoring/prometheus/zk-lock-alerts.yml
+scrape_configs:
+  - job_name: zk-lock-sample-app
+    metrics_path: /actuator/prometheus
+    basic_auth:
+      username: admin
+      password_file: $prom_dir/admin-password
+    file_sd_configs:
+      - files: ['$prom_dir/targets.json']
+        refresh_interval: 5s
+PROMETHEUS_CONFIG
+	echo "Starting Prometheus on 127.0.0.1:$prom_port (scripts/prometheus-server.sh; installs Debian's prometheus when missing)"
+	"$root/scripts/prometheus-server.sh" start "$prom_dir" "$prom_port" "$prom_dir/prometheus.yml" >>"$log" 2>&1 &
+	prom_start_pid=$!
+	wait "$prom_start_pid" || status=$?
+	prom_start_pid=
+	if ((status == 3)); then
+		prom_dir=
+		prom_skip="Prometheus cannot be installed or run here: $(tail -n 1 "$log")"
+		echo "demo.sh: $prom_skip; going on without it" >&2
+		return 0
+	fi
+	((status == 0)) || { tail -n 5 "$log" >&2; fail "Prometheus did not start (exit $status, log: ${log#"$root"/})"; }
+	prom_from=$(date +%s)
+}
+
+# The instances Prometheus scrapes: written whole, then moved in place, whenever they (re)start.
+write_targets() {
+	[[ -n $prom_dir ]] || return 0
+	local i entries=()
+	for i in "${!ports[@]}"; do
+		entries+=("{\"targets\": [\"127.0.0.1:${ports[i]}\"], \"labels\": {\"instance_name\": \"app-$((i + 1))\"}}")
+	done
+	(IFS=,; echo "[${entries[*]}]") >"$prom_dir/targets.json.new"
+	mv "$prom_dir/targets.json.new" "$prom_dir/targets.json"
+}
+
+# After the runs: every query of the dashboard against what Prometheus recorded, over the demo's
+# time (DashboardCheck), its PROMETHEUS line, and the panels drawn in $work/dashboard.png.
+check_prometheus() {
+	echo
+	if [[ -z $prom_dir ]]; then
+		echo "PROMETHEUS skipped: ${prom_skip:-off (--no-prometheus)}"
+		return 0
+	fi
+	echo "== Prometheus: the dashboard's queries over the demo (monitoring/grafana/zk-lock-dashboard.json)"
+	# Two more scrapes of the instances as they are now.
+	sleep 5
+	"$java" -Xmx256m -Djava.awt.headless=true -cp "$root/zk-lock-chaos/target/classes:$(cat "$classpath_file")" \
+		io.github.zklock.chaos.DashboardCheck --prometheus "http://127.0.0.1:$prom_port" --job zk-lock-sample-app \
+		--dashboard "$root/monitoring/grafana/zk-lock-dashboard.json" --from "$prom_from" --to "$(date +%s)" \
+		--rate-interval 10s --png "$work/dashboard.png" >"$work/prometheus-check.log" 2>&1 || prom_status=$?
+	sed "s#$root/##" "$work/prometheus-check.log"
+}
+
+# Fail when a query of the dashboard answered no series (after the other checks' messages).
+check_dashboard() {
+	((prom_status == 0)) || fail "a query of the dashboard answered no series, or the check failed (exit $prom_status; see the PROMETHEUS lines)"
 }
 
 # The newest psql of Debian's PostgreSQL packages, empty if there is none.
@@ -393,10 +507,15 @@ http_ready() {
 command -v curl >/dev/null || fail "curl is needed"
 command -v "$java" >/dev/null || fail "java is needed (JDK 17 or later)"
 
-# Build when the jar is missing or older than a main source or a pom of the build.
-if [[ ! -f $jar ]] || [[ -n $(find pom.xml zk-lock-*/pom.xml zk-lock-*/src/main -newer "$jar" -print -quit) ]]; then
-	echo "Building $module (./mvnw -B -q -DskipTests package)"
-	./mvnw -B -q -DskipTests -pl "$module" -am package
+# Build when the jar or the dashboard check's class path is missing or older than a main source or
+# a pom of the build (the check runs from zk-lock-chaos, as the fault campaign does).
+classpath_file=$root/zk-lock-chaos/target/campaign-classpath.txt
+if [[ ! -f $jar || ! -f $classpath_file ]] ||
+	[[ -n $(find pom.xml zk-lock-*/pom.xml zk-lock-*/src/main -newer "$jar" -print -quit) ]] ||
+	[[ -n $(find pom.xml zk-lock-*/pom.xml zk-lock-*/src/main -newer "$classpath_file" -print -quit) ]]; then
+	echo "Building $module and the dashboard check (./mvnw -B -q -DskipTests install)"
+	./mvnw -B -q install -DskipTests -Dinvoker.skip=true -Dmaven.javadoc.skip=true -Dmaven.source.skip=true \
+		-pl "$module",zk-lock-chaos -am
 fi
 
 # A PostgreSQL or TLS ZooKeeper server left running by an earlier demo that was killed outright (no
@@ -409,10 +528,15 @@ if [[ -f $work/zookeeper-tls/zookeeper.pid ]]; then
 	"$root/scripts/secure-zookeeper.sh" stop "$work/zookeeper-tls" >/dev/null 2>&1 ||
 		echo "demo.sh: could not stop the ZooKeeper server of an earlier demo in ${work#"$root"/}/zookeeper-tls" >&2
 fi
+if [[ -f $work/prometheus/prometheus.pid ]]; then
+	"$root/scripts/prometheus-server.sh" stop "$work/prometheus" >/dev/null 2>&1 ||
+		echo "demo.sh: could not stop the Prometheus server of an earlier demo in ${work#"$root"/}/prometheus" >&2
+fi
 # Everything of an earlier demo goes (the TLS material of --tls is the build's, in target/test-tls).
 rm -rf "$work"
 mkdir -p "$work/tmp"
 started_at=$SECONDS
+((prometheus == 0)) || start_prometheus
 
 if [[ -n $zookeeper ]]; then
 	zk_connect=$zookeeper
@@ -490,6 +614,7 @@ start_instances() {
 		await "${app_pids[i]}" "app-$((i + 1))" "$work/app-$((i + 1))$suffix.log" 90 http_ready "${ports[i]}"
 	done
 	url_list=$(IFS=,; echo "${urls[*]}")
+	write_targets
 }
 
 # Stop every instance, in the order of cleanup: app-1, which serves the H2 database, last.
@@ -685,6 +810,7 @@ if ((chaos)); then
 		"$db_url" "$db_user" "$db_password" --zombies >"$work/scheduled.log" 2>&1 || scheduled_status=$?
 	cat "$work/scheduled.log"
 	((tls == 0)) || observe_tls
+	check_prometheus
 	echo
 	echo "Demo took $((SECONDS - started_at))s after the build; logs in ${work#"$root"/}"
 	[[ -n $chaos_result ]] || fail "the chaos run printed no RESULT (exit $chaos_status)"
@@ -693,6 +819,7 @@ if ((chaos)); then
 	((pauses > 0)) || fail "the chaos run ended before app-2 was frozen once: give it more --requests"
 	((scheduled_status == 0)) || fail "a scheduled job's duplicate run committed its write, or no job ran (exit $scheduled_status)"
 	check_tls
+	check_dashboard
 	exit 0
 fi
 
@@ -718,6 +845,7 @@ if ((keep)); then
 		"kept_grants=$kept_grants"
 	echo "   (kept_grants: app-1's purchases granted on its kept znode, without a ZooKeeper request)"
 	((tls == 0)) || observe_tls
+	check_prometheus
 	echo
 	echo "Demo took $((SECONDS - started_at))s after the build; logs in ${work#"$root"/}"
 	for run in "locked-sticky:$off:$sticky_status" "locked-sticky-kept:$on:$kept_status"; do
@@ -729,6 +857,7 @@ if ((keep)); then
 	[[ $kept_grants =~ ^[0-9]+$ ]] || fail "app-1's zk.lock.kept.grants could not be read"
 	((kept_grants > 0)) || fail "no purchase of the kept run was granted on a kept znode: zk.lock.keep.enabled=true did not apply"
 	check_tls
+	check_dashboard
 	exit 0
 fi
 
@@ -762,6 +891,7 @@ scheduled_status=0
 	"$db_url" "$db_user" "$db_password" >"$work/scheduled.log" 2>&1 || scheduled_status=$?
 cat "$work/scheduled.log"
 ((tls == 0)) || observe_tls
+check_prometheus
 
 locked_result=$(grep '^RESULT ' "$work/load-locked.log" || true)
 unlocked_result=$(grep '^RESULT ' "$work/load-unlocked.log" || true)
@@ -784,6 +914,7 @@ fi
 [[ -n $unlocked_result ]] || fail "the unlocked run printed no RESULT (exit $unlocked_status)"
 ((unlocked_status == 0)) || fail "the unlocked run failed (exit $unlocked_status)"
 check_tls
+check_dashboard
 if [[ $unlocked_result == *" oversold=0 lost_updates=0 "* ]]; then
 	echo "Note: the unlocked run happened not to interleave this time; try --think-time 5 or more concurrency."
 else

@@ -9,12 +9,15 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * The fault campaign, run by {@code ./chaos.sh}: starts a ZooKeeper ensemble from Debian's package
@@ -50,9 +53,20 @@ public final class Campaign {
 	 * @param dbPassword the password
 	 * @param workDir where logs and results go
 	 * @param keep whether the instances keep their lock znodes after use ({@code zk.lock.keep.enabled})
+	 * @param prometheus the address of a Prometheus server that scrapes the instances listed in
+	 * {@code prometheusTargets}, or {@code null} without one
+	 * @param prometheusTargets the file of scrape targets that server watches, or {@code null}
 	 */
 	record Settings(long seed, double minutes, int servers, int applications, Duration sessionTimeout, Path jar,
-			Path java, String dbServer, String dbUser, String dbPassword, Path workDir, boolean keep) {
+			Path java, String dbServer, String dbUser, String dbPassword, Path workDir, boolean keep,
+			@Nullable String prometheus, @Nullable Path prometheusTargets) {
+
+		Settings(long seed, double minutes, int servers, int applications, Duration sessionTimeout, Path jar, Path java,
+				String dbServer, String dbUser, String dbPassword, Path workDir, boolean keep) {
+			this(seed, minutes, servers, applications, sessionTimeout, jar, java, dbServer, dbUser, dbPassword, workDir,
+					keep, null, null);
+		}
+
 	}
 
 	static final String DATABASE = "zklock_chaos";
@@ -125,6 +139,9 @@ public final class Campaign {
 				requireReady(applications, a);
 			}
 			prepare(applications.baseUrl(0));
+			if (settings.prometheusTargets() != null) {
+				PrometheusFigures.writeTargets(settings.prometheusTargets(), applications);
+			}
 
 			History history = new History();
 			Clients clients = new Clients(CLIENTS, settings.applications(), applications::baseUrl, history,
@@ -132,6 +149,7 @@ public final class Campaign {
 			Nemesis nemesis = new Nemesis(ensemble, applications, settings.seed(), settings.sessionTimeout(), kinds,
 					history::lastHolder, out);
 			long origin = System.nanoTime();
+			Instant originWall = Instant.now();
 			clients.start();
 			out.printf("Load started; faults for %.1f minutes (seed %d)%n", settings.minutes(), settings.seed());
 			TimeUnit.SECONDS.sleep(5);
@@ -155,6 +173,17 @@ public final class Campaign {
 				.jobAttempts();
 			lines.add("LEADER_JOB attempts=" + attempts);
 			lines.addAll(Report.lines(settings, faults, unavailability, results, skipped));
+			if (settings.prometheus() != null) {
+				// Two more scrapes of the end of the load, then the figures per fault kind.
+				TimeUnit.SECONDS.sleep(5);
+				try {
+					lines.addAll(PrometheusFigures.lines(new PrometheusApi(settings.prometheus()), faults, origin,
+							originWall, end));
+				}
+				catch (IOException ex) {
+					lines.add("PROMETHEUS failed: " + ex.getMessage());
+				}
+			}
 			Files.write(settings.workDir().resolve("report.txt"), lines);
 			history.write(settings.workDir().resolve("history.csv"), origin);
 			ThroughputChart.writeFaults(settings.workDir().resolve("faults.csv"), faults, origin);
@@ -259,9 +288,13 @@ public final class Campaign {
 				Path.of(options.getOrDefault("java", Path.of(System.getProperty("java.home"), "bin", "java").toString())),
 				dbServer.endsWith("/") ? dbServer : dbServer + "/", options.getOrDefault("db-user", "zklock"),
 				options.getOrDefault("db-password", "zklock"), Path.of(options.getOrDefault("work", "target/chaos")),
-				parseBoolean(options.getOrDefault("keep", "false")));
+				parseBoolean(options.getOrDefault("keep", "false")), options.get("prometheus"),
+				options.containsKey("prometheus-targets") ? Path.of(options.get("prometheus-targets")) : null);
+		if ((settings.prometheus() == null) != (settings.prometheusTargets() == null)) {
+			throw new IllegalArgumentException("--prometheus and --prometheus-targets go together");
+		}
 		for (String known : List.of("seed", "minutes", "servers", "applications", "session-timeout", "java", "db-user",
-				"db-password", "work", "keep")) {
+				"db-password", "work", "keep", "prometheus", "prometheus-targets")) {
 			options.remove(known);
 		}
 		if (!options.isEmpty()) {

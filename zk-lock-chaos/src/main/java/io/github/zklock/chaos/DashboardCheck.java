@@ -17,8 +17,10 @@ import javax.imageio.ImageIO;
 import org.jfree.chart.ChartFactory;
 import org.jfree.chart.JFreeChart;
 import org.jfree.chart.axis.DateAxis;
+import org.jfree.chart.axis.NumberAxis;
 import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
+import org.jfree.data.RangeType;
 import org.jfree.data.time.Millisecond;
 import org.jfree.data.time.TimeSeries;
 import org.jfree.data.time.TimeSeriesCollection;
@@ -188,6 +190,16 @@ public final class DashboardCheck {
 		plot.setDomainGridlinePaint(Color.LIGHT_GRAY);
 		plot.setRangeGridlinePaint(Color.LIGHT_GRAY);
 		((DateAxis) plot.getDomainAxis()).setDateFormatOverride(new java.text.SimpleDateFormat("HH:mm:ss"));
+		// A flat line at zero shows as such, not as a range of 1e-8 around it.
+		NumberAxis range = (NumberAxis) plot.getRangeAxis();
+		range.setAutoRangeIncludesZero(true);
+		// Every panel's values are counts, rates, times or shares: none below zero.
+		range.setRangeType(RangeType.POSITIVE);
+		range.setAutoRangeMinimumSize(switch (unit) {
+			case "s" -> 0.001;
+			case "percentunit" -> 0.1;
+			default -> 1;
+		});
 		XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, false);
 		plot.setRenderer(renderer);
 		return chart;
