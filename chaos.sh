@@ -174,25 +174,7 @@ pg_started=1
 prom_arguments=()
 if ((prometheus)); then
 	prom_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	mkdir -p "$prom_dir"
-	(umask 077; printf '%s' admin-demo-only >"$prom_dir/admin-password")
-	echo '[]' >"$prom_dir/targets.json"
-	cat >"$prom_dir/prometheus.yml" <<PROMETHEUS_CONFIG
-global:
-  scrape_interval: 2s
-  evaluation_interval: 2s
-rule_files:
-  - $root/monitoring/prometheus/zk-lock-alerts.yml
-scrape_configs:
-  - job_name: zk-lock-sample-app
-    metrics_path: /actuator/prometheus
-    basic_auth:
-      username: admin
-      password_file: $prom_dir/admin-password
-    file_sd_configs:
-      - files: ['$prom_dir/targets.json']
-        refresh_interval: 5s
-PROMETHEUS_CONFIG
+	scripts/prometheus-server.sh config "$prom_dir" admin-demo-only
 	echo "Starting Prometheus on 127.0.0.1:$prom_port (scripts/prometheus-server.sh)"
 	status=0
 	scripts/prometheus-server.sh start "$prom_dir" "$prom_port" "$prom_dir/prometheus.yml" >>"$work/prometheus-server.log" 2>&1 || status=$?

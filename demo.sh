@@ -343,25 +343,7 @@ start_prometheus() {
 	next_free_port
 	prom_port=$free_port
 	prom_dir=$work/prometheus
-	mkdir -p "$prom_dir"
-	(umask 077; printf '%s' "$admin_password" >"$prom_dir/admin-password")
-	echo '[]' >"$prom_dir/targets.json"
-	cat >"$prom_dir/prometheus.yml" <<PROMETHEUS_CONFIG
-global:
-  scrape_interval: 2s
-  evaluation_interval: 2s
-rule_files:
-  - $root/monitoring/prometheus/zk-lock-alerts.yml
-scrape_configs:
-  - job_name: zk-lock-sample-app
-    metrics_path: /actuator/prometheus
-    basic_auth:
-      username: admin
-      password_file: $prom_dir/admin-password
-    file_sd_configs:
-      - files: ['$prom_dir/targets.json']
-        refresh_interval: 5s
-PROMETHEUS_CONFIG
+	"$root/scripts/prometheus-server.sh" config "$prom_dir" "$admin_password"
 	echo "Starting Prometheus on 127.0.0.1:$prom_port (scripts/prometheus-server.sh; installs Debian's prometheus when missing)"
 	"$root/scripts/prometheus-server.sh" start "$prom_dir" "$prom_port" "$prom_dir/prometheus.yml" >>"$log" 2>&1 &
 	prom_start_pid=$!

@@ -3,8 +3,15 @@
 # the alert rules' tests, from Debian's prometheus package.
 #
 #   scripts/prometheus-server.sh install
+#   scripts/prometheus-server.sh config <dir> <password>
 #   scripts/prometheus-server.sh start <dir> <port> <config.yml>
 #   scripts/prometheus-server.sh stop <dir>
+#
+# config writes <dir>/prometheus.yml for the sample app's instances, as ./demo.sh and ./chaos.sh
+# run them: the job zk-lock-sample-app scrapes /actuator/prometheus every 2 s as the user admin
+# (its password in <dir>/admin-password, readable by the owner only) on the targets listed in
+# <dir>/targets.json (file service discovery: the caller writes it as the instances start, and the
+# server reads it again on change), with the alert rules of monitoring/prometheus loaded.
 #
 # install installs the package when prometheus or promtool is missing (apt-get, non-interactive;
 # the package's service is not started: the scripts run the binary themselves). start installs it
@@ -27,7 +34,7 @@ readonly APT_LOCK_TIMEOUT="${APT_LOCK_TIMEOUT:-300}"
 readonly PROGRAM="${0##*/}"
 
 usage() {
-	echo "usage: $PROGRAM install | start <dir> <port> <config.yml> | stop <dir>" >&2
+	echo "usage: $PROGRAM install | config <dir> <password> | start <dir> <port> <config.yml> | stop <dir>" >&2
 	exit 2
 }
 
@@ -110,8 +117,33 @@ start_server() {
 	log "prometheus ready on 127.0.0.1:$port (data in $dir/data)"
 }
 
+write_config() {
+	local dir="$1" password="$2" rules
+	rules="$(cd "$(dirname "$0")/.." && pwd)/monitoring/prometheus/zk-lock-alerts.yml"
+	mkdir -p "$dir"
+	(umask 077; printf '%s' "$password" >"$dir/admin-password")
+	[[ -f "$dir/targets.json" ]] || echo '[]' >"$dir/targets.json"
+	cat >"$dir/prometheus.yml" <<CONFIG
+global:
+  scrape_interval: 2s
+  evaluation_interval: 2s
+rule_files:
+  - $rules
+scrape_configs:
+  - job_name: zk-lock-sample-app
+    metrics_path: /actuator/prometheus
+    basic_auth:
+      username: admin
+      password_file: $dir/admin-password
+    file_sd_configs:
+      - files: ['$dir/targets.json']
+        refresh_interval: 5s
+CONFIG
+}
+
 case "${1:-}" in
 	install) (($# == 1)) || usage; install_prometheus ;;
+	config) (($# == 3)) || usage; write_config "$2" "$3" ;;
 	start) (($# == 4)) || usage; start_server "$2" "$3" "$4" ;;
 	stop) (($# == 2)) || usage; stop_server "$2" ;;
 	*) usage ;;
