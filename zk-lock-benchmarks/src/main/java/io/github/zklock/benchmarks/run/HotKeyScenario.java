@@ -530,16 +530,32 @@ final class HotKeyScenario {
 				long windowGrants = 0;
 				long writes = 0;
 				long cycles = 0;
+				long foreign = 0;
+				Map<String, Long> ops = new java.util.TreeMap<>();
 				for (Run run : runs) {
 					for (Map<String, String> result : run.results) {
 						windowWrites += Long.parseLong(result.get("zk_writes_window"));
 						windowGrants += Long.parseLong(result.get("grants"));
 						writes += Long.parseLong(result.get("zk_writes"));
 						cycles += Long.parseLong(result.get("cycles"));
+						foreign += Long.parseLong(result.getOrDefault("foreign_window", "0"));
+						for (String op : result.getOrDefault("zk_window_ops", "").split(",")) {
+							if (op.contains(":")) {
+								ops.merge(op.substring(0, op.indexOf(':')), Long.parseLong(op.substring(op.indexOf(':') + 1)),
+										Long::sum);
+							}
+						}
 					}
 				}
-				line.append(String.format(Locale.ROOT, " writes_per_grant=%.3f writes_per_grant_with_warmup=%.3f",
-						(double) windowWrites / Math.max(1, windowGrants), (double) writes / Math.max(1, cycles)));
+				// The measuring window's requests by operation, per foreign request (one in 100 grants).
+				StringBuilder perForeign = new StringBuilder();
+				long foreignRequests = Math.max(1, foreign);
+				ops.forEach((op, count) -> perForeign.append(perForeign.isEmpty() ? "" : ",")
+					.append(String.format(Locale.ROOT, "%s:%.2f", op, (double) count / foreignRequests)));
+				line.append(String.format(Locale.ROOT,
+						" writes_per_grant=%.3f writes_per_grant_with_warmup=%.3f foreign_per_grant=%.4f requests_per_foreign=%s",
+						(double) windowWrites / Math.max(1, windowGrants), (double) writes / Math.max(1, cycles),
+						(double) foreign / Math.max(1, windowGrants), perForeign));
 			}
 			if (jvms == 1) {
 				// The worker process's CPU time per grant (median of the rounds): a kept grant's is local work.

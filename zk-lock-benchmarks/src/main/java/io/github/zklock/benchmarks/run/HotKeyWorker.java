@@ -96,7 +96,7 @@ public final class HotKeyWorker {
 
 	private static final CompletableFuture<Object> DONE = CompletableFuture.completedFuture(null);
 
-	private static final CompletableFuture<Long> DONE_WRITES = CompletableFuture.completedFuture(-1L);
+	private static final CompletableFuture<String> DONE_WRITES = CompletableFuture.completedFuture("-1");
 
 	private final int jvm;
 
@@ -128,6 +128,9 @@ public final class HotKeyWorker {
 	private final CuratorFramework affinityClient;
 
 	private final CountingZooKeeper.Counts affinityRequests = new CountingZooKeeper.Counts();
+
+	/** Requests of the affinity scenario on a key of another JVM. */
+	private final java.util.concurrent.atomic.LongAdder affinityForeign = new java.util.concurrent.atomic.LongAdder();
 
 	private final CuratorLockRegistry affinityRegistry;
 
@@ -234,7 +237,7 @@ public final class HotKeyWorker {
 		long writesBefore = this.affinityRequests.writes();
 		// The writes of the measuring window alone, read at its start and end: the warm-up creates the
 		// keys' znodes (and, after another contender's run, creates again those given up as idle).
-		CompletableFuture<Long> windowWrites = this.perKey
+		CompletableFuture<String> windowWrites = this.perKey
 				? CompletableFuture.supplyAsync(() -> writesBetween(windowStart, windowEnd)) : DONE_WRITES;
 		long cpuBefore = processCpuNanos();
 		List<Future<ThreadResult>> futures = new ArrayList<>();
@@ -268,7 +271,7 @@ public final class HotKeyWorker {
 		long cpuNanosPerCycle = (cycles > 0) ? (processCpuNanos() - cpuBefore) / cycles : 0;
 		long lost = cycles - ((this.perKey ? affinityGuardedSum() : this.guarded) - guardedBefore);
 		long affinityWrites = this.affinityRequests.writes() - writesBefore;
-		long affinityWindowWrites = windowWrites.get(10, TimeUnit.SECONDS);
+		String[] affinityWindow = windowWrites.get(10, TimeUnit.SECONDS).split(" ", 2);
 		StringJoiner perThread = new StringJoiner(",");
 		long total = 0;
 		for (long count : grants) {
@@ -278,19 +281,30 @@ public final class HotKeyWorker {
 		return "RESULT contender=" + contender + " jvm=" + this.jvm + " threads=" + threadCount + " grants=" + total
 				+ " window_nanos=" + (windowEnd - windowStart) + " per_thread=" + perThread + " local_handoffs="
 				+ localHandoffs + " cycles=" + cycles + " cpu_ns_per_cycle=" + cpuNanosPerCycle + " zk_writes="
-				+ (this.perKey ? affinityWrites : -1) + " zk_writes_window=" + (this.perKey ? affinityWindowWrites : -1)
+				+ (this.perKey ? affinityWrites : -1) + " zk_writes_window=" + affinityWindow[0]
+				+ ((affinityWindow.length > 1) ? " " + affinityWindow[1] : "")
 				+ " violations=" + this.violations.get() + " lost_updates=" + lost
 				+ String.format(Locale.ROOT, " wait_p50_ms=%.3f wait_p99_ms=%.3f", waits.percentileMillis(50),
 						waits.percentileMillis(99))
 				+ " waits=" + waits.encode();
 	}
 
-	/** The affinity client's writes between two instants of {@link System#nanoTime()}, waited for. */
-	private long writesBetween(long from, long to) {
+	/**
+	 * The affinity client's writes between two instants of {@link System#nanoTime()}, waited for,
+	 * then the requests of that time by operation ({@code zk_window_ops=create:N,delete:N,...}) and
+	 * the requests on keys of another JVM begun in it ({@code foreign_window=N}).
+	 */
+	private String writesBetween(long from, long to) {
 		sleepUntil(from);
 		long before = this.affinityRequests.writes();
+		Map<String, Long> opsBefore = this.affinityRequests.snapshot();
+		long foreignBefore = this.affinityForeign.sum();
 		sleepUntil(to);
-		return this.affinityRequests.writes() - before;
+		long writes = this.affinityRequests.writes() - before;
+		StringJoiner ops = new StringJoiner(",");
+		this.affinityRequests.snapshot()
+			.forEach((operation, count) -> ops.add(operation + ":" + (count - opsBefore.getOrDefault(operation, 0L))));
+		return writes + " zk_window_ops=" + ops + " foreign_window=" + (this.affinityForeign.sum() - foreignBefore);
 	}
 
 	private static void sleepUntil(long nanoTime) {
@@ -501,6 +515,7 @@ public final class HotKeyWorker {
 			int owner = this.jvm;
 			if (random.nextInt(AFFINITY_FOREIGN_ONE_IN) == 0) {
 				owner = 1 + (this.jvm - 1 + 1 + random.nextInt(HotKeyScenario.JVMS - 1)) % HotKeyScenario.JVMS;
+				this.affinityForeign.increment();
 			}
 			int k = random.nextInt(AFFINITY_KEYS);
 			AtomicBoolean inSection = this.affinityInSection[owner][k];
