@@ -25,7 +25,8 @@
 # A Prometheus server (scripts/prometheus-server.sh: Debian's prometheus, installed when missing; on
 # the loopback address, its data in target/chaos/prometheus) scrapes every instance's
 # /actuator/prometheus every 2 s with the alert rules of monitoring/prometheus loaded; the report
-# adds a PROMETHEUS line (targets up, samples scraped) and per fault kind a PROMETHEUS_FAULT line:
+# adds, before its per-kind lines and its CAMPAIGN line (still the last), a PROMETHEUS line
+# (targets up, samples scraped) and per fault kind a PROMETHEUS_FAULT line:
 # over the time its faults lasted, the grants' lock wait p99 and the grants lost per minute, from
 # PromQL queries against the run's data. Where Prometheus cannot be installed or run, the campaign
 # runs without it and says so.

@@ -172,9 +172,9 @@ public final class Campaign {
 			Map<String, Integer> attempts = new CampaignDatabase(jdbcUrl, settings.dbUser(), settings.dbPassword())
 				.jobAttempts();
 			lines.add("LEADER_JOB attempts=" + attempts);
-			lines.addAll(Report.lines(settings, faults, unavailability, results, skipped));
 			if (settings.prometheus() != null) {
-				// Two more scrapes of the end of the load, then the figures per fault kind.
+				// Two more scrapes of the end of the load, then the figures per fault kind; before the
+				// report's own lines, which end with the CAMPAIGN line.
 				TimeUnit.SECONDS.sleep(5);
 				try {
 					lines.addAll(PrometheusFigures.lines(new PrometheusApi(settings.prometheus()), faults, origin,
@@ -184,6 +184,7 @@ public final class Campaign {
 					lines.add("PROMETHEUS failed: " + ex.getMessage());
 				}
 			}
+			lines.addAll(Report.lines(settings, faults, unavailability, results, skipped));
 			Files.write(settings.workDir().resolve("report.txt"), lines);
 			history.write(settings.workDir().resolve("history.csv"), origin);
 			ThroughputChart.writeFaults(settings.workDir().resolve("faults.csv"), faults, origin);
