@@ -32,36 +32,9 @@ usage() {
 	exit 2
 }
 
-fail() {
-	echo "$PROGRAM: $*" >&2
-	exit 1
-}
-
-unavailable() {
-	echo "$PROGRAM: $*" >&2
-	exit 3
-}
-
-log() {
-	echo "$PROGRAM: $*"
-}
-
-# Installs a Debian package quietly; refreshes the package lists once if the first try fails.
-install_package() {
-	local package="$1" apt_log="$dir/apt-get.log"
-	command -v apt-get >/dev/null || unavailable "$package is not installed and there is no apt-get to install it"
-	log "installing $package (apt-get output in $apt_log)"
-	local -a apt=(apt-get -y -q -o "DPkg::Lock::Timeout=$APT_LOCK_TIMEOUT" -o Dpkg::Options::=--force-confdef
-		-o Dpkg::Options::=--force-confold)
-	local start=$SECONDS
-	if ! DEBIAN_FRONTEND=noninteractive "${apt[@]}" install --no-install-recommends "$package" >"$apt_log" 2>&1; then
-		if ! { DEBIAN_FRONTEND=noninteractive "${apt[@]}" update \
-				&& DEBIAN_FRONTEND=noninteractive "${apt[@]}" install --no-install-recommends "$package"; } >>"$apt_log" 2>&1; then
-			unavailable "cannot install $package: $(tail -n 1 "$apt_log")"
-		fi
-	fi
-	log "installed $package in $((SECONDS - start)) s"
-}
+# fail, unavailable, log and install_package.
+# shellcheck source=lib/common.sh
+source "$(dirname "$0")/lib/common.sh"
 
 ensure_user() {
 	local user="$1"
@@ -125,7 +98,7 @@ postgres_bin() {
 postgres_start() {
 	pg_bin="$(postgres_bin)"
 	if [[ -z "$pg_bin" ]]; then
-		install_package postgresql
+		install_package postgresql "$dir/apt-get.log"
 		pg_bin="$(postgres_bin)"
 		[[ -n "$pg_bin" ]] || unavailable "postgresql is installed but no /usr/lib/postgresql/*/bin has postgres and initdb"
 	fi
@@ -180,7 +153,7 @@ postgres_stop() {
 mariadb_start() {
 	if ! command -v mariadbd >/dev/null || ! command -v mariadb-install-db >/dev/null \
 			|| ! command -v mariadb >/dev/null; then
-		install_package mariadb-server
+		install_package mariadb-server "$dir/apt-get.log"
 		command -v mariadbd >/dev/null || unavailable "mariadb-server is installed but mariadbd is not on the PATH"
 	fi
 	owner=zklock-mariadb

@@ -38,42 +38,20 @@ usage() {
 	exit 2
 }
 
-fail() {
-	echo "$PROGRAM: $*" >&2
-	exit 1
-}
+# fail, unavailable, log and install_package.
+# shellcheck source=lib/common.sh
+source "$(dirname "$0")/lib/common.sh"
 
-unavailable() {
-	echo "$PROGRAM: $*" >&2
-	exit 3
-}
-
-log() {
-	echo "$PROGRAM: $*"
-}
-
+# prometheus and promtool, from Debian's package when either is missing (apt-get output in a
+# temporary file, named in the log line).
 install_prometheus() {
 	if command -v prometheus >/dev/null && command -v promtool >/dev/null; then
 		return
 	fi
-	command -v apt-get >/dev/null || unavailable "prometheus is not installed and there is no apt-get to install it"
 	[[ $(id -u) == 0 ]] || unavailable "prometheus is not installed and only root can install it"
-	local apt_log
-	apt_log=$(mktemp)
-	log "installing prometheus (apt-get output in $apt_log)"
-	local -a apt=(apt-get -y -q -o "DPkg::Lock::Timeout=$APT_LOCK_TIMEOUT" -o Dpkg::Options::=--force-confdef
-		-o Dpkg::Options::=--force-confold)
-	local start=$SECONDS
-	# policy-rc.d keeps the package's service from starting (there may be no init system at all).
-	if ! DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 "${apt[@]}" install --no-install-recommends prometheus >"$apt_log" 2>&1; then
-		if ! { DEBIAN_FRONTEND=noninteractive "${apt[@]}" update \
-				&& DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 "${apt[@]}" install --no-install-recommends prometheus; } >>"$apt_log" 2>&1; then
-			unavailable "cannot install prometheus: $(tail -n 1 "$apt_log")"
-		fi
-	fi
+	install_package prometheus "$(mktemp)"
 	command -v prometheus >/dev/null && command -v promtool >/dev/null \
 		|| unavailable "the prometheus package has no prometheus or promtool binary"
-	log "installed prometheus in $((SECONDS - start)) s"
 }
 
 stop_server() {

@@ -110,29 +110,9 @@ usage() {
 	exit 2
 }
 
-fail() {
-	echo "$PROGRAM: $*" >&2
-	exit 1
-}
-
-unavailable() {
-	echo "$PROGRAM: $*" >&2
-	exit 3
-}
-
-# Installs a Debian package quietly; refreshes the package lists once if the first try fails.
-install_package() {
-	local package="$1" apt_log="$dir/apt-get.log"
-	command -v apt-get >/dev/null || unavailable "$package is not installed and there is no apt-get to install it"
-	local -a apt=(apt-get -y -q -o "DPkg::Lock::Timeout=$APT_LOCK_TIMEOUT" -o Dpkg::Options::=--force-confdef
-		-o Dpkg::Options::=--force-confold)
-	if ! DEBIAN_FRONTEND=noninteractive "${apt[@]}" install --no-install-recommends "$package" >"$apt_log" 2>&1; then
-		if ! { DEBIAN_FRONTEND=noninteractive "${apt[@]}" update \
-				&& DEBIAN_FRONTEND=noninteractive "${apt[@]}" install --no-install-recommends "$package"; } >>"$apt_log" 2>&1; then
-			unavailable "cannot install $package: $(tail -n 1 "$apt_log")"
-		fi
-	fi
-}
+# fail, unavailable, log and install_package.
+# shellcheck source=lib/common.sh
+source "$(dirname "$0")/lib/common.sh"
 
 ensure_user() {
 	if ! id -u "$OWNER" >/dev/null 2>&1; then
@@ -387,14 +367,14 @@ answers_plain() {
 }
 
 do_start() {
-	[[ -r "$SERVER_JAR" ]] || install_package zookeeper
+	[[ -r "$SERVER_JAR" ]] || install_package zookeeper "$dir/apt-get.log"
 	[[ -r "$SERVER_JAR" ]] || unavailable "the zookeeper package is installed but $SERVER_JAR is missing"
 	local jar
 	for jar in ${EXTRA_JARS//:/ }; do
 			[[ -r "$jar" ]] || unavailable "$jar is missing (it comes with libzookeeper-java's dependencies)"
 	done
-	command -v openssl >/dev/null || install_package openssl
-	command -v flock >/dev/null || install_package util-linux
+	command -v openssl >/dev/null || install_package openssl "$dir/apt-get.log"
+	command -v flock >/dev/null || install_package util-linux "$dir/apt-get.log"
 	[[ -x "$java" ]] || unavailable "no java at $java"
 	[[ -x "$keytool" ]] || unavailable "no keytool at $keytool"
 	ensure_user

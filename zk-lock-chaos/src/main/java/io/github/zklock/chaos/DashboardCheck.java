@@ -2,15 +2,20 @@ package io.github.zklock.chaos;
 
 import java.awt.Color;
 import java.awt.Graphics2D;
+import java.awt.geom.Rectangle2D;
 import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.text.SimpleDateFormat;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Date;
 import java.util.List;
 import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import javax.imageio.ImageIO;
 
@@ -52,6 +57,9 @@ public final class DashboardCheck {
 	private static final int PANEL_HEIGHT = 300;
 
 	private static final int COLUMNS = 2;
+
+	/** A variable's query: {@code label_values(selector, label)}. */
+	private static final Pattern LABEL_VALUES = Pattern.compile("label_values\\((.*),\\s*(\\w+)\\)");
 
 	private DashboardCheck() {
 	}
@@ -117,7 +125,7 @@ public final class DashboardCheck {
 					TimeSeries line = new TimeSeries(each.legend(target.path("legendFormat").asString("")));
 					for (PrometheusApi.Sample sample : each.samples()) {
 						if (Double.isFinite(sample.value())) {
-							line.addOrUpdate(new Millisecond(new java.util.Date((long) (sample.epochSeconds() * 1000))),
+							line.addOrUpdate(new Millisecond(new Date((long) (sample.epochSeconds() * 1000))),
 									sample.value());
 						}
 					}
@@ -156,7 +164,6 @@ public final class DashboardCheck {
 	/** The dashboard's variables as Grafana replaces them with "All" selected. */
 	static String resolve(String query, String rateInterval) {
 		return query.replace("$__rate_interval", rateInterval)
-			.replace("$__range", "5m")
 			.replaceAll("\\$\\{?(application|name)}?", ".*");
 	}
 
@@ -165,8 +172,7 @@ public final class DashboardCheck {
 	 * among the selector's series.
 	 */
 	private static List<String> labelValues(PrometheusApi api, String definition, Instant at) throws IOException {
-		java.util.regex.Matcher call = java.util.regex.Pattern.compile("label_values\\((.*),\\s*(\\w+)\\)")
-			.matcher(definition);
+		Matcher call = LABEL_VALUES.matcher(definition);
 		if (!call.matches()) {
 			throw new IOException("Not a label_values(selector, label) query: " + definition);
 		}
@@ -189,7 +195,7 @@ public final class DashboardCheck {
 		plot.setBackgroundPaint(new Color(0xF7, 0xF7, 0xF7));
 		plot.setDomainGridlinePaint(Color.LIGHT_GRAY);
 		plot.setRangeGridlinePaint(Color.LIGHT_GRAY);
-		((DateAxis) plot.getDomainAxis()).setDateFormatOverride(new java.text.SimpleDateFormat("HH:mm:ss"));
+		((DateAxis) plot.getDomainAxis()).setDateFormatOverride(new SimpleDateFormat("HH:mm:ss"));
 		// A flat line at zero shows as such, not as a range of 1e-8 around it.
 		NumberAxis range = (NumberAxis) plot.getRangeAxis();
 		range.setAutoRangeIncludesZero(true);
@@ -225,7 +231,7 @@ public final class DashboardCheck {
 		for (int i = 0; i < charts.size(); i++) {
 			int x = (i % COLUMNS) * PANEL_WIDTH;
 			int y = (i / COLUMNS) * PANEL_HEIGHT;
-			charts.get(i).draw(graphics, new java.awt.geom.Rectangle2D.Double(x, y, PANEL_WIDTH, PANEL_HEIGHT));
+			charts.get(i).draw(graphics, new Rectangle2D.Double(x, y, PANEL_WIDTH, PANEL_HEIGHT));
 		}
 		graphics.dispose();
 		Path parent = png.toAbsolutePath().getParent();

@@ -347,14 +347,13 @@ public class CuratorLockAdmin {
 	}
 
 	/**
-	 * Return whether the registry's ZooKeeper connection is up, as Curator last reported it:
-	 * {@code true} after {@code CONNECTED} or {@code RECONNECTED} (or, before any report, when the
-	 * client is connected now), {@code false} after {@code SUSPENDED} or {@code LOST}.
+	 * Return whether the registry's ZooKeeper client is connected now (what the {@code zkLock}
+	 * health indicator reports as up): {@code false} while the connection is lost, so while
+	 * Curator's state is {@code SUSPENDED} or {@code LOST}. Local state, no ZooKeeper request.
 	 * @return whether the application is connected to ZooKeeper
 	 */
 	public boolean isConnected() {
-		ConnectionState last = lastConnectionState();
-		return (last == null) ? this.registry.client().getZookeeperClient().isConnected() : last.isConnected();
+		return this.registry.client().getZookeeperClient().isConnected();
 	}
 
 	/**
