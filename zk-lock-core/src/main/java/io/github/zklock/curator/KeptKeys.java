@@ -198,7 +198,11 @@ final class KeptKeys {
 	 * key's monitor.
 	 * @param line the line's name
 	 */
-	boolean skipsKeeping(String line) {
+	boolean skipsKeeping(String line, boolean movedHere) {
+		if (movedHere) {
+			this.skipped.increment();
+			return true;
+		}
 		if (this.contestedCount == 0) {
 			return false;
 		}

@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
 import org.jspecify.annotations.Nullable;
 
@@ -739,6 +740,9 @@ final class LockKey {
 		/** Whether the znode may be kept: created with the mark that tells other participants so. */
 		final boolean keepable;
 
+		/** Whether its acquisition waited behind another participant's znode (see {@link #keeps}). */
+		final boolean movedHere;
+
 		/** Turns granted on it so far (guarded by the key). */
 		int grants;
 
@@ -777,8 +781,10 @@ final class LockKey {
 			this.znode = new LockZnode(node, acquisition.session(), acquisition.czxid(), acquisition.grantedAt());
 			this.confirmedAt = requestedAt;
 			this.keepable = acquisition.keepable();
+			this.movedHere = acquisition.waitedForOther();
 			this.othersWaiting = acquisition.othersQueued();
-			this.watching = this.othersWaiting;
+			// A keepable znode's granting listing set the children watch already (see Line#decided).
+			this.watching = this.othersWaiting || acquisition.childrenWatched();
 			this.dataWatcher = (event) -> {
 				if (event.getType() == Watcher.Event.EventType.NodeDataChanged
 						|| event.getType() == Watcher.Event.EventType.NodeDeleted) {
@@ -794,6 +800,24 @@ final class LockKey {
 					listChildren(line);
 				}
 			};
+		}
+
+		/**
+		 * The children watch of the listing that granted the znode fired. While the first turn
+		 * holds it, as if no watch had been set: the children are listed when the znode is kept or
+		 * handed over; afterwards, as the link's own watch.
+		 */
+		void grantingWatchFired(Line line, WatchedEvent event) {
+			synchronized (LockKey.this) {
+				if (!line.isLink(this)) {
+					return;
+				}
+				if (!this.kept && this.grants <= 1) {
+					this.watching = false;
+					return;
+				}
+			}
+			this.childrenWatcher.process(event);
 		}
 
 		/**
@@ -833,6 +857,13 @@ final class LockKey {
 
 		/** Turns granted so far; a waiter that saw one granted after it queued saw the lock held. */
 		long turnsGranted;
+
+		/**
+		 * Whether the key stays with this application: a grant rode a kept znode of this line since
+		 * it last gave one up unused. Such a line keeps a znode it had to wait for another participant
+		 * for; another does not (see {@link #keeps}).
+		 */
+		boolean stays;
 
 		Line(Protocol protocol) {
 			this.protocol = protocol;
@@ -975,6 +1006,7 @@ final class LockKey {
 					kept.keptChanged(-1);
 					kept.grantedFromKept();
 					kept.keptPaidOff(name());
+					this.stays = true;
 				}
 				current.grants++;
 				this.turnsGranted++;
@@ -1012,6 +1044,7 @@ final class LockKey {
 				}
 				if (cause == KeptKeys.Cause.ASKED && current.keptGrants == 0) {
 					kept.givenUpUnused(name());
+					this.stays = false;
 				}
 				after.add(() -> kept.forget(this));
 			}
@@ -1039,7 +1072,7 @@ final class LockKey {
 		private boolean keeps(Link current) {
 			return current.keepable && current.grants > 0 && !current.othersWaiting && sound(current)
 					&& !LockKey.this.dropped && !LockKey.this.grants.keptKeys().closed()
-					&& !LockKey.this.grants.keptKeys().skipsKeeping(name());
+					&& !LockKey.this.grants.keptKeys().skipsKeeping(name(), current.movedHere && !this.stays);
 		}
 
 		/** The line's name for {@link KeptKeys}: its key's lock path and its protocol. */
@@ -1227,7 +1260,12 @@ final class LockKey {
 					});
 				}
 				else if (acquisition.granted() && node != null) {
-					this.link = new Link(acquisition, node, this.acquiringSince, this);
+					Link linked = new Link(acquisition, node, this.acquiringSince, this);
+					this.link = linked;
+					if (acquisition.childrenWatched()) {
+						// Its events reach the link once it is this line's (what came meanwhile, at once).
+						after.add(() -> acquisition.watchChildren((event) -> linked.grantingWatchFired(this, event)));
+					}
 				}
 				else {
 					// One look, not granted: the head waiter asked for no more, if it is still the head.

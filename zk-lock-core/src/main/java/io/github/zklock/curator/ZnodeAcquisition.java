@@ -157,6 +157,21 @@ final class ZnodeAcquisition implements Watcher {
 	/** Whether it waited for a predecessor that may be kept, once: the next listing is its last look. */
 	private boolean keptWaited;
 
+	/**
+	 * The children watch every listing of a keepable znode sets (see {@link #watchChildren}), or
+	 * {@code null} for a znode that is not keepable.
+	 */
+	private @Nullable ChildrenWatch childrenWatch;
+
+	/** Whether the listing that granted the znode set {@link #childrenWatch} (guarded by this). */
+	private boolean childrenWatched;
+
+	/**
+	 * Whether it waited behind a znode of another participant (not this application's): the key
+	 * moved here from elsewhere, and its znode is not kept ({@link KeptLocks}); only ever set.
+	 */
+	private boolean waitedForOther;
+
 	/** A lease's internal mutex, until the lease is granted or the acquisition ends. */
 	private @Nullable ZnodeAcquisition internalMutex;
 
@@ -199,6 +214,7 @@ final class ZnodeAcquisition implements Watcher {
 	void keptRules(boolean keepable, KeptKeys.Timer timer, long waitNanos) {
 		synchronized (this) {
 			this.keepable = keepable;
+			this.childrenWatch = (keepable && this.protocol != Protocol.LEASE) ? new ChildrenWatch() : null;
 			this.keptTimer = timer;
 			this.keptWaitNanos = waitNanos;
 		}
@@ -331,7 +347,10 @@ final class ZnodeAcquisition implements Watcher {
 
 	/** @param first whether the listing is sent right after a send of the create */
 	private void list(boolean first) {
-		Watcher watcher = (this.protocol == Protocol.LEASE) ? this : null;
+		Watcher watcher;
+		synchronized (this) {
+			watcher = (this.protocol == Protocol.LEASE) ? this : this.childrenWatch;
+		}
 		long sentAt = this.clock.getAsLong();
 		this.znodes.children(this.protocol.queuePath(this.lockPath), watcher,
 				(code, children) -> listed(code, children, first, sentAt));
@@ -379,6 +398,8 @@ final class ZnodeAcquisition implements Watcher {
 					this.grantedAt = now;
 					this.othersQueued = children.size() > 1;
 					this.grantedOnce = true;
+					// Every event of the watch that came before this answer was told before it.
+					this.childrenWatched = this.childrenWatch != null;
 					outcome = Listing.GRANTED;
 				}
 				else if (this.oneLook && !this.keptWaited && this.keptTimer != null && this.protocol != Protocol.LEASE
@@ -388,6 +409,7 @@ final class ZnodeAcquisition implements Watcher {
 					// on seeing this one queue), then look once more.
 					this.keptWaited = true;
 					this.sawHeld = true;
+					this.waitedForOther |= this.own.get(this.protocol.queuePath(this.lockPath) + "/" + watch) == null;
 					this.state = State.WAITING;
 					outcome = Listing.WAIT_KEPT;
 				}
@@ -402,6 +424,7 @@ final class ZnodeAcquisition implements Watcher {
 					outcome = (this.protocol == Protocol.LEASE) ? Listing.WAIT : Listing.WATCH;
 					ZnodeAcquisition predecessor = this.own.get(this.protocol.queuePath(this.lockPath) + "/" + watch);
 					this.watchedOwn = (predecessor != null && predecessor.protocol == this.protocol) ? predecessor : null;
+					this.waitedForOther |= predecessor == null;
 				}
 			}
 		}
@@ -668,6 +691,35 @@ final class ZnodeAcquisition implements Watcher {
 		return this.grantedAt;
 	}
 
+	/**
+	 * Whether the listing that granted the znode set a children watch on its queue, through which the
+	 * znode's keeper learns that another participant queues (see {@link #watchChildren}).
+	 */
+	synchronized boolean childrenWatched() {
+		return this.childrenWatched;
+	}
+
+	/**
+	 * Where the events of the granting listing's children watch go from now on ({@link #childrenWatched}):
+	 * an event that came since the grant is told at once. The watch fires once, as any ZooKeeper
+	 * watch; the keeper sets its own after that.
+	 * @param keeper the watcher of the granted znode's keeper
+	 */
+	void watchChildren(Watcher keeper) {
+		ChildrenWatch watch;
+		synchronized (this) {
+			watch = this.childrenWatch;
+		}
+		if (watch != null) {
+			watch.attach(keeper);
+		}
+	}
+
+	/** Whether it waited behind a znode of another participant before it was granted. */
+	synchronized boolean waitedForOther() {
+		return this.waitedForOther;
+	}
+
 	/** Whether other participants queued behind the znode when it was granted. */
 	synchronized boolean othersQueued() {
 		return this.othersQueued;
@@ -698,6 +750,47 @@ final class ZnodeAcquisition implements Watcher {
 	@Override
 	public String toString() {
 		return "acquisition of " + this.protocol + " " + this.lockPath + " (" + state() + ", " + node() + ")";
+	}
+
+	/**
+	 * The children watch of a keepable znode's listings: an event before the grant is left to the
+	 * acquisition's own watches (the next listing sets it again); one after the grant goes to the
+	 * znode's keeper, or waits for it to be attached.
+	 */
+	private final class ChildrenWatch implements Watcher {
+
+		private @Nullable Watcher keeper;
+
+		private @Nullable WatchedEvent pending;
+
+		@Override
+		public void process(WatchedEvent event) {
+			Watcher target;
+			synchronized (ZnodeAcquisition.this) {
+				if (!ZnodeAcquisition.this.childrenWatched) {
+					return;
+				}
+				target = this.keeper;
+				if (target == null) {
+					this.pending = event;
+					return;
+				}
+			}
+			target.process(event);
+		}
+
+		void attach(Watcher target) {
+			WatchedEvent event;
+			synchronized (ZnodeAcquisition.this) {
+				this.keeper = target;
+				event = this.pending;
+				this.pending = null;
+			}
+			if (event != null) {
+				target.process(event);
+			}
+		}
+
 	}
 
 }

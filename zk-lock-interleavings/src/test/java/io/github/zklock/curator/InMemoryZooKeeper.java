@@ -210,6 +210,12 @@ final class InMemoryZooKeeper implements Znodes {
 		return path;
 	}
 
+	/** Whether the client watches the znode (a waiter watching its predecessor, say). */
+	synchronized boolean watched(String path) {
+		Set<Watcher> watchers = this.dataWatches.get(path);
+		return watchers != null && !watchers.isEmpty();
+	}
+
 	/** Delete a znode as another client (another application's release, or a forced revocation). */
 	void deleteAsOther(String path) {
 		synchronized (this) {

@@ -23,7 +23,9 @@ import static io.github.zklock.curator.LocalQueueModel.check;
  * the session's loss and the new session (also with a request forced between the new session and
  * the give-up, and another participant forced to queue while a grant rides the kept znode); and
  * another participant's one attempt waiting for a
- * znode that may be kept, racing its give-up and the end of its wait. Besides the invariants every
+ * znode that may be kept, racing its give-up and the end of its wait; another participant queuing
+ * while the first turn holds a keepable znode (the granting listing's children watch firing before
+ * or after the znode is kept); and a znode granted behind another participant's, which is not kept. Besides the invariants every
  * scenario of the model asserts (no untold overlap, every znode deleted once, none left, no
  * request stalled), each asserts that a grant says HELD only while its znode is there, and that no
  * grant of the application is HELD once the other participant's znode is first.
@@ -210,6 +212,55 @@ class KeptLockInterleavingTests {
 			});
 			run.start("keeper", () -> model.zooKeeper.deleteAsOther(other));
 			run.start("timer", model::runTimers);
+		});
+	}
+
+	/**
+	 * Another participant queues while the first turn holds a keepable znode, whose granting listing
+	 * set the children watch: the watch fires while the turn holds it, at its release, or after the
+	 * znode is kept. Whatever the order, the znode is not kept past the other participant's request
+	 * (the other is granted: no request stalled) and no grant is HELD once the other is first.
+	 */
+	@Test
+	void anotherParticipantQueuesWhileTheFirstTurnHoldsAKeepableZnode() {
+		explore(LockMode.EXCLUSIVE, false, (run) -> {
+			LocalQueueModel model = run.model;
+			model.grants.keptLocks(new KeptLocks(true, LONG_IDLE, 10, KeptLocks.DEFAULT_GIVE_UP_WAIT));
+			run.start("holder", () -> holdChecked(model, model.acquire(model.keptRequest(LockMode.EXCLUSIVE))));
+			run.start("other", () -> {
+				String other = model.zooKeeper.otherParticipant(LocalQueueModel.PATH, "lock-");
+				while (!Protocol.MUTEX.first(model.zooKeeper.childrenOf(LocalQueueModel.PATH), name(other))) {
+					Thread.yield();
+				}
+				model.checkNoneHeld();
+				model.zooKeeper.deleteAsOther(other);
+			});
+		});
+	}
+
+	/**
+	 * A keepable znode granted after waiting for another participant's znode (the key moved here
+	 * from elsewhere, and this line never rode a kept znode) is not kept at its release: the other
+	 * participant leaves once the application watches its znode, racing the application's steps
+	 * after that (the watch event, the listing, the grant).
+	 */
+	@Test
+	void znodeGrantedBehindAnotherParticipantIsNotKept() {
+		explore(LockMode.EXCLUSIVE, false, (run) -> {
+			LocalQueueModel model = run.model;
+			model.grants.keptLocks(new KeptLocks(true, LONG_IDLE, 10, KeptLocks.DEFAULT_GIVE_UP_WAIT));
+			String other = model.zooKeeper.otherParticipant(LocalQueueModel.PATH, Protocol.KEEP_MARK + "lock-");
+			run.start("requester", () -> model.acquire(model.keptRequest(LockMode.EXCLUSIVE)).ifPresent((grant) -> {
+				check(!fromKept(grant), "granted from a kept znode");
+				holdChecked(model, Optional.of(grant));
+				check(model.grants.keptKeys().keptCount() == 0, "kept after waiting: " + model.grants.kept());
+			}));
+			run.start("other", () -> {
+				while (!model.zooKeeper.watched(other)) {
+					Thread.yield();
+				}
+				model.zooKeeper.deleteAsOther(other);
+			});
 		});
 	}
 
