@@ -102,8 +102,9 @@ public class CuratorLockAdmin {
 
 	/**
 	 * Return how many znodes were not kept so far although kept locks are on, because their key
-	 * was being taken in turns: the back-off after kept znodes given up before any grant rode them
-	 * (the guide's "Keys taken in turns").
+	 * was being taken in turns (the back-off after kept znodes given up before any grant rode them,
+	 * the guide's "Keys taken in turns") or was visited from elsewhere (granted after waiting for
+	 * another participant's znode, the guide's "Keys visited from elsewhere").
 	 * @return the number of znodes deleted at their last release instead of kept
 	 */
 	public long keptSkippedCount() {

@@ -194,9 +194,11 @@ final class KeptKeys {
 
 	/**
 	 * Whether a line that could keep its znode now does not, as it is contested (see
-	 * {@link #givenUpUnused}); each answer {@code true} counts one of the znodes it skips. Under the
-	 * key's monitor.
+	 * {@link #givenUpUnused}) or its znode moved here; each answer {@code true} counts one of the
+	 * znodes it skips. Under the key's monitor.
 	 * @param line the line's name
+	 * @param movedHere whether the znode was granted after waiting for another participant's, on a
+	 * line that does not stay here (see {@code LockKey.Line#keeps}): never kept
 	 */
 	boolean skipsKeeping(String line, boolean movedHere) {
 		if (movedHere) {

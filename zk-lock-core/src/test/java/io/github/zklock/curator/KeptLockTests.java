@@ -113,9 +113,12 @@ class KeptLockTests {
 			assertThat(kept.mode()).isEqualTo(LockMode.EXCLUSIVE);
 			assertThat(kept.grants()).isEqualTo(1);
 		});
-		// The watches of the kept znode are set as it is kept: its children's (a listing), then its
-		// data's (a getData, this key's only one), sent in that order.
+		// The watches of the kept znode: its children's, set by the listing that granted it, and its
+		// data's, set as it is kept (a getData, this key's only one). Keeping it lists nothing more.
 		await().atMost(LONG).untilAsserted(() -> assertThat(this.countsA.snapshot()).containsEntry("getData", 1L));
+		// The cold key's parents are created first: three creates, and the create of the znode is sent
+		// twice, each time with a listing; none more as the znode is kept.
+		assertThat(this.countsA.snapshot()).containsEntry("create", 3L).containsEntry("getChildren", 2L);
 
 		this.countsA.reset();
 		for (int i = 0; i < 20; i++) {
@@ -228,6 +231,44 @@ class KeptLockTests {
 		LockHandle again = this.processA.tryAcquire(exclusive(LONG)).orElseThrow();
 		assertThat(fromKept(again)).as("kept again after a kept grant").isTrue();
 		again.release();
+	}
+
+	/**
+	 * A key that another application keeps is visited once: the visitor's znode, granted after
+	 * waiting for the kept one, is not kept (the key lives elsewhere), so that the application that
+	 * keeps it takes it back without waiting for a give-up. A line of an application that rode a
+	 * kept znode keeps its znode even when it had to wait for a visitor's.
+	 */
+	@Test
+	void znodeTakenFromAnotherApplicationIsNotKeptUnlessTheKeyStays() throws Exception {
+		this.processB.setKeptLocks(KeptLocks.ENABLED);
+		this.processA.tryAcquire(exclusive(LONG)).orElseThrow().release();
+		await().atMost(LONG).until(() -> admin(this.processA).keptLockCount() == 1);
+
+		// B waits for A's kept znode, and does not keep its own.
+		LockHandle visit = this.processB.tryAcquire(exclusive(LONG)).orElseThrow();
+		visit.release();
+		assertThat(admin(this.processB).keptLockCount()).isZero();
+		assertThat(admin(this.processB).keptSkippedCount()).isEqualTo(1);
+		await().atMost(LONG).untilAsserted(() -> assertThat(lockZnodes()).isEmpty());
+
+		// A takes the key back without waiting: kept again, and a grant rides it (the line stays).
+		this.processA.tryAcquire(exclusive(LONG)).orElseThrow().release();
+		assertThat(admin(this.processA).keptLockCount()).isEqualTo(1);
+		LockHandle ridden = this.processA.tryAcquire(exclusive(LONG)).orElseThrow();
+		assertThat(fromKept(ridden)).isTrue();
+		ridden.release();
+
+		// B visits again and holds; A waits behind B's znode, and keeps its own all the same.
+		LockHandle held = this.processB.tryAcquire(exclusive(LONG)).orElseThrow();
+		CompletableFuture<Void> back = CompletableFuture.runAsync(() -> this.processA.tryAcquire(exclusive(LONG))
+			.orElseThrow()
+			.release());
+		await().atMost(LONG).untilAsserted(() -> assertThat(lockZnodes()).hasSize(2));
+		held.release();
+		back.get(LONG.toMillis(), TimeUnit.MILLISECONDS);
+		assertThat(admin(this.processA).keptLockCount()).isEqualTo(1);
+		assertThat(admin(this.processB).keptLockCount()).isZero();
 	}
 
 	@Test

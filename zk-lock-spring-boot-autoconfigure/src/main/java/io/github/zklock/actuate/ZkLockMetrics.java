@@ -24,7 +24,7 @@ import io.github.zklock.curator.CuratorLockAdmin;
  * locks: the gauge {@code zk.lock.kept} (znodes kept now), the counters
  * {@code zk.lock.kept.grants} (grants made on them), {@code zk.lock.kept.given.up} (znodes
  * deleted, tagged by {@code cause}) and {@code zk.lock.kept.skipped} (znodes not kept because
- * their key was being taken in turns). The
+ * their key was being taken in turns, or visited from elsewhere). The
  * timers {@code zk.lock.acquire} and {@code zk.lock.held} come from the observations of
  * {@link io.github.zklock.LockTemplate}. No meter is tagged with a lock path: paths are
  * unbounded.
@@ -78,7 +78,7 @@ public class ZkLockMetrics implements MeterBinder {
 		}
 		FunctionCounter.builder("zk.lock.kept.skipped", this.admin, CuratorLockAdmin::keptSkippedCount)
 			.description("Znodes deleted at their last release instead of kept, because their key was being "
-					+ "taken in turns with other participants")
+					+ "taken in turns with other participants, or visited from one that keeps it")
 			.register(meterRegistry);
 		this.admin.registry().addLockStateListener((event) -> {
 			if (event.state() == LockState.LOST) {
