@@ -18,6 +18,8 @@
 #                              skip scenarios (redisson: only the Redisson contender of the hot key)
 #   --hotkey-rounds N          rounds of the hot-key scenario (default 1 quick, 3 full)
 #   --hotkey-seconds N         measured seconds per contender and round (default 5 quick, 10 full)
+#   --hotkey-contenders A,B    only these contenders of the hot-key scenario (names as in its HOTKEY lines)
+#   --hotkey-jfr               a JFR profile of each hot-key JVM: target/bench/hotkey-jvm-N.jfr
 #   --redis-server PATH        the redis-server to start (default: the one on the PATH)
 #   --scale-keys N             keys per layout of the scale scenario (default 1000000)
 #   --scale-threads N          threads per JVM of the scale scenario (default 16)

@@ -55,6 +55,8 @@ import io.github.zklock.benchmarks.ZooKeeperServers;
  * server does), {@code --prof NAME} (a JMH profiler, e.g. {@code stack}),
  * {@code --skip interleaved,jmh,requests,memory,hotkey,redisson}, {@code --memory-paths N},
  * {@code --hotkey-rounds N}, {@code --hotkey-seconds N} (measured seconds per contender and round),
+ * {@code --hotkey-contenders A,B} (only these hot-key contenders), {@code --hotkey-jfr} (a JFR
+ * profile of each hot-key JVM),
  * {@code --redis-server PATH} (else the first {@code redis-server} on the {@code PATH}),
  * {@code --work-dir DIR}, {@code --scale} (instead of everything else: the scale scenario,
  * {@link ScaleScenario}, with {@code --scale-keys N}, {@code --scale-threads N} per JVM,
@@ -293,6 +295,12 @@ public final class BenchMain {
 
 		int hotKeySeconds = -1;
 
+		/** The hot-key contenders to run (contended, ping-pong and single-thread ones alike); empty: all. */
+		Set<String> hotKeyContenders = Set.of();
+
+		/** Whether each hot-key JVM records a JFR profile (hotkey-jvm-N.jfr in the work directory). */
+		boolean hotKeyJfr;
+
 		@Nullable String redisServer;
 
 		@Nullable Path publishResults;
@@ -352,6 +360,8 @@ public final class BenchMain {
 					case "--memory-paths" -> settings.memoryPaths = Integer.parseInt(value(args, ++i, arg));
 					case "--hotkey-rounds" -> settings.hotKeyRounds = Integer.parseInt(value(args, ++i, arg));
 					case "--hotkey-seconds" -> settings.hotKeySeconds = Integer.parseInt(value(args, ++i, arg));
+					case "--hotkey-contenders" -> settings.hotKeyContenders = Set.of(value(args, ++i, arg).split(","));
+					case "--hotkey-jfr" -> settings.hotKeyJfr = true;
 					case "--redis-server" -> settings.redisServer = value(args, ++i, arg);
 					case "--work-dir" -> settings.workDir = Path.of(value(args, ++i, arg));
 					case "--publish-results" -> settings.publishResults = Path.of(value(args, ++i, arg));
@@ -397,7 +407,7 @@ public final class BenchMain {
 		 */
 		boolean complete() {
 			return this.skip.isEmpty() && this.include.equals(".") && this.connectString.isEmpty()
-					&& this.profilers.isEmpty();
+					&& this.profilers.isEmpty() && this.hotKeyContenders.isEmpty() && !this.hotKeyJfr;
 		}
 
 		/** Cycles of each single-threaded benchmark per round. */
@@ -454,6 +464,15 @@ public final class BenchMain {
 			return this.quick ? 1_500 : 3_000;
 		}
 
+		/**
+		 * Warm-up of each affinity contender before the first round: 3,000 keys, and the compilers
+		 * of three JVMs sharing the cores with 24 busy threads, take longer to settle than one key
+		 * (measured: the kept contender's grants per second still rose for about 20 s).
+		 */
+		long hotKeyAffinityWarmupMillis() {
+			return this.quick ? 15_000 : 25_000;
+		}
+
 		/** Unmeasured start of every hot-key run (the queue fills, the threads settle). */
 		long hotKeyRunWarmupMillis() {
 			return this.quick ? 1_000 : 2_000;
@@ -475,10 +494,10 @@ public final class BenchMain {
 					: "external " + this.connectString;
 			return String.format(Locale.ROOT,
 					"Hot key: %d JVMs x %d threads, one key, critical section: a flag check and a counter increment; "
-							+ "%d ms of warm-up per contender, then %d round(s), contenders in random order, each run "
+							+ "%d ms of warm-up per contender (%d ms for the affinity ones), then %d round(s), contenders in random order, each run "
 							+ "%d ms unmeasured + %d ms measured with the JVMs started together; uncontended: 1 thread, "
 							+ "%d rounds of one %d ms batch per contender, alternating; ZooKeeper: %s",
-					HotKeyScenario.JVMS, HotKeyScenario.THREADS, hotKeyWarmupMillis(), hotKeyRounds(),
+					HotKeyScenario.JVMS, HotKeyScenario.THREADS, hotKeyWarmupMillis(), hotKeyAffinityWarmupMillis(), hotKeyRounds(),
 					hotKeyRunWarmupMillis(), hotKeyMeasureMillis(), uncontendedRounds(), uncontendedBatchMillis(),
 					server);
 		}

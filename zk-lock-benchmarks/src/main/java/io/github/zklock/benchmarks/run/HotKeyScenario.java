@@ -114,12 +114,14 @@ final class HotKeyScenario {
 				contenders.remove("redisson");
 				contenders.remove("redisson_async");
 			}
+			contenders.removeIf(this::notSelected);
 			measureContended(contenders);
 			measurePingPong();
 			List<String> single = new ArrayList<>(UNCONTENDED);
 			if (redis == null) {
 				single.remove("redisson");
 			}
+			single.removeIf(this::notSelected);
 			measureUncontended(single);
 			for (Worker worker : this.workers) {
 				worker.quit();
@@ -188,7 +190,8 @@ final class HotKeyScenario {
 		// Every contender's code path, ZooKeeper's queue and Redis's channel are warm before the first
 		// measured run.
 		for (String contender : contenders) {
-			runAll(contender, threads(contender), this.settings.hotKeyWarmupMillis(), 0);
+			runAll(contender, threads(contender), contender.startsWith("affinity_")
+					? this.settings.hotKeyAffinityWarmupMillis() : this.settings.hotKeyWarmupMillis(), 0);
 		}
 		System.out.printf("PROGRESS hot key: warmed up%n");
 		Random random = new Random(13);
@@ -208,14 +211,24 @@ final class HotKeyScenario {
 		}
 	}
 
+	/** Whether {@code --hotkey-contenders} leaves this contender out. */
+	private boolean notSelected(String contender) {
+		return !this.settings.hotKeyContenders.isEmpty() && !this.settings.hotKeyContenders.contains(contender);
+	}
+
 	private void measurePingPong() throws Exception {
+		List<String> pingPong = new ArrayList<>(PING_PONG);
+		pingPong.removeIf(this::notSelected);
+		if (pingPong.isEmpty()) {
+			return;
+		}
 		List<Worker> two = this.workers.subList(0, 2);
-		for (String contender : PING_PONG) {
+		for (String contender : pingPong) {
 			runOn(two, contender, 1, this.settings.hotKeyWarmupMillis(), 0);
 		}
 		Random random = new Random(19);
 		for (int round = 1; round <= this.settings.hotKeyRounds(); round++) {
-			List<String> order = new ArrayList<>(PING_PONG);
+			List<String> order = new ArrayList<>(pingPong);
 			Collections.shuffle(order, random);
 			for (String contender : order) {
 				Run run = runOn(two, contender, 1, this.settings.hotKeyRunWarmupMillis(),
@@ -381,10 +394,14 @@ final class HotKeyScenario {
 			List<String> command = new ArrayList<>();
 			command.add(ProcessHandle.current().info().command().orElse("java"));
 			command.addAll(settings.forkJvmArgs());
+			if (settings.hotKeyJfr) {
+				command.add("-XX:StartFlightRecording:settings=profile,filename="
+						+ settings.workDir.resolve("hotkey-jvm-" + jvm + ".jfr"));
+			}
 			command.addAll(List.of("-cp", System.getProperty("java.class.path"), HotKeyWorker.class.getName(),
 					Integer.toString(jvm), connectString, basePath, redisAddress));
 			Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-			long timeout = (settings.hotKeyWarmupMillis() + settings.hotKeyRunWarmupMillis()
+			long timeout = (settings.hotKeyAffinityWarmupMillis() + settings.hotKeyRunWarmupMillis()
 					+ settings.hotKeyMeasureMillis()) / 1000 + 180;
 			return new Worker(jvm, process, timeout);
 		}
