@@ -37,7 +37,9 @@
 # many samples were scraped and how many queries answered series; the dashboard's panels are drawn
 # from the same answers in target/demo/dashboard.png. Where Prometheus cannot be installed or run,
 # the line says so and the demo goes on; --no-prometheus leaves it out, --prometheus-keep leaves
-# the server running after the demo (with its data) to browse.
+# the server running after the demo (with its data) to browse. The demo's own ZooKeeper server
+# serves its metrics too (io.github.zklock.sample.demo.ZooKeeperMeters), which Prometheus scrapes as
+# the job zookeeper: the PROMETHEUS line then says how many of its series it holds.
 # The instances' Actuator is behind HTTP Basic: the demo gives its user admin the password in
 # SAMPLE_SECURITY_ADMIN_PASSWORD if set, else one of its own for the run.
 #
@@ -96,6 +98,8 @@ aot=0
 tls=0
 prometheus=1
 prometheus_keep=0
+# The metrics port of the demo's own ZooKeeper server, when Prometheus scrapes it.
+zk_metrics=()
 
 usage() {
 	sed -n '2,/^set -euo/p' "$0" | sed -n 's/^# \{0,1\}//p'
@@ -384,7 +388,8 @@ check_prometheus() {
 	"$java" -Xmx256m -Djava.awt.headless=true -cp "$root/zk-lock-chaos/target/classes:$(cat "$classpath_file")" \
 		io.github.zklock.chaos.DashboardCheck --prometheus "http://127.0.0.1:$prom_port" --job zk-lock-sample-app \
 		--dashboard "$root/monitoring/grafana/zk-lock-dashboard.json" --from "$prom_from" --to "$(date +%s)" \
-		--rate-interval 10s --png "$work/dashboard.png" >"$work/prometheus-check.log" 2>&1 || prom_status=$?
+		--rate-interval 10s --png "$work/dashboard.png" ${zk_metrics[0]:+--zookeeper-job zookeeper} \
+		>"$work/prometheus-check.log" 2>&1 || prom_status=$?
 	sed "s#$root/##" "$work/prometheus-check.log"
 }
 
@@ -532,9 +537,16 @@ else
 	next_free_port
 	zk_port=$free_port
 	zk_connect=127.0.0.1:$zk_port
-	echo "Starting ZooKeeper on $zk_connect"
+	if [[ -n $prom_dir ]]; then
+		# The server's own metrics, for Prometheus's job zookeeper.
+		next_free_port
+		zk_metrics=("$free_port")
+		echo "[{\"targets\": [\"127.0.0.1:$free_port\"], \"labels\": {\"instance_name\": \"zookeeper\"}}]" \
+			>"$prom_dir/zookeeper-targets.json"
+	fi
+	echo "Starting ZooKeeper on $zk_connect${zk_metrics[0]:+ (its metrics on http://127.0.0.1:${zk_metrics[0]}/metrics)}"
 	"$java" "${jvm_opts[@]}" -cp "$jar" -Dloader.main=io.github.zklock.sample.demo.StandaloneZooKeeper "$launcher" \
-		"$zk_port" "$work/zookeeper" >"$work/zookeeper.log" 2>&1 &
+		"$zk_port" "$work/zookeeper" "${zk_metrics[@]}" >"$work/zookeeper.log" 2>&1 &
 	zk_pid=$!
 fi
 

@@ -11,7 +11,9 @@
 # run them: the job zk-lock-sample-app scrapes /actuator/prometheus every 2 s as the user admin
 # (its password in <dir>/admin-password, readable by the owner only) on the targets listed in
 # <dir>/targets.json (file service discovery: the caller writes it as the instances start, and the
-# server reads it again on change), with the alert rules of monitoring/prometheus loaded.
+# server reads it again on change), with the alert rules of monitoring/prometheus loaded; the job
+# zookeeper scrapes /metrics on the targets of <dir>/zookeeper-targets.json, where the caller lists
+# a ZooKeeper server that serves its own metrics (none by default).
 #
 # install installs the package when prometheus or promtool is missing (apt-get, non-interactive;
 # the package's service is not started: the scripts run the binary themselves). start installs it
@@ -101,6 +103,7 @@ write_config() {
 	mkdir -p "$dir"
 	(umask 077; printf '%s' "$password" >"$dir/admin-password")
 	[[ -f "$dir/targets.json" ]] || echo '[]' >"$dir/targets.json"
+	[[ -f "$dir/zookeeper-targets.json" ]] || echo '[]' >"$dir/zookeeper-targets.json"
 	cat >"$dir/prometheus.yml" <<CONFIG
 global:
   scrape_interval: 2s
@@ -115,6 +118,11 @@ scrape_configs:
       password_file: $dir/admin-password
     file_sd_configs:
       - files: ['$dir/targets.json']
+        refresh_interval: 5s
+  - job_name: zookeeper
+    metrics_path: /metrics
+    file_sd_configs:
+      - files: ['$dir/zookeeper-targets.json']
         refresh_interval: 5s
 CONFIG
 }

@@ -29,6 +29,7 @@ import org.jfree.data.RangeType;
 import org.jfree.data.time.Millisecond;
 import org.jfree.data.time.TimeSeries;
 import org.jfree.data.time.TimeSeriesCollection;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -42,13 +43,17 @@ import tools.jackson.databind.json.JsonMapper;
  * PROMETHEUS targets_up=3/3 samples_scraped=N queries_checked=Q/Q variables_checked=V/V png=PATH
  * </pre>
  *
+ * (with {@code --zookeeper-job NAME}, after {@code targets_up}: {@code zookeeper_targets_up=1/1
+ * zookeeper_series=N}, the ZooKeeper server's own metrics that Prometheus scraped as that job)
  * and, for each query that answered no series, a line {@code PROMETHEUS_EMPTY panel="..." query=...}.
  * The dashboard's variables are replaced as Grafana would with "All" selected ({@code .*}), and
  * {@code $__rate_interval} by the interval given (Grafana's rule: at least four scrape intervals).
  *
  * <p>Usage: {@code DashboardCheck --prometheus URL --job NAME --dashboard FILE --from EPOCH_SECONDS
- * --to EPOCH_SECONDS --rate-interval 30s --png FILE}. Exit status 0 when every query and variable
- * answered at least one series and a target of the job was up, 1 otherwise, 2 on bad arguments.
+ * --to EPOCH_SECONDS --rate-interval 30s --png FILE [--zookeeper-job NAME]}. Exit status 0 when
+ * every query and variable answered at least one series, a target of the job was up and (with
+ * {@code --zookeeper-job}) one of the ZooKeeper job answered series, 1 otherwise, 2 on bad
+ * arguments.
  */
 public final class DashboardCheck {
 
@@ -76,6 +81,7 @@ public final class DashboardCheck {
 		Instant to = null;
 		String rateInterval = "30s";
 		Path png = null;
+		String zookeeperJob = null;
 		for (int i = 0; i + 1 < args.length; i += 2) {
 			switch (args[i]) {
 				case "--prometheus" -> prometheus = args[i + 1];
@@ -85,6 +91,7 @@ public final class DashboardCheck {
 				case "--to" -> to = Instant.ofEpochSecond(Long.parseLong(args[i + 1]));
 				case "--rate-interval" -> rateInterval = args[i + 1];
 				case "--png" -> png = Path.of(args[i + 1]);
+				case "--zookeeper-job" -> zookeeperJob = args[i + 1];
 				default -> usage("unknown option " + args[i]);
 			}
 		}
@@ -93,17 +100,18 @@ public final class DashboardCheck {
 			usage("--prometheus, --job, --dashboard, --from, --to and --png are needed");
 			return;
 		}
-		System.exit(check(new PrometheusApi(prometheus), job, dashboardFile, from, to, rateInterval, png) ? 0 : 1);
+		System.exit(check(new PrometheusApi(prometheus), job, zookeeperJob, dashboardFile, from, to, rateInterval, png)
+				? 0 : 1);
 	}
 
 	private static void usage(String why) {
 		System.err.println("DashboardCheck: " + why + " (usage: --prometheus URL --job NAME --dashboard FILE "
-				+ "--from EPOCH_SECONDS --to EPOCH_SECONDS [--rate-interval 30s] --png FILE)");
+				+ "--from EPOCH_SECONDS --to EPOCH_SECONDS [--rate-interval 30s] --png FILE [--zookeeper-job NAME])");
 		System.exit(2);
 	}
 
-	static boolean check(PrometheusApi api, String job, Path dashboardFile, Instant from, Instant to,
-			String rateInterval, Path png) throws IOException {
+	static boolean check(PrometheusApi api, String job, @Nullable String zookeeperJob, Path dashboardFile, Instant from,
+			Instant to, String rateInterval, Path png) throws IOException {
 		JsonNode dashboard = JsonMapper.builder().build().readTree(Files.readString(dashboardFile));
 		Duration step = Duration.ofSeconds(Math.max(1, Duration.between(from, to).toSeconds() / 200));
 		int queries = 0;
@@ -153,12 +161,22 @@ public final class DashboardCheck {
 		int[] targets = api.targets(job);
 		double scraped = api.value("sum(sum_over_time(scrape_samples_scraped{job=\"" + job + "\"}["
 				+ Math.max(1, Duration.between(from, to).toSeconds()) + "s]))", to);
+		String server = "";
+		boolean serverAnswered = true;
+		if (zookeeperJob != null) {
+			int[] serverTargets = api.targets(zookeeperJob);
+			double series = api.value("count({job=\"" + zookeeperJob + "\"})", to);
+			series = Double.isNaN(series) ? 0 : series;
+			server = String.format(Locale.ROOT, " zookeeper_targets_up=%d/%d zookeeper_series=%.0f", serverTargets[0],
+					serverTargets[1], series);
+			serverAnswered = serverTargets[0] > 0 && series > 0;
+		}
 		draw(charts, png);
 		System.out.printf(Locale.ROOT,
-				"PROMETHEUS targets_up=%d/%d samples_scraped=%.0f queries_checked=%d/%d variables_checked=%d/%d png=%s%n",
-				targets[0], targets[1], Double.isNaN(scraped) ? 0 : scraped, answered, queries, variablesAnswered,
-				variables, png);
-		return answered == queries && variablesAnswered == variables && targets[0] > 0;
+				"PROMETHEUS targets_up=%d/%d%s samples_scraped=%.0f queries_checked=%d/%d variables_checked=%d/%d png=%s%n",
+				targets[0], targets[1], server, Double.isNaN(scraped) ? 0 : scraped, answered, queries,
+				variablesAnswered, variables, png);
+		return answered == queries && variablesAnswered == variables && targets[0] > 0 && serverAnswered;
 	}
 
 	/** The dashboard's variables as Grafana replaces them with "All" selected. */

@@ -2,11 +2,13 @@ package io.github.zklock.sample.demo;
 
 import java.io.File;
 import java.io.IOException;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingServer;
+import org.apache.zookeeper.server.ServerMetrics;
 
 /**
  * A single ZooKeeper server in its own process (Curator's {@code TestingServer}, a real ZooKeeper
@@ -18,10 +20,13 @@ import org.apache.curator.test.TestingServer;
  * <p>Usage, from the sample's jar:
  * <pre>
  * java -cp zk-lock-sample-app.jar -Dloader.main=io.github.zklock.sample.demo.StandaloneZooKeeper \
- *     org.springframework.boot.loader.launch.PropertiesLauncher &lt;port&gt; &lt;data-dir&gt;
+ *     org.springframework.boot.loader.launch.PropertiesLauncher &lt;port&gt; &lt;data-dir&gt; [&lt;metrics-port&gt;]
  * </pre>
- * The data directory is created if needed and deleted when the server stops. Once the server
- * accepts connections, {@code ZooKeeper ready on 127.0.0.1:<port>} is printed.
+ * The data directory is created if needed and deleted when the server stops. With a metrics port
+ * (0 for a free one), the server's own metrics are served on
+ * {@code http://127.0.0.1:<metrics-port>/metrics} ({@link ZooKeeperMeters}), and
+ * {@code ZooKeeper metrics on http://127.0.0.1:<port>/metrics} is printed. Once the server accepts
+ * connections, {@code ZooKeeper ready on 127.0.0.1:<port>} is printed.
  */
 public final class StandaloneZooKeeper {
 
@@ -38,8 +43,8 @@ public final class StandaloneZooKeeper {
 	 * @throws Exception if the server cannot start
 	 */
 	public static void main(String[] args) throws Exception {
-		if (args.length != 2) {
-			System.err.println("Usage: StandaloneZooKeeper <port> <data-dir>");
+		if (args.length != 2 && args.length != 3) {
+			System.err.println("Usage: StandaloneZooKeeper <port> <data-dir> [<metrics-port>]");
 			System.exit(2);
 		}
 		int port = Integer.parseInt(args[0]);
@@ -51,9 +56,17 @@ public final class StandaloneZooKeeper {
 		System.setProperty("zookeeper.admin.enableServer", "false");
 		// A 500 ms tick lets clients ask for sessions as short as 1 s (2 ticks; ./demo.sh --chaos
 		// uses 2 s); the maximum is raised from 20 ticks so that the default 60 s is granted.
-		InstanceSpec spec = new InstanceSpec(dataDir, port, -1, -1, true, -1, TICK_TIME_MS, -1,
-				Map.of("clientPortAddress", HOST, "maxSessionTimeout", "120000"), HOST);
+		Map<String, Object> properties = new HashMap<>(Map.of("clientPortAddress", HOST, "maxSessionTimeout", "120000"));
+		if (args.length == 3) {
+			// The server starts the provider from its configuration, before it registers its gauges.
+			properties.put("metricsProvider.className", ZooKeeperMeters.class.getName());
+			properties.put("metricsProvider.httpPort", Integer.toString(Integer.parseInt(args[2])));
+		}
+		InstanceSpec spec = new InstanceSpec(dataDir, port, -1, -1, true, -1, TICK_TIME_MS, -1, properties, HOST);
 		TestingServer server = new TestingServer(spec, true);
+		if (ServerMetrics.getMetrics().getMetricsProvider() instanceof ZooKeeperMeters meters) {
+			System.out.println("ZooKeeper metrics on http://127.0.0.1:" + meters.port() + "/metrics");
+		}
 		CountDownLatch stopped = new CountDownLatch(1);
 		Runtime.getRuntime().addShutdownHook(new Thread(() -> {
 			try {
