@@ -47,15 +47,7 @@ class KeptLockInterleavingTests {
 		explore(LockMode.EXCLUSIVE, false, (run) -> {
 			LocalQueueModel model = keptOnce(run, LONG_IDLE, LockMode.EXCLUSIVE);
 			run.start("requester", () -> holdChecked(model, model.acquire(model.keptRequest(LockMode.EXCLUSIVE))));
-			run.start("other", () -> {
-				String other = model.zooKeeper.otherParticipant(LocalQueueModel.PATH, "lock-");
-				// Granted in ZooKeeper once it is first: the application gave its znode up.
-				while (!Protocol.MUTEX.first(model.zooKeeper.childrenOf(LocalQueueModel.PATH), name(other))) {
-					Thread.yield();
-				}
-				model.checkNoneHeld();
-				model.zooKeeper.deleteAsOther(other);
-			});
+			run.start("other", () -> otherParticipantTakesItsTurn(model));
 		});
 	}
 
@@ -227,14 +219,7 @@ class KeptLockInterleavingTests {
 			LocalQueueModel model = run.model;
 			model.grants.keptLocks(new KeptLocks(true, LONG_IDLE, 10, KeptLocks.DEFAULT_GIVE_UP_WAIT));
 			run.start("holder", () -> holdChecked(model, model.acquire(model.keptRequest(LockMode.EXCLUSIVE))));
-			run.start("other", () -> {
-				String other = model.zooKeeper.otherParticipant(LocalQueueModel.PATH, "lock-");
-				while (!Protocol.MUTEX.first(model.zooKeeper.childrenOf(LocalQueueModel.PATH), name(other))) {
-					Thread.yield();
-				}
-				model.checkNoneHeld();
-				model.zooKeeper.deleteAsOther(other);
-			});
+			run.start("other", () -> otherParticipantTakesItsTurn(model));
 		});
 	}
 
@@ -271,6 +256,19 @@ class KeptLockInterleavingTests {
 		model.hold(model.acquire(model.keptRequest(mode)));
 		check(model.grants.keptKeys().keptCount() == 1, "kept: " + model.grants.kept());
 		return model;
+	}
+
+	/**
+	 * Another participant queues, and once ZooKeeper grants it (it is first: the application gave its
+	 * znode up) checks that no grant of the application is HELD, then releases.
+	 */
+	private static void otherParticipantTakesItsTurn(LocalQueueModel model) {
+		String other = model.zooKeeper.otherParticipant(LocalQueueModel.PATH, "lock-");
+		while (!Protocol.MUTEX.first(model.zooKeeper.childrenOf(LocalQueueModel.PATH), name(other))) {
+			Thread.yield();
+		}
+		model.checkNoneHeld();
+		model.zooKeeper.deleteAsOther(other);
 	}
 
 	/** One holder's turn, checking that its znode is there while it is inside. */
