@@ -1262,7 +1262,7 @@ final class LockKey {
 				else if (acquisition.granted() && node != null) {
 					Link linked = new Link(acquisition, node, this.acquiringSince, this);
 					this.link = linked;
-					if (acquisition.childrenWatched()) {
+					if (linked.watching && !linked.othersWaiting) {
 						// Its events reach the link once it is this line's (what came meanwhile, at once).
 						after.add(() -> acquisition.watchChildren((event) -> linked.grantingWatchFired(this, event)));
 					}

@@ -159,18 +159,23 @@ final class ZnodeAcquisition implements Watcher {
 
 	/**
 	 * The children watch every listing of a keepable znode sets (see {@link #watchChildren}), or
-	 * {@code null} for a znode that is not keepable.
+	 * {@code null} for a znode that is not keepable; set before the acquisition starts. Volatile,
+	 * not guarded: each listing reads it.
 	 */
-	private @Nullable ChildrenWatch childrenWatch;
+	private volatile @Nullable ChildrenWatch childrenWatch;
 
-	/** Whether the listing that granted the znode set {@link #childrenWatch} (guarded by this). */
-	private boolean childrenWatched;
+	/**
+	 * Whether the listing that granted the znode set {@link #childrenWatch}; written under this
+	 * object's monitor, read without it.
+	 */
+	private volatile boolean childrenWatched;
 
 	/**
 	 * Whether it waited behind a znode of another participant (not this application's): the key
-	 * moved here from elsewhere, and its znode is not kept ({@link KeptLocks}); only ever set.
+	 * moved here from elsewhere, and its znode is not kept ({@link KeptLocks}); only ever set,
+	 * under this object's monitor, and read without it.
 	 */
-	private boolean waitedForOther;
+	private volatile boolean waitedForOther;
 
 	/** A lease's internal mutex, until the lease is granted or the acquisition ends. */
 	private @Nullable ZnodeAcquisition internalMutex;
@@ -347,10 +352,7 @@ final class ZnodeAcquisition implements Watcher {
 
 	/** @param first whether the listing is sent right after a send of the create */
 	private void list(boolean first) {
-		Watcher watcher;
-		synchronized (this) {
-			watcher = (this.protocol == Protocol.LEASE) ? this : this.childrenWatch;
-		}
+		Watcher watcher = (this.protocol == Protocol.LEASE) ? this : this.childrenWatch;
 		long sentAt = this.clock.getAsLong();
 		this.znodes.children(this.protocol.queuePath(this.lockPath), watcher,
 				(code, children) -> listed(code, children, first, sentAt));
@@ -695,7 +697,7 @@ final class ZnodeAcquisition implements Watcher {
 	 * Whether the listing that granted the znode set a children watch on its queue, through which the
 	 * znode's keeper learns that another participant queues (see {@link #watchChildren}).
 	 */
-	synchronized boolean childrenWatched() {
+	boolean childrenWatched() {
 		return this.childrenWatched;
 	}
 
@@ -706,17 +708,14 @@ final class ZnodeAcquisition implements Watcher {
 	 * @param keeper the watcher of the granted znode's keeper
 	 */
 	void watchChildren(Watcher keeper) {
-		ChildrenWatch watch;
-		synchronized (this) {
-			watch = this.childrenWatch;
-		}
+		ChildrenWatch watch = this.childrenWatch;
 		if (watch != null) {
 			watch.attach(keeper);
 		}
 	}
 
 	/** Whether it waited behind a znode of another participant before it was granted. */
-	synchronized boolean waitedForOther() {
+	boolean waitedForOther() {
 		return this.waitedForOther;
 	}
 
