@@ -194,17 +194,11 @@ final class KeptKeys {
 
 	/**
 	 * Whether a line that could keep its znode now does not, as it is contested (see
-	 * {@link #givenUpUnused}) or its znode moved here; each answer {@code true} counts one of the
-	 * znodes it skips. Under the key's monitor.
+	 * {@link #givenUpUnused}); each answer {@code true} counts one of the znodes it skips. Under the
+	 * key's monitor.
 	 * @param line the line's name
-	 * @param movedHere whether the znode was granted after waiting for another participant's, on a
-	 * line that does not stay here (see {@code LockKey.Line#keeps}): never kept
 	 */
-	boolean skipsKeeping(String line, boolean movedHere) {
-		if (movedHere) {
-			this.skipped.increment();
-			return true;
-		}
+	boolean skipsKeeping(String line) {
 		if (this.contestedCount == 0) {
 			return false;
 		}
@@ -219,7 +213,15 @@ final class KeptKeys {
 		return true;
 	}
 
-	/** Znodes not kept so far because their line was contested. */
+	/**
+	 * Count a znode not kept because it moved here from another participant (see
+	 * {@code LockKey.Line#keeps}).
+	 */
+	void skippedMovedHere() {
+		this.skipped.increment();
+	}
+
+	/** Znodes not kept so far because their line was contested or their znode moved here. */
 	long skippedKeeping() {
 		return this.skipped.sum();
 	}

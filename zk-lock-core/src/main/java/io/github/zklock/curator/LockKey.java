@@ -740,9 +740,6 @@ final class LockKey {
 		/** Whether the znode may be kept: created with the mark that tells other participants so. */
 		final boolean keepable;
 
-		/** Whether its acquisition waited behind another participant's znode (see {@link #keeps}). */
-		final boolean movedHere;
-
 		/** Turns granted on it so far (guarded by the key). */
 		int grants;
 
@@ -781,7 +778,6 @@ final class LockKey {
 			this.znode = new LockZnode(node, acquisition.session(), acquisition.czxid(), acquisition.grantedAt());
 			this.confirmedAt = requestedAt;
 			this.keepable = acquisition.keepable();
-			this.movedHere = acquisition.waitedForOther();
 			this.othersWaiting = acquisition.othersQueued();
 			// A keepable znode's granting listing set the children watch already (see Line#decided).
 			this.watching = this.othersWaiting || acquisition.childrenWatched();
@@ -1066,13 +1062,22 @@ final class LockKey {
 		/**
 		 * Whether a znode whose last turn ended, with nobody waiting here, stays with this application:
 		 * created keepable, nobody else seen queued behind it, nothing ended it, its session the
-		 * client's and connected, the registry not closed, and the line not contested
+		 * client's and connected, the registry not closed, not granted after waiting for another
+		 * participant's znode unless the key {@link #stays} here, and the line not contested
 		 * ({@link KeptKeys#givenUpUnused}).
 		 */
 		private boolean keeps(Link current) {
-			return current.keepable && current.grants > 0 && !current.othersWaiting && sound(current)
-					&& !LockKey.this.dropped && !LockKey.this.grants.keptKeys().closed()
-					&& !LockKey.this.grants.keptKeys().skipsKeeping(name(), current.movedHere && !this.stays);
+			if (!current.keepable || current.grants == 0 || current.othersWaiting || !sound(current)
+					|| LockKey.this.dropped || LockKey.this.grants.keptKeys().closed()) {
+				return false;
+			}
+			KeptKeys kept = LockKey.this.grants.keptKeys();
+			if (current.acquisition.waitedForOther() && !this.stays) {
+				// The key moved here from elsewhere: a visit.
+				kept.skippedMovedHere();
+				return false;
+			}
+			return !kept.skipsKeeping(name());
 		}
 
 		/** The line's name for {@link KeptKeys}: its key's lock path and its protocol. */
@@ -1262,7 +1267,7 @@ final class LockKey {
 				else if (acquisition.granted() && node != null) {
 					Link linked = new Link(acquisition, node, this.acquiringSince, this);
 					this.link = linked;
-					if (linked.watching && !linked.othersWaiting) {
+					if (acquisition.childrenWatched() && !linked.othersWaiting) {
 						// Its events reach the link once it is this line's (what came meanwhile, at once).
 						after.add(() -> acquisition.watchChildren((event) -> linked.grantingWatchFired(this, event)));
 					}

@@ -188,7 +188,10 @@ public final class ZooKeeperMeters implements MetricsProvider, MetricsContext {
 
 	@Override
 	public CounterSet getCounterSet(String name) {
-		return (key, delta) -> this.registry.counter(PREFIX + name, "key", key).increment(delta);
+		// One counter per key, looked up once: the server adds to its sets on every request.
+		Map<String, Counter> counters = new ConcurrentHashMap<>();
+		return (key, delta) -> counters.computeIfAbsent(key, (k) -> this.registry.counter(PREFIX + name, "key", k))
+			.increment(delta);
 	}
 
 	@Override
@@ -228,7 +231,9 @@ public final class ZooKeeperMeters implements MetricsProvider, MetricsContext {
 
 	@Override
 	public SummarySet getSummarySet(String name, DetailLevel detailLevel) {
-		return (key, value) -> summary(name, detailLevel, Tags.of("key", key)).record(value);
+		Map<String, DistributionSummary> summaries = new ConcurrentHashMap<>();
+		return (key, value) -> summaries.computeIfAbsent(key, (k) -> summary(name, detailLevel, Tags.of("key", k)))
+			.record(value);
 	}
 
 	private DistributionSummary summary(String name, DetailLevel detailLevel, Tags tags) {

@@ -4,8 +4,12 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -22,6 +26,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
  * {@link ZooKeeperMeters} as the demo's server runs it: a real ZooKeeper server that starts it from
@@ -32,7 +37,7 @@ class ZooKeeperMetersTests {
 	private static final Pattern SAMPLE = Pattern.compile("(?m)^([a-z_]+)(\\{[^}]*\\})? ([0-9.eE+-]+|NaN)$");
 
 	@TempDir
-	java.nio.file.Path dataDir;
+	Path dataDir;
 
 	private ZooKeeperMeters meters;
 
@@ -49,14 +54,12 @@ class ZooKeeperMetersTests {
 	@Test
 	void portOfTheConfigurationIsValidated() {
 		ZooKeeperMeters provider = new ZooKeeperMeters();
-		java.util.Properties properties = new java.util.Properties();
+		Properties properties = new Properties();
 		properties.setProperty("httpPort", "seven");
-		org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
-			.isThrownBy(() -> provider.configure(properties))
+		assertThatIllegalArgumentException().isThrownBy(() -> provider.configure(properties))
 			.withMessageContaining("metricsProvider.httpPort");
 		properties.setProperty("httpPort", "70000");
-		org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
-			.isThrownBy(() -> provider.configure(properties))
+		assertThatIllegalArgumentException().isThrownBy(() -> provider.configure(properties))
 			.withMessageContaining("70000");
 	}
 
@@ -70,30 +73,40 @@ class ZooKeeperMetersTests {
 			assertThat(ServerMetrics.getMetrics().getMetricsProvider()).isInstanceOf(ZooKeeperMeters.class);
 			this.meters = (ZooKeeperMeters) ServerMetrics.getMetrics().getMetricsProvider();
 			client.start();
-			client.blockUntilConnected(10, java.util.concurrent.TimeUnit.SECONDS);
-			client.create().withMode(CreateMode.EPHEMERAL).forPath("/metered");
-			client.getData().forPath("/metered");
+			assertThat(client.blockUntilConnected(10, TimeUnit.SECONDS)).isTrue();
+			Map<String, Double> before = samples(scrape());
+			assertThat(before).containsKeys("zookeeper_outstanding_requests", "zookeeper_avg_latency");
+			assertThat(before.get("zookeeper_num_alive_connections")).isEqualTo(1.0);
+			assertThat(before.get("zookeeper_ephemerals_count")).isEqualTo(0.0);
 
-			String scraped = HttpClient.newHttpClient()
-				.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.meters.port() + "/metrics"))
-					.timeout(Duration.ofSeconds(10))
-					.build(), HttpResponse.BodyHandlers.ofString())
-				.body();
-			Map<String, Double> samples = new java.util.HashMap<>();
-			Matcher matcher = SAMPLE.matcher(scraped);
-			while (matcher.find()) {
-				if (matcher.group(2) == null) {
-					samples.put(matcher.group(1), Double.parseDouble(matcher.group(3)));
-				}
-			}
-			assertThat(samples).as(scraped)
-				.containsKeys("zookeeper_outstanding_requests", "zookeeper_avg_latency");
-			assertThat(samples.get("zookeeper_ephemerals_count")).isEqualTo(1.0);
-			assertThat(samples.get("zookeeper_num_alive_connections")).isGreaterThanOrEqualTo(1.0);
-			assertThat(samples.get("zookeeper_znode_count")).isGreaterThanOrEqualTo(2.0);
-			// The create went through the server's commit processor, counted in its summaries.
-			assertThat(scraped).containsPattern("(?m)^zookeeper_write_per_namespace_count\\{key=\"metered\"\\} [1-9]");
+			client.create().withMode(CreateMode.EPHEMERAL).forPath("/metered");
+			String scraped = scrape();
+			Map<String, Double> after = samples(scraped);
+			assertThat(after.get("zookeeper_ephemerals_count")).isEqualTo(1.0);
+			assertThat(after.get("zookeeper_znode_count")).isEqualTo(before.get("zookeeper_znode_count") + 1);
+			// The one write under /metered, in the server's summary of writes by namespace.
+			assertThat(scraped).containsPattern("(?m)^zookeeper_write_per_namespace_count\\{key=\"metered\"\\} 1(\\.0)?$");
 		}
+	}
+
+	private String scrape() throws Exception {
+		return HttpClient.newHttpClient()
+			.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.meters.port() + "/metrics"))
+				.timeout(Duration.ofSeconds(10))
+				.build(), HttpResponse.BodyHandlers.ofString())
+			.body();
+	}
+
+	/** The untagged samples of a scrape, by name. */
+	private static Map<String, Double> samples(String scraped) {
+		Map<String, Double> samples = new HashMap<>();
+		Matcher matcher = SAMPLE.matcher(scraped);
+		while (matcher.find()) {
+			if (matcher.group(2) == null) {
+				samples.put(matcher.group(1), Double.parseDouble(matcher.group(3)));
+			}
+		}
+		return samples;
 	}
 
 }
