@@ -3,9 +3,7 @@ package io.github.zklock.transaction;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
-import java.util.Locale;
 import java.util.Objects;
-import java.util.regex.Pattern;
 
 import javax.sql.DataSource;
 
@@ -20,7 +18,9 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockLostException;
-import io.github.zklock.LockMode;
+import io.github.zklock.transaction.FenceSql.Dialect;
+import io.github.zklock.transaction.FenceSql.Markers;
+import io.github.zklock.transaction.FenceSql.Statements;
 
 /**
  * Fencing checked by the store: makes a JDBC write conditional on the fencing token of the lock
@@ -151,22 +151,7 @@ import io.github.zklock.LockMode;
 public final class JdbcLockFence {
 
 	/** Name of the fence table unless another is given. */
-	public static final String DEFAULT_TABLE = "zk_lock_fence";
-
-	/** Key column of the fence table: the lock path. */
-	static final String LOCK_PATH_COLUMN = "lock_path";
-
-	/** Token column of the fence table. */
-	static final String TOKEN_COLUMN = "fencing_token";
-
-	/** Longest key of the fence table. */
-	static final int MAX_KEY_LENGTH = 1024;
-
-	private static final String PART = "[A-Za-z_][A-Za-z0-9_]*";
-
-	private static final Pattern COLUMN = Pattern.compile(PART);
-
-	private static final Pattern TABLE = Pattern.compile(PART + "(\\." + PART + "){0,2}");
+	public static final String DEFAULT_TABLE = FenceSql.DEFAULT_TABLE;
 
 	private static final Log logger = LogFactory.getLog(JdbcLockFence.class);
 
@@ -190,13 +175,10 @@ public final class JdbcLockFence {
 		Objects.requireNonNull(dataSource, "dataSource must not be null");
 		this.dataSource = dataSource;
 		this.jdbcTemplate = new JdbcTemplate(dataSource);
-		this.tableName = checkIdentifier(TABLE, "Table name", tableName);
-		this.keyColumn = checkIdentifier(COLUMN, "Key column", keyColumn);
-		this.tokenColumn = checkIdentifier(COLUMN, "Token column", tokenColumn);
-		if (keyColumn.equalsIgnoreCase(tokenColumn)) {
-			throw new IllegalArgumentException("The key column and the token column must differ, both were '"
-					+ keyColumn + "'");
-		}
+		this.tableName = FenceSql.checkIdentifier(FenceSql.TABLE, "Table name", tableName);
+		FenceSql.checkColumns(keyColumn, tokenColumn);
+		this.keyColumn = keyColumn;
+		this.tokenColumn = tokenColumn;
 		this.fenceTable = fenceTable;
 	}
 
@@ -220,7 +202,7 @@ public final class JdbcLockFence {
 	 * @throws IllegalArgumentException if the table name is not such an identifier
 	 */
 	public static JdbcLockFence fenceTable(DataSource dataSource, String tableName) {
-		return new JdbcLockFence(dataSource, tableName, LOCK_PATH_COLUMN, TOKEN_COLUMN, true);
+		return new JdbcLockFence(dataSource, tableName, FenceSql.LOCK_PATH_COLUMN, FenceSql.TOKEN_COLUMN, true);
 	}
 
 	/**
@@ -271,7 +253,7 @@ public final class JdbcLockFence {
 		}
 		List<LockHandle> parts = grant.parts();
 		for (LockHandle part : parts) {
-			checkMode(part);
+			FenceSql.checkMode(part);
 		}
 		checkTransaction();
 		long[] tokens = new long[parts.size()];
@@ -281,7 +263,7 @@ public final class JdbcLockFence {
 		Statements sql = checkConnection();
 		for (int i = 0; i < tokens.length; i++) {
 			LockHandle part = parts.get(i);
-			fence(sql, part, fenceKey(part.path()), tokens[i]);
+			fence(sql, part, FenceSql.fenceKey(part.path()), tokens[i]);
 		}
 	}
 
@@ -311,12 +293,10 @@ public final class JdbcLockFence {
 		Objects.requireNonNull(grant, "grant must not be null");
 		Objects.requireNonNull(key, "key must not be null");
 		if (grant.parts().size() > 1) {
-			throw new IllegalArgumentException("The multi-lock of " + grant.parts().size() + " keys starting with "
-					+ grant.path() + " has one fencing token per key: pass the part that guards '" + key
-					+ "' (grant.parts())");
+			throw new IllegalArgumentException(FenceSql.multiLockForOneKey(grant, key));
 		}
-		checkMode(grant);
-		Object boundKey = this.fenceTable ? fenceKey(key.toString()) : key;
+		FenceSql.checkMode(grant);
+		Object boundKey = this.fenceTable ? FenceSql.fenceKey(key.toString()) : key;
 		checkTransaction();
 		long token = grant.fencingToken();
 		Statements sql = checkConnection();
@@ -454,102 +434,10 @@ public final class JdbcLockFence {
 		Statements sql = this.statements;
 		if (sql == null) {
 			Dialect dialect = Dialect.of(connection.getMetaData().getDatabaseProductName());
-			sql = Statements.of(dialect, this.tableName, this.keyColumn, this.tokenColumn, this.fenceTable);
+			sql = Statements.of(dialect, Markers.POSITIONAL, this.tableName, this.keyColumn, this.tokenColumn, this.fenceTable);
 			this.statements = sql;
 		}
 		return sql;
-	}
-
-	private static void checkMode(LockHandle grant) {
-		if (grant.mode() == LockMode.READ) {
-			throw new IllegalArgumentException("READ lock '" + grant.path()
-					+ "' does not exclude other readers: fence writes under an EXCLUSIVE or WRITE grant");
-		}
-	}
-
-	private static String fenceKey(String key) {
-		if (key.isEmpty() || key.length() > MAX_KEY_LENGTH) {
-			throw new IllegalArgumentException(
-					"A fence table key must have 1 to " + MAX_KEY_LENGTH + " characters, was '" + key + "'");
-		}
-		return key;
-	}
-
-	private static String checkIdentifier(Pattern pattern, String what, String name) {
-		Objects.requireNonNull(name, () -> what + " must not be null");
-		if (!pattern.matcher(name).matches()) {
-			throw new IllegalArgumentException(what + " '" + name + "' is not a plain SQL identifier"
-					+ ((pattern == TABLE) ? " (optionally qualified with dots)" : "")
-					+ ": letters, digits and underscores, not starting with a digit, unquoted");
-		}
-		return name;
-	}
-
-	/** The databases whose SQL differs from the standard statements. */
-	private enum Dialect {
-
-		/** Any other database: the statements of H2, a concurrent first write failing on the key. */
-		STANDARD,
-
-		/** H2, in any compatibility mode: a failed statement leaves its transaction going. */
-		H2,
-
-		/** PostgreSQL, and what its driver reports as PostgreSQL: {@code ON CONFLICT}. */
-		POSTGRESQL,
-
-		/** MariaDB and MySQL: upsert, locking reads, binary keys. */
-		MARIADB;
-
-		static Dialect of(@Nullable String productName) {
-			String name = (productName != null) ? productName.toLowerCase(Locale.ROOT) : "";
-			if (name.equals("h2")) {
-				return H2;
-			}
-			if (name.equals("postgresql")) {
-				return POSTGRESQL;
-			}
-			if (name.equals("mariadb") || name.equals("mysql")) {
-				return MARIADB;
-			}
-			return STANDARD;
-		}
-
-	}
-
-	/**
-	 * The SQL of one fence on one database: {@code insert} for a fence table's first write, or
-	 * {@code upsert} instead of {@code update} and {@code insert} (MariaDB's fence table).
-	 */
-	private record Statements(Dialect dialect, String update, @Nullable String insert, @Nullable String upsert,
-			String select, String createTable) {
-
-		static Statements of(Dialect dialect, String t, String k, String f, boolean fenceTable) {
-			String lockingRead = (dialect == Dialect.MARIADB) ? " FOR UPDATE" : "";
-			String select = "SELECT " + f + " FROM " + t + " WHERE " + k + " = ?" + lockingRead;
-			String keyType = (dialect == Dialect.MARIADB) ? "VARBINARY(" + (3 * MAX_KEY_LENGTH) + ")"
-					: "VARCHAR(" + MAX_KEY_LENGTH + ")";
-			String createTable = "CREATE TABLE IF NOT EXISTS " + t + " (" + k + " " + keyType + " PRIMARY KEY, " + f
-					+ " BIGINT NOT NULL)";
-			if (!fenceTable) {
-				String update = "UPDATE " + t + " SET " + f + " = ? WHERE " + k + " = ? AND (" + f + " IS NULL OR " + f
-						+ " <= ?)";
-				return new Statements(dialect, update, null, null, select, createTable);
-			}
-			String update = "UPDATE " + t + " SET " + f + " = ? WHERE " + k + " = ? AND " + f + " <= ?";
-			String insertInto = "INSERT INTO " + t + " (" + k + ", " + f + ")";
-			return switch (dialect) {
-				case POSTGRESQL -> new Statements(dialect, update,
-						insertInto + " VALUES (?, ?) ON CONFLICT (" + k + ") DO NOTHING", null, select, createTable);
-				case MARIADB -> new Statements(dialect, update, null,
-						insertInto + " VALUES (?, ?) ON DUPLICATE KEY UPDATE " + f + " = GREATEST(" + f + ", ?)", select,
-						createTable);
-				default -> new Statements(dialect, update,
-						insertInto + " SELECT CAST(? AS VARCHAR(" + MAX_KEY_LENGTH + ")), CAST(? AS BIGINT) WHERE NOT EXISTS "
-								+ "(SELECT 1 FROM " + t + " WHERE " + k + " = ?)",
-						null, select, createTable);
-			};
-		}
-
 	}
 
 	@Override

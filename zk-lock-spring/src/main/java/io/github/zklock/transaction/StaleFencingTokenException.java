@@ -8,7 +8,7 @@ import io.github.zklock.LockHandle;
 import io.github.zklock.LockLostException;
 
 /**
- * Thrown by {@link JdbcLockFence#advance} when the store has already seen a higher fencing token
+ * Thrown by {@link JdbcLockFence#advance} (and signalled by {@link R2dbcLockFence#advance}) when the store has already seen a higher fencing token
  * for the key than the grant's: a newer holder of the lock has written, so this grant is stale (a
  * "zombie" whose session ended while it was paused) and its write must not happen. It is a
  * {@link LockLostException}, unchecked, so the caller's transaction rolls back when it propagates

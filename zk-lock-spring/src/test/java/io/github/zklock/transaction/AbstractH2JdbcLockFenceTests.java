@@ -37,8 +37,7 @@ abstract class AbstractH2JdbcLockFenceTests extends AbstractJdbcLockFenceTests {
 	 */
 	@Override
 	int waitingStatements(JdbcTemplate jdbc, String sqlPrefix) {
-		return jdbc.queryForObject("SELECT COUNT(*) FROM INFORMATION_SCHEMA.SESSIONS WHERE EXECUTING_STATEMENT LIKE ?",
-				Integer.class, sqlPrefix + "%");
+		return FenceTests.h2Waiting(jdbc, sqlPrefix);
 	}
 
 

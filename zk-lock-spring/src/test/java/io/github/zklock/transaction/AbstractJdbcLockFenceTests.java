@@ -1,16 +1,12 @@
 package io.github.zklock.transaction;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.BrokenBarrierException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
@@ -41,6 +37,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static io.github.zklock.transaction.FenceTests.awaitBarrier;
+import static io.github.zklock.transaction.FenceTests.awaitRelease;
+import static io.github.zklock.transaction.FenceTests.concat;
+import static io.github.zklock.transaction.FenceTests.inNewThread;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -823,44 +823,6 @@ abstract class AbstractJdbcLockFenceTests {
 
 	private List<String> orders() {
 		return this.jdbc.queryForList("SELECT id FROM orders", String.class);
-	}
-
-	private static List<String> concat(List<String> first, String... then) {
-		return concat(first, List.of(then));
-	}
-
-	private static List<String> concat(List<String> first, List<String> then) {
-		List<String> all = new ArrayList<>(first);
-		all.addAll(then);
-		return all;
-	}
-
-	private static void awaitRelease(CountDownLatch latch) {
-		try {
-			assertThat(latch.await(10, TimeUnit.SECONDS)).as("released within 10 s").isTrue();
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
-		}
-	}
-
-	private static void awaitBarrier(CyclicBarrier barrier) {
-		try {
-			barrier.await(10, TimeUnit.SECONDS);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
-		}
-		catch (BrokenBarrierException | TimeoutException ex) {
-			throw new IllegalStateException("The other transaction did not start within 10 s", ex);
-		}
-	}
-
-	/** Run a task in a new thread, as another process would. */
-	private static <T> CompletableFuture<T> inNewThread(Supplier<T> task) {
-		return CompletableFuture.supplyAsync(task, (runnable) -> new Thread(runnable).start());
 	}
 
 }

@@ -21,6 +21,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import javax.sql.DataSource;
 
+import io.r2dbc.spi.ConnectionFactories;
+import io.r2dbc.spi.ConnectionFactory;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
@@ -159,6 +161,23 @@ final class DatabaseServerExtension implements BeforeAllCallback, BeforeEachCall
 	}
 
 	/**
+	 * Return an R2DBC ConnectionFactory on a database that {@link #createDatabase} created, with the
+	 * same user and lock wait time as its DataSource (10 s): the driver's URL form.
+	 * @param dataSource the database's DataSource
+	 * @return a ConnectionFactory opening a new connection to it each time
+	 */
+	ConnectionFactory connectionFactory(DataSource dataSource) {
+		String name;
+		synchronized (this.names) {
+			name = this.names.get(dataSource);
+		}
+		if (name == null) {
+			throw new IllegalArgumentException("Not a database of this server: " + dataSource);
+		}
+		return ConnectionFactories.get(this.server.r2dbcUrl(this.port, name));
+	}
+
+	/**
 	 * Drop a database that {@link #createDatabase} created, with its connections (PostgreSQL) or
 	 * after they end (MariaDB, at most 10 s).
 	 * @param dataSource its DataSource
@@ -242,6 +261,12 @@ final class DatabaseServerExtension implements BeforeAllCallback, BeforeEachCall
 			}
 
 			@Override
+			String r2dbcUrl(int port, String database) {
+				return "r2dbc:postgresql://" + USER + ":" + USER + "@127.0.0.1:" + port + "/" + database
+						+ "?connectTimeout=PT10S&options=lock_timeout%3D10000";
+			}
+
+			@Override
 			String dropDatabase(String name) {
 				return "DROP DATABASE IF EXISTS " + name + " WITH (FORCE)";
 			}
@@ -254,6 +279,12 @@ final class DatabaseServerExtension implements BeforeAllCallback, BeforeEachCall
 			String url(int port, String database) {
 				return "jdbc:mariadb://127.0.0.1:" + port + "/" + database
 						+ "?connectTimeout=10000&socketTimeout=60000&sessionVariables=innodb_lock_wait_timeout=10,lock_wait_timeout=10";
+			}
+
+			@Override
+			String r2dbcUrl(int port, String database) {
+				return "r2dbc:mariadb://" + USER + ":" + USER + "@127.0.0.1:" + port + "/" + database
+						+ "?connectTimeout=PT10S&sessionVariables=innodb_lock_wait_timeout%3D10,lock_wait_timeout%3D10";
 			}
 
 			@Override
@@ -276,6 +307,9 @@ final class DatabaseServerExtension implements BeforeAllCallback, BeforeEachCall
 		}
 
 		abstract String url(int port, String database);
+
+		/** The R2DBC URL of a database, with the user and the lock wait time of {@link #url}. */
+		abstract String r2dbcUrl(int port, String database);
 
 		abstract String dropDatabase(String name);
 

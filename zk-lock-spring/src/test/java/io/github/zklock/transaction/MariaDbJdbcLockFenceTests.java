@@ -51,10 +51,7 @@ class MariaDbJdbcLockFenceTests extends AbstractJdbcLockFenceTests {
 	/** Sessions of the test's database whose InnoDB transaction waits for a lock. */
 	@Override
 	int waitingStatements(JdbcTemplate jdbc, String sqlPrefix) {
-		return jdbc.queryForObject("SELECT COUNT(*) FROM information_schema.INNODB_TRX t "
-				+ "JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id "
-				+ "WHERE t.trx_state = 'LOCK WAIT' AND p.DB = DATABASE() AND p.INFO LIKE ?", Integer.class,
-				sqlPrefix + "%");
+		return FenceTests.mariaDbWaiting(jdbc, sqlPrefix);
 	}
 
 	@Override

@@ -34,8 +34,7 @@ class PostgreSqlJdbcLockFenceTests extends AbstractJdbcLockFenceTests {
 	/** Sessions of the test's database waiting for a lock (a row's or a transaction's). */
 	@Override
 	int waitingStatements(JdbcTemplate jdbc, String sqlPrefix) {
-		return jdbc.queryForObject("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() "
-				+ "AND wait_event_type = 'Lock' AND query LIKE ?", Integer.class, sqlPrefix + "%");
+		return FenceTests.postgreSqlWaiting(jdbc, sqlPrefix);
 	}
 
 	/** Its snapshot, taken at the fence's first statement, predates the zombie's commit. */
