@@ -172,6 +172,15 @@ abstract class AbstractR2dbcLockFenceTests {
 	}
 
 	/**
+	 * Return the statements of an accepted call on a guarded row that already holds the grant's
+	 * token.
+	 * @return the SQL, in order
+	 */
+	List<String> guardedEqualStatements() {
+		return List.of(guardedUpdate());
+	}
+
+	/**
 	 * Return the start of the fence table statement that waits for a row another transaction
 	 * locked.
 	 * @return the start of its SQL
@@ -398,6 +407,25 @@ abstract class AbstractR2dbcLockFenceTests {
 				});
 			assertThat(this.statements).containsExactlyElementsOf(guardedRejectedStatements());
 			assertThat(quantity(1)).isEqualTo(9);
+		}
+		finally {
+			grant.release();
+		}
+	}
+
+	@Test
+	void equalTokenOfAGuardedRowIsAccepted() {
+		R2dbcLockFence guarded = R2dbcLockFence.guardedRows(this.connectionFactory, "stock", "id", "fencing_token");
+		this.jdbc.update("INSERT INTO stock (id, quantity) VALUES (4, 10)");
+		LockHandle grant = this.appA.acquire("/stock/4", LockMode.EXCLUSIVE, Duration.ZERO);
+		try {
+			sellOneGuarded(guarded, grant, 4L, () -> {
+			});
+			this.statements.clear();
+			this.transaction.transactional(guarded.advance(grant, 4L)).block(LONG);
+			assertThat(this.statements).containsExactlyElementsOf(guardedEqualStatements());
+			assertThat(this.jdbc.queryForMap("SELECT quantity, fencing_token FROM stock WHERE id = 4"))
+				.containsValues(9, grant.fencingToken());
 		}
 		finally {
 			grant.release();

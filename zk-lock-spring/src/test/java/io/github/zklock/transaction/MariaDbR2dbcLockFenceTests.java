@@ -13,7 +13,10 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * case of {@link AbstractR2dbcLockFenceTests}, in a database of its own each. A fence table call is
  * an upsert and a locking read, a guarded row's rejection a locking read, as
  * {@link MariaDbJdbcLockFenceTests} shows for JDBC; the driver's markers are {@code ?}, one per
- * name where it appears.
+ * name where it appears. r2dbc-mariadb counts matched rows, as Connector/J does by default (it has
+ * no {@code useAffectedRows}), so an equal token of a guarded row is accepted by the update alone
+ * ({@code equalTokenOfAGuardedRowIsAccepted}); a driver that counted changed rows would have it
+ * accepted by the locking read, as {@link MariaDbJdbcLockFenceTests} checks for JDBC.
  */
 class MariaDbR2dbcLockFenceTests extends AbstractR2dbcLockFenceTests {
 
