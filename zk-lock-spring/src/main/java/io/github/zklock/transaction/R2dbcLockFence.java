@@ -155,8 +155,8 @@ public final class R2dbcLockFence {
 	 * higher one was seen for the path, else reject it. For a multi-lock, the path of every part
 	 * with that part's token, in the parts' order.
 	 * @param grant the grant the caller's write runs under, held
-	 * @return completes empty once the token is accepted; fails (nothing was sent before the
-	 * subscription) with {@link StaleFencingTokenException} if the store has seen a higher token for
+	 * @return completes empty once the token is accepted (nothing is sent before a subscription); fails
+	 * with {@link StaleFencingTokenException} if the store has seen a higher token for
 	 * the path (let it propagate: the transaction rolls back); {@link LockLostException} if the
 	 * grant is lost or in doubt (no statement was sent); {@link IllegalStateException} if no
 	 * reactive transaction is active on this ConnectionFactory (no statement was sent) or the grant
@@ -167,7 +167,8 @@ public final class R2dbcLockFence {
 	 * token of a grant that does not know it yet
 	 * @throws IllegalStateException at once, if this fence keeps tokens in guarded rows, which need
 	 * the row's key ({@link #advance(LockHandle, Object)})
-	 * @throws IllegalArgumentException at once, if the grant is a READ grant
+	 * @throws IllegalArgumentException at once, if the grant (or a part of it) is a READ grant, or a
+	 * lock path is longer than 1024 characters
 	 */
 	public Mono<Void> advance(LockHandle grant) {
 		Objects.requireNonNull(grant, "grant must not be null");
