@@ -33,13 +33,7 @@ public class ZkLockFenceAutoConfiguration {
 	@ConditionalOnMissingBean
 	JdbcLockFence jdbcLockFence(DataSource dataSource, ZkLockProperties properties) {
 		ZkLockProperties.Fence settings = properties.getFence();
-		JdbcLockFence fence;
-		try {
-			fence = JdbcLockFence.fenceTable(dataSource, settings.getTableName());
-		}
-		catch (IllegalArgumentException ex) {
-			throw new IllegalStateException("zk.lock.fence.table-name: " + ex.getMessage(), ex);
-		}
+		JdbcLockFence fence = FenceTables.create(settings, (tableName) -> JdbcLockFence.fenceTable(dataSource, tableName));
 		if (settings.isInitializeSchema()) {
 			new JdbcTemplate(dataSource).execute(fence.createTableSql());
 		}

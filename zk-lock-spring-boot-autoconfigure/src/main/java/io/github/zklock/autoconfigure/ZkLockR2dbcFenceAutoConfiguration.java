@@ -39,13 +39,8 @@ public class ZkLockR2dbcFenceAutoConfiguration {
 	@ConditionalOnMissingBean
 	R2dbcLockFence r2dbcLockFence(ConnectionFactory connectionFactory, ZkLockProperties properties) {
 		ZkLockProperties.Fence settings = properties.getFence();
-		R2dbcLockFence fence;
-		try {
-			fence = R2dbcLockFence.fenceTable(connectionFactory, settings.getTableName());
-		}
-		catch (IllegalArgumentException ex) {
-			throw new IllegalStateException("zk.lock.fence.table-name: " + ex.getMessage(), ex);
-		}
+		R2dbcLockFence fence = FenceTables.create(settings,
+				(tableName) -> R2dbcLockFence.fenceTable(connectionFactory, tableName));
 		if (settings.isInitializeSchema()) {
 			DatabaseClient client = DatabaseClient.create(connectionFactory);
 			fence.createTableSql().flatMap((sql) -> client.sql(sql).then()).block(INITIALIZE_TIMEOUT);

@@ -74,9 +74,6 @@ abstract class AbstractJdbcLockFenceTests {
 
 	static final String GUARDED_SELECT = "SELECT fencing_token FROM stock WHERE id = ?";
 
-	/** The start of a fence table insert, also MariaDB's upsert. */
-	static final String INSERT_PREFIX = "INSERT INTO zk_lock_fence";
-
 	private static final Duration LONG = Duration.ofSeconds(10);
 
 	private DataSource database;
@@ -526,7 +523,7 @@ abstract class AbstractJdbcLockFenceTests {
 			placeOrder(new ZombieGrant(grant, token), "second");
 			return null;
 		});
-		await().atMost(LONG).until(() -> waitingStatements(this.jdbc, INSERT_PREFIX) == 1);
+		await().atMost(LONG).until(() -> waitingStatements(this.jdbc, FenceTests.INSERT_PREFIX) == 1);
 		finish.countDown();
 		first.get(10, TimeUnit.SECONDS);
 		second.get(10, TimeUnit.SECONDS);
@@ -741,7 +738,7 @@ abstract class AbstractJdbcLockFenceTests {
 			placeOrder(second, orderOf(second));
 			return null;
 		});
-		await().atMost(LONG).until(() -> waitingStatements(this.jdbc, INSERT_PREFIX) == 1);
+		await().atMost(LONG).until(() -> waitingStatements(this.jdbc, FenceTests.INSERT_PREFIX) == 1);
 		assertThat(secondWrite).isNotDone();
 		finish.countDown();
 		firstWrite.get(10, TimeUnit.SECONDS);

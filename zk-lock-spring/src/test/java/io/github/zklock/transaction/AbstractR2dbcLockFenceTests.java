@@ -584,7 +584,7 @@ abstract class AbstractR2dbcLockFenceTests {
 			placeOrder(new ZombieGrant(grant, token), "second");
 			return null;
 		});
-		await().atMost(LONG).until(() -> waitingStatements(this.jdbc, AbstractJdbcLockFenceTests.INSERT_PREFIX) == 1);
+		await().atMost(LONG).until(() -> waitingStatements(this.jdbc, FenceTests.INSERT_PREFIX) == 1);
 		finish.countDown();
 		first.get(10, TimeUnit.SECONDS);
 		second.get(10, TimeUnit.SECONDS);
@@ -794,7 +794,7 @@ abstract class AbstractR2dbcLockFenceTests {
 			placeOrder(second, orderOf(second));
 			return null;
 		});
-		await().atMost(LONG).until(() -> waitingStatements(this.jdbc, AbstractJdbcLockFenceTests.INSERT_PREFIX) == 1);
+		await().atMost(LONG).until(() -> waitingStatements(this.jdbc, FenceTests.INSERT_PREFIX) == 1);
 		assertThat(secondWrite).isNotDone();
 		finish.countDown();
 		firstWrite.get(10, TimeUnit.SECONDS);

@@ -1,7 +1,9 @@
 package io.github.zklock.transaction;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.BrokenBarrierException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -9,6 +11,8 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 
@@ -20,6 +24,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * how each database shows a session that waits for a lock.
  */
 final class FenceTests {
+
+	/** The start of a fence table insert, also MariaDB's upsert. */
+	static final String INSERT_PREFIX = "INSERT INTO zk_lock_fence";
+
+	private static final Pattern NAMED = Pattern.compile(":([a-z]+)");
 
 	private FenceTests() {
 	}
@@ -85,6 +94,22 @@ final class FenceTests {
 				+ "JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id "
 				+ "WHERE t.trx_state = 'LOCK WAIT' AND p.DB = DATABASE() AND p.INFO LIKE ?", Integer.class,
 				sqlPrefix + "%");
+	}
+
+	/**
+	 * A statement with the R2DBC fence's named markers as a driver with indexed markers receives it
+	 * (H2, PostgreSQL): each name one marker, {@code $1} first, in the order the names first appear.
+	 */
+	static String indexedMarkers(String named) {
+		Map<String, Integer> indexes = new LinkedHashMap<>();
+		Matcher matcher = NAMED.matcher(named);
+		StringBuilder sql = new StringBuilder();
+		while (matcher.find()) {
+			int index = indexes.computeIfAbsent(matcher.group(1), (name) -> indexes.size() + 1);
+			matcher.appendReplacement(sql, "\\$" + index);
+		}
+		matcher.appendTail(sql);
+		return sql.toString();
 	}
 
 }

@@ -1,10 +1,6 @@
 package io.github.zklock.transaction;
 
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.UUID;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import io.r2dbc.h2.H2ConnectionConfiguration;
 import io.r2dbc.h2.H2ConnectionFactory;
@@ -17,8 +13,6 @@ import org.springframework.jdbc.datasource.DriverManagerDataSource;
  * shut down after it.
  */
 class H2R2dbcLockFenceTests extends AbstractR2dbcLockFenceTests {
-
-	private static final Pattern NAMED = Pattern.compile(":([a-z]+)");
 
 	@Override
 	Database database() {
@@ -46,19 +40,7 @@ class H2R2dbcLockFenceTests extends AbstractR2dbcLockFenceTests {
 	/** H2's markers are indexed, {@code $1} first: each name gets one, in the order they first appear. */
 	@Override
 	String driverSql(String named) {
-		return indexed(named);
-	}
-
-	static String indexed(String named) {
-		Map<String, Integer> indexes = new LinkedHashMap<>();
-		Matcher matcher = NAMED.matcher(named);
-		StringBuilder sql = new StringBuilder();
-		while (matcher.find()) {
-			int index = indexes.computeIfAbsent(matcher.group(1), (name) -> indexes.size() + 1);
-			matcher.appendReplacement(sql, "\\$" + index);
-		}
-		matcher.appendTail(sql);
-		return sql.toString();
+		return FenceTests.indexedMarkers(named);
 	}
 
 }

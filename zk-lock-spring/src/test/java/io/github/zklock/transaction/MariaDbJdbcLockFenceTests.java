@@ -76,7 +76,7 @@ class MariaDbJdbcLockFenceTests extends AbstractJdbcLockFenceTests {
 
 	@Override
 	String lockedRowStatementPrefix() {
-		return INSERT_PREFIX;
+		return FenceTests.INSERT_PREFIX;
 	}
 
 	/**

@@ -76,7 +76,7 @@ class MariaDbR2dbcLockFenceTests extends AbstractR2dbcLockFenceTests {
 
 	@Override
 	String lockedRowStatementPrefix() {
-		return AbstractJdbcLockFenceTests.INSERT_PREFIX;
+		return FenceTests.INSERT_PREFIX;
 	}
 
 }

@@ -42,7 +42,7 @@ class PostgreSqlR2dbcLockFenceTests extends AbstractR2dbcLockFenceTests {
 
 	@Override
 	String driverSql(String named) {
-		return H2R2dbcLockFenceTests.indexed(named);
+		return FenceTests.indexedMarkers(named);
 	}
 
 	private String postgreSqlInsert() {
