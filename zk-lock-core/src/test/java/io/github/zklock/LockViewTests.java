@@ -35,8 +35,8 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
  * {@link LockTemplate#readWriteLock(String)}) on a real ZooKeeper server: exclusion of another
  * application, reentrancy, {@code unlock()} by a thread that holds nothing or by another thread,
  * equal views sharing a thread's grants, {@code tryLock} with and without a wait, interrupts
- * ({@code lockInterruptibly} and {@code tryLock(time, unit)} give up, {@code lock()} does not), no
- * condition, the READ and WRITE sides, and a stopped server (an exception, never {@code false}).
+ * ({@code lockInterruptibly} and {@code tryLock(time, unit)} give up, {@code lock()} does not), a
+ * condition on the EXCLUSIVE and WRITE locks only (its contract: {@link LockConditionTests}), the READ and WRITE sides, and a stopped server (an exception, never {@code false}).
  * "Two applications" are two clients of one server, each with its own registry and template.
  */
 class LockViewTests {
@@ -348,14 +348,13 @@ class LockViewTests {
 	}
 
 	@Test
-	void newConditionIsUnsupported() {
-		assertThatExceptionOfType(UnsupportedOperationException.class)
-			.isThrownBy(() -> this.template.lock(this.key).newCondition());
+	void theExclusiveAndWriteLocksHaveAConditionAndTheReadLockNone() {
+		assertThat(this.template.lock(this.key).newCondition()).isNotNull();
 		ReadWriteLock readWrite = this.template.readWriteLock(this.key);
+		assertThat(readWrite.writeLock().newCondition()).isNotNull();
 		assertThatExceptionOfType(UnsupportedOperationException.class)
-			.isThrownBy(() -> readWrite.readLock().newCondition());
-		assertThatExceptionOfType(UnsupportedOperationException.class)
-			.isThrownBy(() -> readWrite.writeLock().newCondition());
+			.isThrownBy(() -> readWrite.readLock().newCondition())
+			.withMessageContaining("shared");
 	}
 
 	@Test

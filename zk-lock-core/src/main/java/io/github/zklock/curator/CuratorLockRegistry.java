@@ -14,6 +14,7 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
+import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
 import org.jspecify.annotations.Nullable;
 
@@ -24,6 +25,7 @@ import io.github.zklock.LockLostException;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockRequest;
 import io.github.zklock.LockStateListener;
+import io.github.zklock.spi.LockConditions;
 import io.github.zklock.spi.LockRegistry;
 import io.github.zklock.spi.LockTarget;
 import io.github.zklock.spi.RegistryGrant;
@@ -77,6 +79,8 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 
 	private final CheckedPermits checkedPermits;
 
+	private final ConditionQueues conditions;
+
 	/**
 	 * The registry's one connection-state listener: the held grants follow the connection
 	 * ({@link HeldLocks}), and the kept znodes are given up when the session is lost (they went with
@@ -121,13 +125,21 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 					}
 
 				}, this::readCzxid);
+		this.conditions = new ConditionQueues(znodes, this::lockPath, (what, code) -> ZooKeeperFailures
+			.translate(KeeperException.create(KeeperException.Code.get(code)), what, client));
 		HeldLocks held = this.heldLocks;
 		Grants keys = this.grants;
-		// One listener: the grants follow the connection first, then kept znodes go with a lost session.
+		ConditionQueues waiters = this.conditions;
+		// One listener: the grants follow the connection first, then kept znodes and condition
+		// waiters go with a lost session.
 		this.connectionWatch = (changed, state) -> {
 			held.stateChanged(changed, state);
 			if (state == ConnectionState.LOST) {
 				keys.giveUpKept(KeptKeys.Cause.SESSION);
+				waiters.sessionLost();
+			}
+			else if (state == ConnectionState.RECONNECTED) {
+				waiters.reconnected();
 			}
 		};
 		client.getConnectionStateListenable().addListener(this.connectionWatch);
@@ -249,6 +261,17 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 	@Override
 	public String lockPath(String key) {
 		return LockPaths.lockPath(this.rootPath, key);
+	}
+
+	/**
+	 * Return the condition queues of this registry's locks: a waiter is an ephemeral sequential
+	 * {@code condition-} znode below the lock path, which a signal deletes (see
+	 * {@link io.github.zklock.spi.LockCondition} for the contract and the requests).
+	 * @return the condition queues
+	 */
+	@Override
+	public LockConditions conditions() {
+		return this.conditions;
 	}
 
 	/**

@@ -252,6 +252,16 @@ final class CuratorZnodes implements Znodes {
 	}
 
 	@Override
+	public void deleteOnce(String path, Answer<Void> answer) {
+		try {
+			this.client.delete().inBackground((client, event) -> answer.answer(event.getResultCode(), null)).forPath(path);
+		}
+		catch (Exception ex) {
+			unsent(ex, answer);
+		}
+	}
+
+	@Override
 	public long sessionInstance() {
 		return CuratorLockRegistry.sessionInstance(this.client);
 	}

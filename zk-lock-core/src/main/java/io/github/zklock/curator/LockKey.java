@@ -823,7 +823,7 @@ final class LockKey {
 		void listChildren(Line line) {
 			LockKey.this.grants.znodes().children(LockKey.this.lockPath, this.childrenWatcher, (code, children) -> {
 				boolean answered = code == KeeperException.Code.OK.intValue() && children != null;
-				if (!answered || children.size() > 1) {
+				if (!answered || Protocol.participants(children) > 1) {
 					this.othersWaiting = true;
 					line.giveUpKept(this, answered ? KeptKeys.Cause.ASKED : KeptKeys.Cause.SESSION);
 				}

@@ -94,6 +94,21 @@ enum Protocol {
 		return name.contains("-" + KEEP_MARK);
 	}
 
+	/**
+	 * How many of a lock path's children are lock znodes, the participants of its queue: the
+	 * waiters of its condition ({@link ConditionQueues}) live beside them and are left out.
+	 * @param children the children's names
+	 */
+	static int participants(List<String> children) {
+		int participants = 0;
+		for (String child : children) {
+			if (!ConditionQueues.isWaiter(child)) {
+				participants++;
+			}
+		}
+		return participants;
+	}
+
 	/** The name the sequence number follows in the znode's name. */
 	String lockName() {
 		return this.lockName;

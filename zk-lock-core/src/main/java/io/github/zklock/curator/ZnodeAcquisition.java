@@ -398,7 +398,7 @@ final class ZnodeAcquisition implements Watcher {
 				else if (watch == null) {
 					this.state = State.GRANTED;
 					this.grantedAt = now;
-					this.othersQueued = children.size() > 1;
+					this.othersQueued = Protocol.participants(children) > 1;
 					this.grantedOnce = true;
 					// Every event of the watch that came before this answer was told before it.
 					this.childrenWatched = this.childrenWatch != null;

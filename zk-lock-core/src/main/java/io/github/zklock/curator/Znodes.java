@@ -84,6 +84,16 @@ interface Znodes {
 	void delete(String path, Answer<Void> answer);
 
 	/**
+	 * Delete a znode once, telling whether it was there: neither guaranteed nor quiet (a condition's
+	 * signal, which passes a waiter gone already over for the next one). Curator resends it after a
+	 * connection loss within its retry policy, so a delete applied before the loss may answer
+	 * {@code NONODE}.
+	 * @param path the znode
+	 * @param answer told {@code OK} when deleted, {@code NONODE} when it was not there, or the error code
+	 */
+	void deleteOnce(String path, Answer<Void> answer);
+
+	/**
 	 * Return which ZooKeeper handle, and so which session, the client uses now: it changes only when
 	 * the session expired (or the ensemble changed). Local state.
 	 * @return the session instance

@@ -3,6 +3,7 @@ package io.github.zklock.engine;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -10,10 +11,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
 
+import io.github.zklock.LockContext;
 import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockMode;
 import io.github.zklock.LockRequest;
+import io.github.zklock.spi.LockCondition;
+import io.github.zklock.spi.LockConditions;
 
 /**
  * A {@link Lock} over the grants of one key and mode of a template (see
@@ -131,12 +135,19 @@ final class LockView implements Lock {
 	}
 
 	/**
-	 * Not supported: a ZooKeeper lock has no condition queue.
-	 * @throws UnsupportedOperationException always
+	 * Return the distributed condition of this lock's key (see {@link LockCondition}): every
+	 * application's condition of the key is the same one. Sends no request.
+	 * @throws UnsupportedOperationException for a READ lock (shared, as {@code ReentrantReadWriteLock}'s
+	 * read lock has none), or a registry without conditions
 	 */
 	@Override
 	public Condition newCondition() {
-		throw new UnsupportedOperationException("A ZooKeeper lock (" + this + ") has no conditions");
+		LockConditions conditions = this.engine.registry().conditions();
+		if (this.mode == LockMode.READ || conditions == null) {
+			throw new UnsupportedOperationException((this.mode == LockMode.READ) ? "A READ lock (" + this + ") is shared: it has no condition"
+					: "The lock registry of " + this + " has no conditions");
+		}
+		return new LockCondition(conditions, this.path, this.mode, new Holds());
 	}
 
 	private Optional<LockHandle> acquire(Duration waitTime) {
@@ -145,6 +156,62 @@ final class LockView implements Lock {
 
 	private void granted(LockHandle handle) {
 		held.get().computeIfAbsent(this, (view) -> new ArrayDeque<>(2)).addLast(handle);
+	}
+
+	/** The calling thread's grants of this view, as its condition releases and takes them again. */
+	private final class Holds implements LockCondition.Holder {
+
+		@Override
+		public void checkHeld() {
+			ArrayDeque<LockHandle> handles = held.get().get(LockView.this);
+			if (handles == null) {
+				throw new IllegalMonitorStateException(
+						"Thread '" + Thread.currentThread().getName() + "' does not hold " + LockView.this);
+			}
+			handles.peekLast().checkHeld();
+			String lockPath = LockView.this.engine.registry().lockPath(LockView.this.path);
+			for (LockHandle other : LockContext.held()) {
+				if (other.path().equals(lockPath)) {
+					throw new IllegalMonitorStateException("Thread '" + Thread.currentThread().getName() + "' holds "
+							+ LockView.this + " through a locked callback too, which a wait on its condition would not release");
+				}
+			}
+		}
+
+		@Override
+		public LockCondition.Released releaseAll() {
+			// Kept as they are, released: the count to take again, and what abandon() puts back.
+			ArrayDeque<LockHandle> handles = held.get().remove(LockView.this);
+			for (Iterator<LockHandle> latestFirst = handles.descendingIterator(); latestFirst.hasNext();) {
+				latestFirst.next().release();
+			}
+			return new LockCondition.Released() {
+
+				@Override
+				public void reacquire() {
+					int taken = 0;
+					try {
+						for (; taken < handles.size(); taken++) {
+							lock();
+						}
+					}
+					catch (RuntimeException ex) {
+						for (; taken > 0; taken--) {
+							unlock();
+						}
+						throw ex;
+					}
+				}
+
+				@Override
+				public void abandon() {
+					// Released already: release() again does nothing, so unlock() for them does nothing.
+					held.get().put(LockView.this, handles);
+				}
+
+			};
+		}
+
 	}
 
 	@Override

@@ -68,6 +68,17 @@ public interface LockRegistry {
 	}
 
 	/**
+	 * Return the condition queues of this registry's locks, for the distributed
+	 * {@link java.util.concurrent.locks.Condition} of the lock views ({@link LockCondition}), or
+	 * {@code null} when this registry has none (the views' {@code newCondition()} then throws
+	 * {@link UnsupportedOperationException}). The default has none.
+	 * @return the condition queues, or {@code null}
+	 */
+	default @Nullable LockConditions conditions() {
+		return null;
+	}
+
+	/**
 	 * Return the znode path a key maps to: the root path joined with it. Sends no request.
 	 * @param key the key below the root path, starting with {@code /}
 	 * @return the lock's znode path

@@ -489,6 +489,11 @@ class ZnodeAcquisitionTests {
 		}
 
 		@Override
+		public void deleteOnce(String path, Answer<Void> answer) {
+			this.delegate.deleteOnce(path, answer);
+		}
+
+		@Override
 		public long sessionInstance() {
 			return this.delegate.sessionInstance();
 		}

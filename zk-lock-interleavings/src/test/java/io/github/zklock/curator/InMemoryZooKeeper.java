@@ -149,6 +149,19 @@ final class InMemoryZooKeeper implements Znodes {
 		});
 	}
 
+	@Override
+	public void deleteOnce(String path, Answer<Void> answer) {
+		send(() -> {
+			// Counted only when it deleted: a signal finds waiters gone already.
+			boolean there = this.owners.containsKey(path);
+			if (there) {
+				this.deletes.merge(path, 1, Integer::sum);
+			}
+			remove(path);
+			queue(() -> answer.answer(there ? OK : NONODE, null));
+		}, () -> queue(() -> answer.answer(CONNECTIONLOSS, null)));
+	}
+
 	/**
 	 * Apply a request now, or keep it while the connection is suspended: sent once reconnected,
 	 * or failed when the connection timeout passes first ({@link #connectionTimedOut()}).

@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ConcurrentModificationException;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -22,9 +23,12 @@ import org.springframework.scheduling.TaskScheduler;
 import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
 import io.github.zklock.LockLostException;
+import io.github.zklock.LockMode;
 import io.github.zklock.LockRequest;
 import io.github.zklock.LockState;
 import io.github.zklock.LockTemplate;
+import io.github.zklock.spi.LockCondition;
+import io.github.zklock.spi.LockConditions;
 import io.github.zklock.spi.RequestRules;
 
 /**
@@ -195,12 +199,20 @@ final class ZkDistributedLock implements DistributedLock {
 	}
 
 	/**
-	 * Not supported: a ZooKeeper lock has no condition queue.
-	 * @throws UnsupportedOperationException always
+	 * Return the distributed condition of this lock's key, a zk-lock addition (Spring Integration's
+	 * registries have none): every application's condition of the key is the same one, shared with
+	 * {@code LockTemplate.lock(key).newCondition()} (see {@link LockCondition} for the contract). A
+	 * wait releases every grant the thread holds on this lock and takes each again, with its time
+	 * to live, before it returns. Sends no request.
+	 * @throws UnsupportedOperationException if the template's registry has no conditions
 	 */
 	@Override
 	public Condition newCondition() {
-		throw new UnsupportedOperationException("A ZooKeeper lock (" + this + ") has no conditions");
+		LockConditions conditions = this.template.getRegistry().conditions();
+		if (conditions == null) {
+			throw new UnsupportedOperationException("The lock registry of " + this + " has no conditions");
+		}
+		return new LockCondition(conditions, this.key, LockMode.EXCLUSIVE, new Holds());
 	}
 
 	/**
@@ -262,7 +274,7 @@ final class ZkDistributedLock implements DistributedLock {
 				}
 			}
 		}
-		mine.addLast(new Grant(handle, scheduleRenewal(handle, ttl)));
+		mine.addLast(new Grant(handle, ttl, scheduleRenewal(handle, ttl)));
 	}
 
 	private @Nullable ScheduledFuture<?> scheduleRenewal(LockHandle handle, Duration ttl) {
@@ -325,8 +337,59 @@ final class ZkDistributedLock implements DistributedLock {
 		return "lock '" + this.key + "'";
 	}
 
-	/** A grant the thread holds, and its renewal task when the registry renews. */
-	private record Grant(LockHandle handle, @Nullable ScheduledFuture<?> renewal) {
+	/** The calling thread's grants of this lock, as its condition releases and takes them again. */
+	private final class Holds implements LockCondition.Holder {
+
+		@Override
+		public void checkHeld() {
+			ArrayDeque<Grant> mine = held.get().get(ZkDistributedLock.this);
+			if (mine == null) {
+				throw notHeld();
+			}
+			mine.peekLast().handle().checkHeld();
+		}
+
+		@Override
+		public LockCondition.Released releaseAll() {
+			// Kept as they are, released: their times to live to take again, what abandon() puts back.
+			ArrayDeque<Grant> mine = held.get().remove(ZkDistributedLock.this);
+			for (Iterator<Grant> latestFirst = mine.descendingIterator(); latestFirst.hasNext();) {
+				Grant grant = latestFirst.next();
+				grant.stopRenewal();
+				grant.handle().release();
+			}
+			return new LockCondition.Released() {
+
+				@Override
+				public void reacquire() {
+					int taken = 0;
+					try {
+						for (Grant grant : mine) {
+							lock(grant.ttl());
+							taken++;
+						}
+					}
+					catch (RuntimeException ex) {
+						for (; taken > 0; taken--) {
+							unlock();
+						}
+						throw ex;
+					}
+				}
+
+				@Override
+				public void abandon() {
+					// Released already: unlock() releases them again, which does nothing.
+					held.get().put(ZkDistributedLock.this, mine);
+				}
+
+			};
+		}
+
+	}
+
+	/** A grant the thread holds, its time to live, and its renewal task when the registry renews. */
+	private record Grant(LockHandle handle, Duration ttl, @Nullable ScheduledFuture<?> renewal) {
 
 		void stopRenewal() {
 			if (this.renewal != null) {

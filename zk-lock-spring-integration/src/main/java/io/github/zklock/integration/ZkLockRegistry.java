@@ -55,7 +55,8 @@ import io.github.zklock.expression.PathSegmentEncoder;
  * successful {@code tryLock} must be matched by an {@code unlock()} in the same thread, which
  * releases that thread's latest grant; {@code unlock()} in a thread holding none throws
  * {@link IllegalMonitorStateException};</li>
- * <li>{@code newCondition()} throws {@link UnsupportedOperationException};</li>
+ * <li>{@code newCondition()} returns the distributed condition of the key, a zk-lock addition
+ * shared by every application (see {@link io.github.zklock.spi.LockCondition});</li>
  * <li>when ZooKeeper cannot be reached, the methods throw {@link LockException} (an unchecked
  * exception) instead of reporting a busy lock with {@code false};</li>
  * <li>a thread whose grant was lost (with its ZooKeeper session, or ended by its time to live)
