@@ -234,9 +234,11 @@ public class LockTemplate {
 	 * key, mode and template are equal and interchangeable. {@code lock()} waits without limit and
 	 * is not interruptible (an interrupt is restored once granted); {@code lockInterruptibly()} and
 	 * {@code tryLock(time, unit)} throw {@link InterruptedException} when interrupted, leaving no
-	 * grant; {@code tryLock()} makes one attempt; {@code newCondition()} throws
-	 * {@link UnsupportedOperationException}; ZooKeeper failures are thrown as {@link LockException},
-	 * never reported as {@code false}. A view sends no request until used.
+	 * grant; {@code tryLock()} makes one attempt; {@code newCondition()} returns the key's
+	 * distributed condition, one per key across every application (see
+	 * {@link io.github.zklock.spi.LockCondition} for its contract and requests); ZooKeeper failures
+	 * are thrown as {@link LockException}, never reported as {@code false}. A view sends no request
+	 * until used.
 	 * @param key the key below the root path
 	 * @return the lock view
 	 */
@@ -247,7 +249,9 @@ public class LockTemplate {
 	/**
 	 * Return a {@link ReadWriteLock} view of the READ and WRITE locks of a key, whose two locks
 	 * behave as {@link #lock(String)} does. The write lock's holder may take the read lock; a read
-	 * lock holder asking for the write lock gets {@link LockUpgradeException} at once.
+	 * lock holder asking for the write lock gets {@link LockUpgradeException} at once. The write
+	 * lock has the key's condition; the read lock, shared, has none
+	 * ({@link UnsupportedOperationException}).
 	 * @param key the key below the root path
 	 * @return the read-write lock view
 	 */

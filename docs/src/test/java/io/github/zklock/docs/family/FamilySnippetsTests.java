@@ -7,6 +7,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.Test;
@@ -29,8 +30,8 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The snippets of the guide's chapter on the lock family run as written, on a real ZooKeeper:
- * the multi-lock, the semaphore, the {@code java.util.concurrent} views and the Spring Integration
- * leader initiator.
+ * the multi-lock, the semaphore, the {@code java.util.concurrent} views, the distributed condition
+ * and the Spring Integration leader initiator.
  */
 class FamilySnippetsTests {
 
@@ -105,6 +106,56 @@ class FamilySnippetsTests {
 			assertThat(views.increment()).isEqualTo(2);
 			assertThat(views.read()).isEqualTo(2);
 		});
+	}
+
+	/**
+	 * Two instances share one quota of one export: the second waits on the condition until the
+	 * first gives its place back, and a wait that runs out returns {@code false}.
+	 */
+	@Test
+	void exportQuotaWaitsForAPlaceFreedByAnotherInstance() throws Exception {
+		AtomicInteger count = new AtomicInteger();
+		ExportQuota.RunningExports running = new ExportQuota.RunningExports() {
+
+			@Override
+			public int count() {
+				return count.get();
+			}
+
+			@Override
+			public void set(int value) {
+				count.set(value);
+			}
+
+		};
+		CuratorFramework other = zooKeeper.newClient();
+		try (CuratorLockRegistry otherRegistry = new CuratorLockRegistry(other, "/locks", 100)) {
+			ExportQuota otherInstance = new ExportQuota(new LockTemplate(otherRegistry, Duration.ofSeconds(10)),
+					running, 1);
+			this.contextRunner.run((context) -> {
+				ExportQuota quota = new ExportQuota(context.getBean(LockTemplate.class), running, 1);
+				assertThat(quota.take(Duration.ZERO)).isTrue();
+				assertThat(otherInstance.take(Duration.ofMillis(200))).isFalse();
+				ExecutorService caller = Executors.newSingleThreadExecutor();
+				try {
+					Future<Boolean> waiting = caller.submit(() -> otherInstance.take(Duration.ofSeconds(10)));
+					await().atMost(Duration.ofSeconds(10))
+						.until(() -> other.getChildren()
+							.forPath("/locks/quota/exports")
+							.stream()
+							.anyMatch((child) -> child.contains("condition-")));
+					assertThat(waiting).isNotDone();
+					quota.give();
+					assertThat(waiting.get(10, TimeUnit.SECONDS)).isTrue();
+				}
+				finally {
+					caller.shutdownNow();
+				}
+				assertThat(count.get()).isOne();
+				otherInstance.give();
+				assertThat(count.get()).isZero();
+			});
+		}
 	}
 
 	@Test
