@@ -482,6 +482,36 @@ class LockConditionTests {
 		lock.unlock();
 	}
 
+	/**
+	 * A signal may have gone to a lost waiter's znode while its session ended: the lost waiter
+	 * passes one on, so the next waiter wakes (spuriously at worst) rather than wait for a signal
+	 * that was spent on a dead waiter.
+	 */
+	@Test
+	void aLostWaiterPassesASignalOnToTheNextWaiter() throws Exception {
+		Lock lock = this.template.lock(this.key);
+		CompletableFuture<Void> lost = inThread(() -> {
+			lock.lock();
+			try {
+				lock.newCondition().await();
+			}
+			finally {
+				lock.unlock();
+			}
+			return null;
+		});
+		awaitWaiters(1);
+		CompletableFuture<Void> next = awaitingInThread(this.other.lock(this.key));
+		awaitWaiters(2);
+		zooKeeper.expireSession(this.client);
+		assertThat(lost).failsWithin(BOUND_SECONDS, TimeUnit.SECONDS)
+			.withThrowableThat()
+			.havingCause()
+			.isInstanceOf(LockLostException.class);
+		next.get(BOUND_SECONDS, TimeUnit.SECONDS);
+		assertThat(waiterZnodes()).isEmpty();
+	}
+
 	@Test
 	void theWriteLockHasAConditionSharedAcrossApplications() throws Exception {
 		CompletableFuture<Void> waiter = awaitingInThread(this.template.readWriteLock(this.key).writeLock());

@@ -37,8 +37,9 @@ import io.github.zklock.spi.LockConditions;
  *
  * <p>A waiter wakes when its znode is deleted (the watch's {@code NodeDeleted}, or a watch that
  * finds it gone) in the session that created it; it is lost when the session ends first (the
- * watch's {@code Expired}, the registry's {@link #sessionLost()}, or a session seen changed), as a
- * signal may have gone to the znode the session took with it.
+ * watch's {@code Expired}, the registry's {@link #sessionLost()}, or a session seen changed). A
+ * signal may have gone to the znode the session took with it, so a lost waiter passes one on: it
+ * wakes the longest other waiter (a spurious wake-up at worst, never a lost signal).
  */
 final class ConditionQueues implements LockConditions {
 
@@ -168,6 +169,40 @@ final class ConditionQueues implements LockConditions {
 	void reconnected() {
 		for (QueuedWaiter waiter : this.waiting) {
 			waiter.watch();
+		}
+	}
+
+	/**
+	 * Wake the longest other waiter of a lock path in the background, for a waiter that was lost: a
+	 * signal may have gone to its znode while its session was ending (a paused process, a cut
+	 * network). A signal is never lost that way; at worst a waiter wakes spuriously, which a
+	 * {@code Condition} allows. Best effort: a failed request is not retried.
+	 * @param lockPath the lock path
+	 * @param lostPath the lost waiter's znode, passed over
+	 */
+	private void passOn(String lockPath, String lostPath) {
+		this.znodes.children(lockPath, null, (code, children) -> {
+			if (code == OK && children != null) {
+				List<String> others = new ArrayList<>();
+				for (String child : children) {
+					if (isWaiter(child) && !lostPath.endsWith("/" + child)) {
+						others.add(child);
+					}
+				}
+				others.sort(Comparator.comparing(ConditionQueues::sequence));
+				wakeFirst(lockPath, others, 0);
+			}
+		});
+	}
+
+	/** Delete the first of the waiters that is still there, without waiting for the answers. */
+	private void wakeFirst(String lockPath, List<String> waiters, int index) {
+		if (index < waiters.size()) {
+			this.znodes.deleteOnce(lockPath + "/" + waiters.get(index), (code, nothing) -> {
+				if (code == NONODE) {
+					wakeFirst(lockPath, waiters, index + 1);
+				}
+			});
 		}
 	}
 
@@ -342,6 +377,7 @@ final class ConditionQueues implements LockConditions {
 				// takes no signal meant for a waiter that still waits.
 				ConditionQueues.this.znodes.delete(this.path, (code, nothing) -> {
 				});
+				passOn(this.lockPath, this.path);
 			}
 		}
 

@@ -31,7 +31,9 @@ import io.github.zklock.LockMode;
  * wait in a loop on the state you wait for;</li>
  * <li>a waiter whose session ends (its znode went with it, and a signal may have gone to it) fails
  * with {@link LockLostException}, without the lock: the thread's holds are given up, and its later
- * {@code unlock()} calls for them do nothing. The lock is never reported held when it is not.</li>
+ * {@code unlock()} calls for them do nothing. The lock is never reported held when it is not. The
+ * lost waiter passes a signal on to the longest other waiter, since one may have gone to its
+ * znode: a signal is never lost to a dead waiter, another waiter may wake spuriously.</li>
  * </ul>
  *
  * <p>Cost: an {@code await} sends a create and a watching {@code getData} (one write, one read) on
