@@ -24,13 +24,17 @@ import io.github.zklock.spi.LockConditions;
 /**
  * The condition queues of a registry's locks (see {@link LockConditions}), on {@link Znodes}: a
  * waiter is an ephemeral sequential znode named {@value #WAITER_NAME} (Curator's protected name,
- * {@code _c_<guid>-condition-0000000042}) below the lock path, beside the lock's znodes. The
- * lock recipes' sorters leave it after every lock znode (its name has no lock name), and the
- * registry counts only lock znodes as participants ({@link Protocol#participants}).
+ * {@code _c_<guid>-waiter-0000000042}) in the container {@value #QUEUE} below the lock path
+ * (created with the first waiter, removed by ZooKeeper some time after the last one left, as a
+ * semaphore's {@code leases}). Among the lock's own znodes the container is one more child, which
+ * the lock recipes' sorters leave after every lock znode (its name has no lock name), and which
+ * the registry does not count as a participant ({@link Protocol#participants}); the waiters' comings
+ * and goings do not change the lock path's children, which the lock's holders watch.
  *
- * <p>Requests: {@code enqueue} a create, then a {@code getData} that watches the waiter's znode
- * (sent at once, answered while the caller releases its lock); {@code signal} a
- * {@code getChildren} of the lock path and a delete of the lowest-numbered waiter (another for
+ * <p>Requests: {@code enqueue} a create (refused when the container is missing, then sent again
+ * after the container's create), then a {@code getData} that watches the waiter's znode (sent at
+ * once, answered while the caller releases its lock); {@code signal} a {@code getChildren} of the
+ * container and a delete of the lowest-numbered waiter (another for
  * each waiter that left meanwhile); {@code signalAll} one delete per waiter, sent together; a
  * waiter whose time runs out a delete. The requester's thread waits for each answer at most the
  * client's connection timeout.
@@ -43,8 +47,15 @@ import io.github.zklock.spi.LockConditions;
  */
 final class ConditionQueues implements LockConditions {
 
+	/**
+	 * The container below a lock path that holds its condition's waiters, as a semaphore's
+	 * {@code leases} hold its leases: their creates and deletes do not change the lock path's
+	 * children, which the lock's own holders watch (local hand-off, kept znodes).
+	 */
+	static final String QUEUE = "condition";
+
 	/** The name of a waiter's znode, before its sequence number. */
-	static final String WAITER_NAME = "condition-";
+	static final String WAITER_NAME = "waiter-";
 
 	private static final int OK = KeeperException.Code.OK.intValue();
 
@@ -73,11 +84,25 @@ final class ConditionQueues implements LockConditions {
 	}
 
 	/**
-	 * Whether a child of a lock path is a condition waiter's znode, not a lock's.
+	 * Whether a child of a lock path is its condition's queue, not a lock znode.
+	 * @param name the child's name
+	 */
+	static boolean isQueue(String name) {
+		return name.equals(QUEUE);
+	}
+
+	/**
+	 * Whether a child of a condition's queue is a waiter's znode (a key's lock znodes could sit
+	 * there too, if a key ends where another key's queue is).
 	 * @param name the child's name
 	 */
 	static boolean isWaiter(String name) {
-		return name.contains(WAITER_NAME);
+		return name.contains("-" + WAITER_NAME);
+	}
+
+	/** Where the waiters of a lock path queue. */
+	static String queuePath(String lockPath) {
+		return lockPath + "/" + QUEUE;
 	}
 
 	@Override
@@ -85,7 +110,7 @@ final class ConditionQueues implements LockConditions {
 		String lockPath = this.lockPaths.apply(key);
 		CompletableFuture<Znodes.Created> created = new CompletableFuture<>();
 		long[] session = new long[1];
-		this.znodes.create(lockPath + "/" + WAITER_NAME, false, () -> {
+		this.znodes.create(queuePath(lockPath) + "/" + WAITER_NAME, false, () -> {
 		}, (code, node) -> {
 			session[0] = this.znodes.sessionInstance();
 			if (code == OK && node != null) {
@@ -113,7 +138,7 @@ final class ConditionQueues implements LockConditions {
 	public boolean signal(String key) {
 		String lockPath = this.lockPaths.apply(key);
 		for (String waiter : waiters(lockPath)) {
-			int code = delete(lockPath + "/" + waiter);
+			int code = delete(queuePath(lockPath) + "/" + waiter);
 			if (code == OK) {
 				return true;
 			}
@@ -131,7 +156,7 @@ final class ConditionQueues implements LockConditions {
 		List<CompletableFuture<Integer>> deletes = new ArrayList<>();
 		for (String waiter : waiters(lockPath)) {
 			CompletableFuture<Integer> deleted = new CompletableFuture<>();
-			this.znodes.deleteOnce(lockPath + "/" + waiter, (code, nothing) -> deleted.complete(code));
+			this.znodes.deleteOnce(queuePath(lockPath) + "/" + waiter, (code, nothing) -> deleted.complete(code));
 			deletes.add(deleted);
 		}
 		int woken = 0;
@@ -181,7 +206,7 @@ final class ConditionQueues implements LockConditions {
 	 * @param lostPath the lost waiter's znode, passed over
 	 */
 	private void passOn(String lockPath, String lostPath) {
-		this.znodes.children(lockPath, null, (code, children) -> {
+		this.znodes.children(queuePath(lockPath), null, (code, children) -> {
 			if (code == OK && children != null) {
 				List<String> others = new ArrayList<>();
 				for (String child : children) {
@@ -198,7 +223,7 @@ final class ConditionQueues implements LockConditions {
 	/** Delete the first of the waiters that is still there, without waiting for the answers. */
 	private void wakeFirst(String lockPath, List<String> waiters, int index) {
 		if (index < waiters.size()) {
-			this.znodes.deleteOnce(lockPath + "/" + waiters.get(index), (code, nothing) -> {
+			this.znodes.deleteOnce(queuePath(lockPath) + "/" + waiters.get(index), (code, nothing) -> {
 				if (code == NONODE) {
 					wakeFirst(lockPath, waiters, index + 1);
 				}
@@ -209,7 +234,7 @@ final class ConditionQueues implements LockConditions {
 	/** The waiters' znodes of a lock path, longest waiting first (by sequence number). */
 	private List<String> waiters(String lockPath) {
 		CompletableFuture<List<String>> listed = new CompletableFuture<>();
-		this.znodes.children(lockPath, null, (code, children) -> {
+		this.znodes.children(queuePath(lockPath), null, (code, children) -> {
 			if (code == OK && children != null) {
 				listed.complete(children);
 			}

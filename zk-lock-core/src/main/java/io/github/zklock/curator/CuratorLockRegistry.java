@@ -265,7 +265,7 @@ public class CuratorLockRegistry implements LockRegistry, Closeable {
 
 	/**
 	 * Return the condition queues of this registry's locks: a waiter is an ephemeral sequential
-	 * {@code condition-} znode below the lock path, which a signal deletes (see
+	 * {@code waiter-} znode in a container {@code condition} below the lock path, which a signal deletes (see
 	 * {@link io.github.zklock.spi.LockCondition} for the contract and the requests).
 	 * @return the condition queues
 	 */

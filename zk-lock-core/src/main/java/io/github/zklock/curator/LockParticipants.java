@@ -24,8 +24,8 @@ import io.github.zklock.LockMode;
  * first znode; for a read/write lock a leading WRITE, or every READ before the first WRITE
  * ({@code InterProcessReadWriteLock}'s rule, leaving out the re-entry of a READ under its own
  * thread's WRITE, which the znodes cannot show); the first N leases of a semaphore of N permits
- * (one for the non-reentrant lock). The waiters of the lock's condition ({@link ConditionQueues})
- * are no participants: they wait for a signal, not for the lock.
+ * (one for the non-reentrant lock). The container of the lock's condition waiters
+ * ({@link ConditionQueues}) is no participant: they wait for a signal, not for the lock.
  */
 final class LockParticipants {
 
@@ -56,7 +56,7 @@ final class LockParticipants {
 					add(client, znodes, ZKPaths.makePath(lockPath, child, lease), kind, Group.LEASE);
 				}
 			}
-			else if (!child.equals(Protocol.LOCKS) && !ConditionQueues.isWaiter(child)) {
+			else if (!child.equals(Protocol.LOCKS) && !ConditionQueues.isQueue(child)) {
 				String kind = kind(child);
 				add(client, znodes, ZKPaths.makePath(lockPath, child), kind,
 						kind.equals(LockMode.EXCLUSIVE.name()) ? Group.MUTEX : Group.READ_WRITE);

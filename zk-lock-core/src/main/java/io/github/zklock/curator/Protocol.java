@@ -96,13 +96,13 @@ enum Protocol {
 
 	/**
 	 * How many of a lock path's children are lock znodes, the participants of its queue: the
-	 * waiters of its condition ({@link ConditionQueues}) live beside them and are left out.
+	 * container of its condition's waiters ({@link ConditionQueues}) is left out.
 	 * @param children the children's names
 	 */
 	static int participants(List<String> children) {
 		int participants = 0;
 		for (String child : children) {
-			if (!ConditionQueues.isWaiter(child)) {
+			if (!ConditionQueues.isQueue(child)) {
 				participants++;
 			}
 		}

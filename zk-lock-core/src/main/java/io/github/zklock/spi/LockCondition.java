@@ -37,7 +37,8 @@ import io.github.zklock.LockMode;
  * </ul>
  *
  * <p>Cost: an {@code await} sends a create and a watching {@code getData} (one write, one read) on
- * top of the lock's release and grant, and a delete when its time runs out; a {@code signal} a
+ * top of the lock's release and grant (and the create of the waiters' container when the key has
+ * none), and a delete when its time runs out; a {@code signal} a
  * {@code getChildren} and a delete, {@code signalAll} one delete per waiter. Each call blocks its
  * thread while ZooKeeper answers (at most the client's connection timeout per request); an
  * {@code await} also while it waits and takes the lock again.

@@ -12,10 +12,10 @@ import io.github.zklock.LockMode;
  *
  * <p>The ZooKeeper implementation ({@code io.github.zklock.curator.CuratorLockRegistry#conditions()})
  * follows menagerie's {@code ZkCondition} and the queue recipe of the ZooKeeper recipes page: a
- * waiter is an ephemeral sequential znode {@code condition-} below the lock path, beside the lock's
- * own znodes (Curator's lock recipes sort it after them, so it never queues for the lock); a signal
- * deletes the waiter with the lowest sequence number, the longest waiting; the waiter watches its
- * own znode and wakes when it is deleted.
+ * waiter is an ephemeral sequential znode {@code waiter-} in a container {@code condition} below
+ * the lock path (Curator's lock recipes sort the container after the lock's own znodes, so it never
+ * queues for the lock); a signal deletes the waiter with the lowest sequence number, the longest
+ * waiting; the waiter watches its own znode and wakes when it is deleted.
  *
  * <p>Thread-safe. The caller holds the key's lock when it enqueues and signals:
  * {@link LockCondition} checks that.

@@ -140,10 +140,8 @@ class FamilySnippetsTests {
 				try {
 					Future<Boolean> waiting = caller.submit(() -> otherInstance.take(Duration.ofSeconds(10)));
 					await().atMost(Duration.ofSeconds(10))
-						.until(() -> other.getChildren()
-							.forPath("/locks/quota/exports")
-							.stream()
-							.anyMatch((child) -> child.contains("condition-")));
+						.until(() -> other.checkExists().forPath("/locks/quota/exports/condition") != null
+								&& !other.getChildren().forPath("/locks/quota/exports/condition").isEmpty());
 					assertThat(waiting).isNotDone();
 					quota.give();
 					assertThat(waiting.get(10, TimeUnit.SECONDS)).isTrue();
