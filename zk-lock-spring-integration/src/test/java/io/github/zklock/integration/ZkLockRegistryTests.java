@@ -1,7 +1,10 @@
 package io.github.zklock.integration;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.ConcurrentModificationException;
+import java.util.Date;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -11,6 +14,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
 
 import org.apache.curator.framework.CuratorFramework;
@@ -21,10 +25,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.springframework.integration.support.locks.DistributedLock;
 import org.springframework.integration.util.CheckedRunnable;
 import org.springframework.integration.zookeeper.lock.ZookeeperLockRegistry;
+import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
 
 import io.github.zklock.InvalidLockPathException;
+import io.github.zklock.LockHandle;
 import io.github.zklock.LockLostException;
 import io.github.zklock.LockState;
 import io.github.zklock.LockTemplate;
@@ -35,6 +42,7 @@ import io.github.zklock.test.ZooKeeperExtension;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatNoException;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -74,11 +82,22 @@ import static org.awaitility.Awaitility.await;
  * template methods {@code executeLocked}, and the exclusion with Spring Integration's
  * {@code ZookeeperLockRegistry} on a shared znode. Time to live and renewal (the scenarios of
  * the Redis and JDBC registries' tests): {@link ZkLockRegistryTtlTests}.
+ *
+ * <p>The distributed condition, a zk-lock addition (Spring Integration's registries have none):
+ * {@code obtain(key).newCondition()} waits and is signalled across applications, and is the
+ * condition of {@code LockTemplate.lock(key)} for the same zk-lock key in every application; a
+ * wait releases every reentrant hold and takes them all again; {@code await} and {@code signal}
+ * without the lock throw {@link IllegalMonitorStateException}; a timed wait nobody signals
+ * returns {@code false} with the lock held again; a grant with a time to live is taken again with
+ * it, and renewed by the registry's scheduler as before the wait.
  */
 class ZkLockRegistryTests {
 
 	@RegisterExtension
 	static final ZooKeeperExtension zooKeeper = new ZooKeeperExtension();
+
+	/** How early a timed event may be seen: the ceiling is scheduled by the wall clock's nanos. */
+	private static final Duration CLOCK_GRANULARITY = Duration.ofMillis(50);
 
 	private Application first;
 
@@ -401,9 +420,259 @@ class ZkLockRegistryTests {
 	}
 
 	@Test
-	void hasNoConditions() {
-		assertThatExceptionOfType(UnsupportedOperationException.class)
-			.isThrownBy(() -> this.first.locks().obtain("conditions").newCondition());
+	void aConditionAwaitsAndIsSignalledFromAnotherApplicationsRegistry() throws Exception {
+		Lock lock = this.first.locks().obtain("condition");
+		Future<Integer> heldOnReturn = this.otherThread.submit(() -> {
+			lock.lock();
+			try {
+				lock.newCondition().await();
+				return new CuratorLockAdmin(this.first.registry()).heldLockCount();
+			}
+			finally {
+				lock.unlock();
+			}
+		});
+		awaitConditionWaiters("condition", 1);
+		Lock theirs = this.second.locks().obtain("condition");
+		// Released while it waits: the other application takes the lock, and signals.
+		assertThat(theirs.tryLock(10, TimeUnit.SECONDS)).isTrue();
+		try {
+			theirs.newCondition().signal();
+			assertThat(conditionWaiters("condition")).as("woken").isEmpty();
+			Thread.sleep(200);
+			assertThat(heldOnReturn).as("woken, and waiting to take the lock again").isNotDone();
+		}
+		finally {
+			theirs.unlock();
+		}
+		assertThat(heldOnReturn.get(10, TimeUnit.SECONDS)).as("held again on return").isOne();
+		assertThat(lockZnodes("condition")).isEmpty();
+	}
+
+	@Test
+	void theConditionOfAKeyIsTheConditionOfTheLockTemplatesLockOfTheKeyInEveryApplication() throws Exception {
+		String key = this.first.locks().keyFor("shared-condition");
+		assertThat(key).isEqualTo("/spring-integration/shared-condition");
+		// A registry lock's waiter, signalled through a LockTemplate lock of another application.
+		Future<Void> registryWaiter = awaitingInThread(this.first.locks().obtain("shared-condition"));
+		awaitConditionWaiters("shared-condition", 1);
+		signal(this.second.template().lock(key), false);
+		registryWaiter.get(10, TimeUnit.SECONDS);
+		// A LockTemplate lock's waiter, signalled through a registry lock of another application.
+		Future<Void> templateWaiter = awaitingInThread(this.second.template().lock(key));
+		awaitConditionWaiters("shared-condition", 1);
+		signal(this.first.locks().obtain("shared-condition"), false);
+		templateWaiter.get(10, TimeUnit.SECONDS);
+		// Another key's condition is another one: its signal wakes nobody here.
+		Future<Void> waiter = awaitingInThread(this.first.locks().obtain("shared-condition"));
+		awaitConditionWaiters("shared-condition", 1);
+		signal(this.second.locks().obtain("other-condition"), false);
+		assertThat(conditionWaiters("shared-condition")).hasSize(1);
+		assertThat(waiter).isNotDone();
+		signal(this.second.locks().obtain("shared-condition"), false);
+		waiter.get(10, TimeUnit.SECONDS);
+		assertThat(lockZnodes("shared-condition")).isEmpty();
+	}
+
+	@Test
+	void signalAllWakesTheWaitersOfEveryApplicationAndView() throws Exception {
+		String key = this.first.locks().keyFor("all-conditions");
+		ExecutorService waiters = Executors.newFixedThreadPool(3);
+		try {
+			List<Future<Void>> waiting = new ArrayList<>();
+			for (Lock lock : List.of(this.first.locks().obtain("all-conditions"),
+					this.second.locks().obtain("all-conditions"), this.second.template().lock(key))) {
+				waiting.add(waiters.submit(() -> awaitOnce(lock)));
+				awaitConditionWaiters("all-conditions", waiting.size());
+			}
+			signal(this.first.template().lock(key), true);
+			for (Future<Void> each : waiting) {
+				each.get(10, TimeUnit.SECONDS);
+			}
+		}
+		finally {
+			waiters.shutdownNow();
+		}
+		assertThat(lockZnodes("all-conditions")).isEmpty();
+	}
+
+	@Test
+	void anAwaitReleasesEveryReentrantHoldAndTakesThemAllAgain() throws Exception {
+		Lock lock = this.first.locks().obtain("reentrant-condition");
+		Lock theirs = this.second.locks().obtain("reentrant-condition");
+		CountDownLatch returned = new CountDownLatch(1);
+		CountDownLatch unlockOnce = new CountDownLatch(1);
+		CountDownLatch unlockedOnce = new CountDownLatch(1);
+		CountDownLatch unlockAgain = new CountDownLatch(1);
+		Future<Void> waiter = this.otherThread.submit(() -> {
+			lock.lock();
+			lock.lock();
+			lock.newCondition().await();
+			returned.countDown();
+			unlockOnce.await(10, TimeUnit.SECONDS);
+			lock.unlock();
+			unlockedOnce.countDown();
+			unlockAgain.await(10, TimeUnit.SECONDS);
+			lock.unlock();
+			return null;
+		});
+		awaitConditionWaiters("reentrant-condition", 1);
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(new CuratorLockAdmin(this.first.registry()).heldLockCount())
+				.as("both holds released while it waits")
+				.isZero());
+		assertThat(theirs.tryLock(10, TimeUnit.SECONDS)).isTrue();
+		theirs.newCondition().signal();
+		theirs.unlock();
+		assertThat(returned.await(10, TimeUnit.SECONDS)).isTrue();
+		assertThat(new CuratorLockAdmin(this.first.registry()).heldLockCount()).as("both taken again").isEqualTo(2);
+		assertThat(lockZnodes("reentrant-condition")).as("on one znode").hasSize(1);
+		unlockOnce.countDown();
+		assertThat(unlockedOnce.await(10, TimeUnit.SECONDS)).isTrue();
+		assertThat(new CuratorLockAdmin(this.first.registry()).heldLockCount()).isOne();
+		assertThat(theirs.tryLock()).as("still held by the outer hold").isFalse();
+		unlockAgain.countDown();
+		waiter.get(10, TimeUnit.SECONDS);
+		assertThat(new CuratorLockAdmin(this.first.registry()).heldLockCount()).isZero();
+		assertThat(theirs.tryLock(10, TimeUnit.SECONDS)).isTrue();
+		theirs.unlock();
+		assertThat(lockZnodes("reentrant-condition")).isEmpty();
+	}
+
+	@Test
+	void awaitAndSignalWithoutTheLockThrowIllegalMonitorStateAndQueueNoWaiter() throws Exception {
+		Lock lock = this.first.locks().obtain("unheld-condition");
+		Condition condition = lock.newCondition();
+		assertThatExceptionOfType(IllegalMonitorStateException.class).isThrownBy(condition::await)
+			.withMessageContaining("does not hold");
+		assertThatExceptionOfType(IllegalMonitorStateException.class).isThrownBy(condition::awaitUninterruptibly);
+		assertThatExceptionOfType(IllegalMonitorStateException.class)
+			.isThrownBy(() -> condition.await(1, TimeUnit.SECONDS));
+		assertThatExceptionOfType(IllegalMonitorStateException.class).isThrownBy(() -> condition.awaitNanos(1));
+		assertThatExceptionOfType(IllegalMonitorStateException.class)
+			.isThrownBy(() -> condition.awaitUntil(new Date(System.currentTimeMillis() + 1000)));
+		assertThatExceptionOfType(IllegalMonitorStateException.class).isThrownBy(condition::signal);
+		assertThatExceptionOfType(IllegalMonitorStateException.class).isThrownBy(condition::signalAll);
+		// Held by another thread of the application: not by the caller.
+		lock.lock();
+		try {
+			Future<?> otherThreadsAwait = this.otherThread.submit(() -> condition.await(1, TimeUnit.SECONDS));
+			assertThatExceptionOfType(ExecutionException.class)
+				.isThrownBy(() -> otherThreadsAwait.get(10, TimeUnit.SECONDS))
+				.havingCause()
+				.isInstanceOf(IllegalMonitorStateException.class);
+			Future<?> otherThreadsSignal = this.otherThread.submit(condition::signal);
+			assertThatExceptionOfType(ExecutionException.class)
+				.isThrownBy(() -> otherThreadsSignal.get(10, TimeUnit.SECONDS))
+				.havingCause()
+				.isInstanceOf(IllegalMonitorStateException.class);
+		}
+		finally {
+			lock.unlock();
+		}
+		// Held by another application: not by the caller either.
+		Lock theirs = this.second.locks().obtain("unheld-condition");
+		theirs.lock();
+		try {
+			assertThatExceptionOfType(IllegalMonitorStateException.class).isThrownBy(condition::signal);
+			assertThatExceptionOfType(IllegalMonitorStateException.class)
+				.isThrownBy(() -> condition.await(1, TimeUnit.SECONDS));
+		}
+		finally {
+			theirs.unlock();
+		}
+		assertThat(conditionWaiters("unheld-condition")).isEmpty();
+	}
+
+	@Test
+	void aTimedAwaitNobodySignalsReturnsFalseWithTheLockHeldAgain() throws Exception {
+		Lock lock = this.first.locks().obtain("timed-condition");
+		Lock theirs = this.second.locks().obtain("timed-condition");
+		Condition condition = lock.newCondition();
+		lock.lock();
+		try {
+			long started = System.nanoTime();
+			assertThat(condition.await(200, TimeUnit.MILLISECONDS)).isFalse();
+			assertThat(System.nanoTime() - started).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(200));
+			assertThat(condition.awaitNanos(TimeUnit.MILLISECONDS.toNanos(100))).isLessThanOrEqualTo(0);
+			assertThat(condition.awaitUntil(new Date(System.currentTimeMillis() + 100))).isFalse();
+			assertThat(new CuratorLockAdmin(this.first.registry()).heldLockCount()).isOne();
+			assertThat(theirs.tryLock()).as("held again").isFalse();
+			assertThat(conditionWaiters("timed-condition")).as("left the queue").isEmpty();
+		}
+		finally {
+			lock.unlock();
+		}
+		assertThat(lockZnodes("timed-condition")).isEmpty();
+		assertThat(theirs.tryLock(10, TimeUnit.SECONDS)).isTrue();
+		theirs.unlock();
+	}
+
+	/**
+	 * A lock with a time to live, renewed by the registry's scheduler: the wait releases the grant
+	 * (and stops its renewal), the grant taken again has the same time to live and is renewed as
+	 * the first was, so the lock stays held past it until unlocked, quietly.
+	 */
+	@Test
+	void aLockWithATtlIsTakenAgainWithItsTtlAndRenewedAfterAnAwait() throws Exception {
+		Duration ttl = Duration.ofSeconds(1);
+		ThreadPoolTaskScheduler scheduler = new ThreadPoolTaskScheduler();
+		scheduler.initialize();
+		try {
+			this.first.locks().setRenewalTaskScheduler(scheduler);
+			DistributedLock lock = this.first.locks().obtain("ttl-condition");
+			Lock theirs = this.second.locks().obtain("ttl-condition");
+			lock.lock(ttl);
+			Instant beforeWait = Instant.now();
+			// Longer than the ttl: the grant is released meanwhile, so nothing ends it.
+			assertThat(lock.newCondition().await(ttl.multipliedBy(2).toMillis(), TimeUnit.MILLISECONDS)).isFalse();
+			assertThat(heldBy(this.first)).singleElement().satisfies((handle) -> {
+				assertThat(handle.isHeld()).isTrue();
+				assertThat(handle.deadline()).as("taken again with its ttl")
+					.hasValueSatisfying((deadline) -> assertThat(deadline)
+						.isAfter(beforeWait.plus(ttl.multipliedBy(3)).minus(CLOCK_GRANULARITY))
+						.isBefore(Instant.now().plus(ttl).plus(CLOCK_GRANULARITY)));
+			});
+			// Twice the ttl, never renewed by the holder itself: the scheduler renews the grant.
+			await().pollDelay(ttl.multipliedBy(2)).atMost(Duration.ofSeconds(10)).until(() -> true);
+			assertThat(heldBy(this.first)).singleElement().satisfies((handle) -> assertThat(handle.isHeld()).isTrue());
+			assertThat(theirs.tryLock()).isFalse();
+			assertThatNoException().isThrownBy(lock::unlock);
+			assertThat(theirs.tryLock(10, TimeUnit.SECONDS)).isTrue();
+			theirs.unlock();
+		}
+		finally {
+			scheduler.shutdown();
+		}
+	}
+
+	/**
+	 * Without renewal, the grant an await takes again ends at its time to live, as a
+	 * {@code lock(ttl)} grant does: the other application then gets the lock, and the holder's
+	 * {@code unlock()} says so.
+	 */
+	@Test
+	void withoutRenewalAGrantTakenAgainAfterAnAwaitEndsAtItsTtl() throws Exception {
+		Duration ttl = Duration.ofSeconds(1);
+		DistributedLock lock = this.first.locks().obtain("ttl-ends-condition");
+		Lock theirs = this.second.locks().obtain("ttl-ends-condition");
+		lock.lock(ttl);
+		Future<Void> signaller = this.otherThread.submit(() -> {
+			awaitConditionWaiters("ttl-ends-condition", 1);
+			signal(theirs, false);
+			return null;
+		});
+		assertThat(lock.newCondition().await(10, TimeUnit.SECONDS)).as("signalled").isTrue();
+		long takenAgainAt = System.nanoTime();
+		signaller.get(10, TimeUnit.SECONDS);
+		assertThat(heldBy(this.first)).singleElement()
+			.satisfies((handle) -> assertThat(handle.deadline()).as("taken again with its ttl").isPresent());
+		assertThat(theirs.tryLock(ttl.plusSeconds(2).toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+		assertThat(Duration.ofNanos(System.nanoTime() - takenAgainAt)).isGreaterThanOrEqualTo(ttl.minus(CLOCK_GRANULARITY));
+		assertThatExceptionOfType(ConcurrentModificationException.class).isThrownBy(lock::unlock)
+			.withMessageContaining("Lock was released in the store due to expiration");
+		theirs.unlock();
+		assertThat(lockZnodes("ttl-ends-condition")).isEmpty();
 	}
 
 	@Test
@@ -480,13 +749,69 @@ class ZkLockRegistryTests {
 		}
 	}
 
+	/** The lock znodes below a key's lock path (the container of its condition's waiters is none). */
 	private List<String> lockZnodes(String lockKey) throws Exception {
 		try {
-			return this.observer.getChildren().forPath(Application.lockPath(lockKey));
+			return this.observer.getChildren()
+				.forPath(Application.lockPath(lockKey))
+				.stream()
+				.filter((child) -> !child.equals("condition"))
+				.toList();
 		}
 		catch (KeeperException.NoNodeException ex) {
 			return List.of();
 		}
+	}
+
+	/** Lock, await once (signalled), unlock, in the other thread. */
+	private Future<Void> awaitingInThread(Lock lock) {
+		return this.otherThread.submit(() -> awaitOnce(lock));
+	}
+
+	private static Void awaitOnce(Lock lock) throws InterruptedException {
+		lock.lock();
+		try {
+			assertThat(lock.newCondition().await(10, TimeUnit.SECONDS)).as("signalled").isTrue();
+		}
+		finally {
+			lock.unlock();
+		}
+		return null;
+	}
+
+	/** Lock, signal (or signal all), unlock: a signaller of an application. */
+	private static void signal(Lock lock, boolean all) throws InterruptedException {
+		assertThat(lock.tryLock(10, TimeUnit.SECONDS)).isTrue();
+		try {
+			if (all) {
+				lock.newCondition().signalAll();
+			}
+			else {
+				lock.newCondition().signal();
+			}
+		}
+		finally {
+			lock.unlock();
+		}
+	}
+
+	/** The waiters' znodes of a key's condition: in the container {@code condition} below its lock path. */
+	private List<String> conditionWaiters(String lockKey) throws Exception {
+		try {
+			return this.observer.getChildren().forPath(Application.lockPath(lockKey) + "/condition");
+		}
+		catch (KeeperException.NoNodeException ex) {
+			return List.of();
+		}
+	}
+
+	private void awaitConditionWaiters(String lockKey, int count) {
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(conditionWaiters(lockKey)).hasSize(count));
+	}
+
+	private static List<LockHandle> heldBy(Application application) {
+		return new CuratorLockAdmin(application.registry()).heldLocks();
 	}
 
 	private static boolean lockAndUnlock(Lock lock) throws InterruptedException {

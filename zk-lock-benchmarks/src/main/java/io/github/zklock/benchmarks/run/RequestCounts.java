@@ -1,5 +1,6 @@
 package io.github.zklock.benchmarks.run;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -11,6 +12,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
 import java.util.function.IntFunction;
 import java.util.stream.Collectors;
@@ -39,6 +41,10 @@ import io.github.zklock.benchmarks.LockedService;
 import io.github.zklock.benchmarks.LockedServiceApplication;
 import io.github.zklock.benchmarks.RawCuratorState;
 import io.github.zklock.benchmarks.ZooKeeperServers;
+import io.github.zklock.curator.CuratorLockAdmin;
+import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.curator.KeptLocks;
+import io.github.zklock.curator.LocalHandoff;
 import io.github.zklock.test.CountingZooKeeper;
 
 /**
@@ -48,8 +54,11 @@ import io.github.zklock.test.CountingZooKeeper;
  * the same kind, the peers and the plain-client floor, with the round trips of the kinds and the
  * recipes (requests sent back to back, before any answer, share one). Each kind runs one cycle
  * first (it creates the parent znodes), then {@value #CYCLES} counted cycles; the cold-key kinds
- * lock a never-seen key in every cycle, so that each creates its parents. Then the requests per
- * grant with {@value #THREADS} threads on one path.
+ * lock a never-seen key in every cycle, so that each creates its parents. Then the requests of the
+ * distributed condition (a signal with nobody waiting, an await that times out, an await and its
+ * signal between two threads), each against the plain lock cycle of its template: the starter's
+ * template, then one with kept locks on ({@code _kept}) and one with local hand-off off
+ * ({@code _no_handoff}). Then the requests per grant with {@value #THREADS} threads on one path.
  */
 final class RequestCounts {
 
@@ -58,6 +67,9 @@ final class RequestCounts {
 	static final int THREADS = 8;
 
 	static final int CONTENDED_CYCLES = 50;
+
+	/** The longest wait of a condition's round for a signal or a thread's place in the queue. */
+	static final Duration CONDITION_BOUND = Duration.ofSeconds(30);
 
 	private RequestCounts() {
 	}
@@ -115,6 +127,15 @@ final class RequestCounts {
 				lines.add(ours("READ_ASYNC", count(counts, () -> template.executeAsync("/async/rw/k", LockMode.READ, null,
 						(handle) -> CompletableFuture.completedFuture(handle)).join()),
 						count(counts, () -> cycle(readWrite.readLock()))));
+				lines.addAll(conditions(counts, context.getBean(CuratorLockRegistry.class), template, ""));
+				try (CuratorLockRegistry kept = new CuratorLockRegistry(client, "/requests/kept", 100);
+						CuratorLockRegistry withoutHandoff = new CuratorLockRegistry(client, "/requests/no-handoff", 100)) {
+					kept.setKeptLocks(KeptLocks.ENABLED);
+					withoutHandoff.setLocalHandoff(LocalHandoff.DISABLED);
+					lines.addAll(conditions(counts, kept, new LockTemplate(kept, CONDITION_BOUND), "_kept"));
+					lines.addAll(conditions(counts, withoutHandoff, new LockTemplate(withoutHandoff, CONDITION_BOUND),
+							"_no_handoff"));
+				}
 				lines.add(peer("spring_integration", count(counts, () -> {
 					Lock lock = springIntegration.obtain("k");
 					lock.lock();
@@ -161,6 +182,137 @@ final class RequestCounts {
 			}
 		}
 		return lines;
+	}
+
+	/**
+	 * The requests of the distributed condition ({@code LockTemplate.lock(key).newCondition()}) on
+	 * a template, each cycle on the lock of one key, with the plain lock cycle of the same template
+	 * and key as the baseline:
+	 * <ul>
+	 * <li>{@code signal_without_waiter}: lock, {@code signal()} with nobody waiting, unlock;</li>
+	 * <li>{@code await_timed_out}: lock, {@code await(1 ms)} that nobody signals (the lock released
+	 * and taken again), unlock;</li>
+	 * <li>{@code await_signalled}: a round of two threads of the application, one waiting, one
+	 * signalling. The waiting thread holds the lock; the signalling thread asks for it and waits in
+	 * the application's local queue; the waiting thread awaits (its release hands the lock to the
+	 * signalling thread when local hand-off is on); the signalling thread signals, waits until the
+	 * woken thread asks for the lock again, and unlocks (handing it back). Each thread waits for
+	 * the other's place in the local queue (local state, no request), so that every round goes the
+	 * same way. A round ends when {@code await} has returned with the lock held.</li>
+	 * </ul>
+	 * @param suffix added to each line's name, for the registry's settings ({@code _kept})
+	 */
+	private static List<String> conditions(CountingZooKeeper.Counts counts, CuratorLockRegistry registry,
+			LockTemplate template, String suffix) throws Exception {
+		List<String> lines = new ArrayList<>();
+		Lock signalLock = template.lock("/condition/signal/k");
+		Condition signalCondition = signalLock.newCondition();
+		lines.add(condition("signal_without_waiter" + suffix, count(counts, () -> {
+			signalLock.lock();
+			try {
+				signalCondition.signal();
+			}
+			finally {
+				signalLock.unlock();
+			}
+		}), count(counts, () -> cycle(signalLock))));
+		Lock timedLock = template.lock("/condition/timed/k");
+		Condition timedCondition = timedLock.newCondition();
+		lines.add(condition("await_timed_out" + suffix, count(counts, () -> {
+			timedLock.lock();
+			try {
+				if (timedCondition.await(1, TimeUnit.MILLISECONDS)) {
+					throw new IllegalStateException("Signalled, or woken spuriously, with nobody signalling");
+				}
+			}
+			finally {
+				timedLock.unlock();
+			}
+		}), count(counts, () -> cycle(timedLock))));
+		String key = "/condition/signalled/k";
+		Lock roundLock = template.lock(key);
+		Budget lockCycle = count(counts, () -> cycle(roundLock));
+		try (SignalRounds rounds = new SignalRounds(registry, template, key)) {
+			lines.add(condition("await_signalled" + suffix, count(counts, rounds::round), lockCycle));
+		}
+		return lines;
+	}
+
+	private static void cycle(Lock lock) {
+		lock.lock();
+		lock.unlock();
+	}
+
+	/**
+	 * Rounds of {@code await} and {@code signal} between the calling thread, which holds the lock
+	 * of the key from construction to {@link #close()}, and a signalling thread of its own (see
+	 * {@link #conditions}).
+	 */
+	private static final class SignalRounds implements AutoCloseable {
+
+		private static final String SIGNALLER = "condition-signaller";
+
+		private final CuratorLockAdmin admin;
+
+		private final String lockPath;
+
+		private final Lock lock;
+
+		private final Condition condition;
+
+		private final ExecutorService signaller = Executors.newSingleThreadExecutor((task) -> {
+			Thread thread = new Thread(task, SIGNALLER);
+			thread.setDaemon(true);
+			return thread;
+		});
+
+		SignalRounds(CuratorLockRegistry registry, LockTemplate template, String key) {
+			this.admin = new CuratorLockAdmin(registry);
+			this.lockPath = registry.lockPath(key);
+			this.lock = template.lock(key);
+			this.condition = this.lock.newCondition();
+			this.lock.lock();
+		}
+
+		void round() throws Exception {
+			String waiter = Thread.currentThread().getName();
+			Future<?> signalled = this.signaller.submit(() -> {
+				this.lock.lock();
+				try {
+					this.condition.signal();
+					awaitQueued(waiter);
+				}
+				finally {
+					this.lock.unlock();
+				}
+				return null;
+			});
+			awaitQueued(SIGNALLER);
+			if (!this.condition.await(CONDITION_BOUND.toMillis(), TimeUnit.MILLISECONDS)) {
+				throw new IllegalStateException("Not signalled within " + CONDITION_BOUND);
+			}
+			signalled.get(CONDITION_BOUND.toMillis(), TimeUnit.MILLISECONDS);
+		}
+
+		/** Wait until a thread waits for the lock in the application's local queue: local state. */
+		private void awaitQueued(String thread) throws InterruptedException {
+			long deadline = System.nanoTime() + CONDITION_BOUND.toNanos();
+			while (this.admin.describeWaitingLocks()
+				.stream()
+				.noneMatch((waiting) -> waiting.path().equals(this.lockPath) && waiting.waiter().equals(thread))) {
+				if (System.nanoTime() - deadline > 0) {
+					throw new IllegalStateException("'" + thread + "' did not queue for " + this.lockPath);
+				}
+				TimeUnit.MICROSECONDS.sleep(50);
+			}
+		}
+
+		@Override
+		public void close() {
+			this.lock.unlock();
+			this.signaller.shutdownNow();
+		}
+
 	}
 
 	/**
@@ -301,6 +453,13 @@ final class RequestCounts {
 				+ ours.perCycle(ours.writes) + " round_trips=" + ours.perCycle(ours.roundTrips) + " raw_per_cycle="
 				+ raw.perCycle(raw.total) + " raw_writes=" + raw.perCycle(raw.writes) + " raw_round_trips="
 				+ raw.perCycle(raw.roundTrips) + " ops=" + ours.operations();
+	}
+
+	private static String condition(String name, Budget budget, Budget lockCycle) {
+		return "REQUESTS condition=" + name + " per_cycle=" + budget.perCycle(budget.total) + " writes="
+				+ budget.perCycle(budget.writes) + " round_trips=" + budget.perCycle(budget.roundTrips)
+				+ " lock_cycle_per_cycle=" + lockCycle.perCycle(lockCycle.total) + " lock_cycle_writes="
+				+ lockCycle.perCycle(lockCycle.writes) + " ops=" + budget.operations();
 	}
 
 	private static String peer(String name, Budget budget) {

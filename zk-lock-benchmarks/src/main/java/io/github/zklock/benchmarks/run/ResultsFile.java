@@ -25,7 +25,10 @@ import java.util.TreeMap;
  * <li>{@code LINE.ID.FIELD}: each field of the {@code HOTKEY}, {@code REQUESTS}, {@code MEMORY},
  * {@code KEPT_KEYS} and {@code ASYNC_QUEUE} lines, under the line's kind in lower case and its first field's value
  * ({@code hotkey.zk_lock.3x8.grants_per_s}, {@code requests.EXCLUSIVE.per_cycle},
- * {@code async_queue.exclusive.heap_per_grant_bytes}).</li>
+ * {@code async_queue.exclusive.heap_per_grant_bytes}); a {@code REQUESTS} line named by another
+ * field than {@code mode} goes under that field and its value
+ * ({@code requests.contended8_lock4j.per_grant},
+ * {@code requests.condition_await_signalled.lock_cycle_per_cycle}).</li>
  * </ul>
  * Keys are written sorted, so that two runs' files compare line by line.
  */
@@ -65,7 +68,7 @@ final class ResultsFile {
 			case "async_queue" -> fields.get("kind");
 			case "kept_keys" -> "max_keys_" + fields.get("max_keys");
 			default -> {
-				// REQUESTS mode=..., peer=..., contended8=...: the first field names the line.
+				// REQUESTS mode=..., peer=..., contended8=..., condition=...: the first field names the line.
 				Map.Entry<String, String> first = fields.entrySet().iterator().next();
 				yield first.getKey().equals("mode") ? first.getValue() : first.getKey() + "_" + first.getValue();
 			}

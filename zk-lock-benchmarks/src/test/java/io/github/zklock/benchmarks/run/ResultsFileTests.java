@@ -51,6 +51,41 @@ class ResultsFileTests {
 	}
 
 	@Test
+	void conditionRequestLinesReadBackUnderTheirNameWithTheirLockCycle() throws Exception {
+		ResultsFile results = new ResultsFile();
+		results.addLines(List.of(
+				"REQUESTS mode=EXCLUSIVE per_cycle=3 writes=2 round_trips=2 raw_per_cycle=3 raw_writes=2 ops=create:1,delete:1,getChildren:1",
+				"REQUESTS condition=signal_without_waiter per_cycle=4 writes=2 round_trips=3 lock_cycle_per_cycle=3 "
+						+ "lock_cycle_writes=2 ops=create:1,delete:1,getChildren:2",
+				"REQUESTS condition=await_timed_out_kept per_cycle=8 writes=4 round_trips=5.10 lock_cycle_per_cycle=0 "
+						+ "lock_cycle_writes=0 ops=create:2,delete:2,getChildren:2,getData:2",
+				"REQUESTS condition=await_signalled per_cycle=6 writes=2 round_trips=3.10 lock_cycle_per_cycle=3 "
+						+ "lock_cycle_writes=2 ops=create:1,delete:1,getChildren:3,getData:1"));
+		Path file = this.directory.resolve("latest.properties");
+		results.write(file, "test");
+
+		Properties read = ResultsFile.read(file);
+		assertThat(read.getProperty("requests.EXCLUSIVE.per_cycle")).isEqualTo("3");
+		assertThat(read.getProperty("requests.condition_signal_without_waiter.condition"))
+			.isEqualTo("signal_without_waiter");
+		assertThat(read.getProperty("requests.condition_signal_without_waiter.per_cycle")).isEqualTo("4");
+		assertThat(read.getProperty("requests.condition_signal_without_waiter.lock_cycle_per_cycle")).isEqualTo("3");
+		assertThat(read.getProperty("requests.condition_signal_without_waiter.ops"))
+			.isEqualTo("create:1,delete:1,getChildren:2");
+		assertThat(read.getProperty("requests.condition_await_timed_out_kept.per_cycle")).isEqualTo("8");
+		assertThat(read.getProperty("requests.condition_await_timed_out_kept.lock_cycle_writes")).isEqualTo("0");
+		assertThat(read.getProperty("requests.condition_await_signalled.writes")).isEqualTo("2");
+		assertThat(read.getProperty("requests.condition_await_signalled.round_trips")).isEqualTo("3.10");
+		assertThat(read.getProperty("requests.condition_await_signalled.ops"))
+			.isEqualTo("create:1,delete:1,getChildren:3,getData:1");
+		// Each line under a name of its own: none overwrote another's fields.
+		assertThat(read.stringPropertyNames()).filteredOn((key) -> key.endsWith(".per_cycle"))
+			.containsExactlyInAnyOrder("requests.EXCLUSIVE.per_cycle",
+					"requests.condition_signal_without_waiter.per_cycle",
+					"requests.condition_await_timed_out_kept.per_cycle", "requests.condition_await_signalled.per_cycle");
+	}
+
+	@Test
 	void chartsAreDrawnFromTheFiguresThereAre() throws Exception {
 		ResultsFile results = new ResultsFile();
 		results.put("run.mode", "quick");
