@@ -22,6 +22,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Lock;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
@@ -31,7 +32,9 @@ import org.apache.zookeeper.data.Stat;
 
 import io.github.zklock.LockException;
 import io.github.zklock.LockHandle;
+import io.github.zklock.LockLostException;
 import io.github.zklock.LockState;
+import io.github.zklock.LockTemplate;
 import io.github.zklock.chaos.Chaos.ClientSocket;
 import io.github.zklock.chaos.GrantRecord.Outcome;
 import io.github.zklock.curator.CuratorLockAdmin;
@@ -41,6 +44,7 @@ import io.github.zklock.curator.LocalHandoff;
 import io.github.zklock.spi.LockTarget;
 import io.github.zklock.spi.RegistryGrant;
 
+import static io.github.zklock.curator.Admins.admin;
 import static io.github.zklock.curator.Admins.handedOver;
 
 /**
@@ -74,6 +78,15 @@ import static io.github.zklock.curator.Admins.handedOver;
  * {@code outFile} (wall-clock times; {@code held} whether it was held when granted, {@code toldMs}
  * when its holder was first told it was not held, 0 if not before its end). Prints
  * {@code DONE <grants>}.</li>
+ * <li>{@code await <connectString> <path> <sessionTimeoutMs>}: take the lock through a
+ * {@link LockTemplate} view ({@code lock(path)}), print {@code HELD <session>} and
+ * {@code AWAITING}, and wait on the lock's condition ({@code awaitUninterruptibly()}); print
+ * {@code OUTCOME RETURNED held=<n>} if the wait returned, {@code OUTCOME LOST held=<n> <message>}
+ * if it failed with {@link LockLostException}, {@code OUTCOME FAILED <exception>} otherwise
+ * ({@code n} the registry's held locks); then unlock, {@code UNLOCK OK} or
+ * {@code UNLOCK FAILED <exception>}; then take the lock again in the session of the moment
+ * ({@code tryLock}, up to 60 s), {@code RELOCKED <granted> <session>}, and release it. Prints
+ * {@code DONE}.</li>
  * </ul>
  */
 final class LockWorker {
@@ -100,6 +113,7 @@ final class LockWorker {
 				case "chain" -> chain(args[1], args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]),
 						Long.parseLong(args[5]), Path.of(args[6]), args.length > 7 && Boolean.parseBoolean(args[7]),
 						(args.length > 8) ? Long.parseLong(args[8]) : 0);
+				case "await" -> awaitCondition(args[1], args[2], Integer.parseInt(args[3]));
 				default -> throw new IllegalArgumentException("Unknown mode " + args[0]);
 			}
 			System.exit(0);
@@ -120,6 +134,53 @@ final class LockWorker {
 		// The parent kills this JVM; if it does not, end on our own.
 		Thread.sleep(120_000);
 		handle.release();
+	}
+
+	private static void awaitCondition(String connectString, String path, int sessionTimeoutMs) throws Exception {
+		CuratorFramework client = Chaos.startClient(connectString, Duration.ofMillis(sessionTimeoutMs));
+		CuratorLockRegistry registry = new CuratorLockRegistry(client, ROOT, 16);
+		Lock lock = new LockTemplate(registry, Duration.ofSeconds(60)).lock(path);
+		if (!lock.tryLock(60, TimeUnit.SECONDS)) {
+			throw new IllegalStateException("Not granted " + path + " within 60 s");
+		}
+		say("HELD " + session(client));
+		say("AWAITING");
+		String outcome;
+		try {
+			lock.newCondition().awaitUninterruptibly();
+			outcome = "RETURNED held=" + admin(registry).heldLockCount();
+		}
+		catch (LockLostException ex) {
+			outcome = "LOST held=" + admin(registry).heldLockCount() + " " + ex.getMessage();
+		}
+		catch (RuntimeException ex) {
+			outcome = "FAILED " + ex;
+			ex.printStackTrace(System.out);
+		}
+		say("OUTCOME " + outcome.replace('\n', ' '));
+		try {
+			lock.unlock();
+			say("UNLOCK OK");
+		}
+		catch (RuntimeException ex) {
+			say("UNLOCK FAILED " + ex);
+		}
+		boolean relocked = lock.tryLock(60, TimeUnit.SECONDS);
+		say("RELOCKED " + relocked + " " + session(client));
+		if (relocked) {
+			lock.unlock();
+		}
+		registry.close();
+		say("DONE");
+	}
+
+	private static String session(CuratorFramework client) {
+		try {
+			return Long.toHexString(client.getZookeeperClient().getZooKeeper().getSessionId());
+		}
+		catch (Exception ex) {
+			return "unknown";
+		}
 	}
 
 	private static void history(String connectString, String name, int grants, int sessionTimeoutMs, String lockPath,

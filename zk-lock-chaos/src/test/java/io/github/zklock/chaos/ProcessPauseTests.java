@@ -6,6 +6,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.LockSupport;
 
 import org.apache.curator.framework.CuratorFramework;
@@ -15,11 +17,13 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.github.zklock.LockHandle;
+import io.github.zklock.LockTemplate;
 import io.github.zklock.chaos.Chaos.ClientSocket;
 import io.github.zklock.curator.CuratorLockRegistry;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * A JVM whose threads take a key in turns (local hand-off on, the default) is paused with SIGSTOP
@@ -28,6 +32,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * resumed while B holds the key. Its holder of the moment is a zombie until its client notices the
  * expiry (the known case, which fencing tokens are for), but no new grant may be made on the dead
  * znode: no thread of the paused JVM may start a grant it believes held while B holds the key.
+ * A thread of the paused JVM that waits on the lock's condition must come back without the lock
+ * ({@link io.github.zklock.LockLostException}), whatever B signalled meanwhile.
  */
 @Tag("chaos")
 class ProcessPauseTests {
@@ -60,6 +66,101 @@ class ProcessPauseTests {
 	void resumedJvmGrantsNothingOnItsExpiredKeptZnode() throws Exception {
 		List<String[]> records = pauseAndResume("kept-pause", "1", "1", "true", "50");
 		assertThat(records).as("grants from the kept znode before the pause").anyMatch((r) -> Boolean.parseBoolean(r[3]));
+	}
+
+	/**
+	 * A child JVM holds the lock of a key and waits on its condition ({@code awaitUninterruptibly()}),
+	 * which queues its waiter znode and releases the lock; it is paused for longer than its session
+	 * timeout. The server expires its session and deletes the waiter znode with it. Meanwhile this
+	 * test's registry takes the lock and signals all, finding no waiter: a signal sent to the paused
+	 * JVM's dead waiter would have gone nowhere. Resumed while the test still holds the lock, the
+	 * child's wait must end in {@link io.github.zklock.LockLostException} without the lock, never
+	 * return as if signalled and held; its {@code unlock()} then does nothing, and it takes the lock
+	 * again in its new session once the test let it go.
+	 */
+	@Test
+	@Timeout(value = 2, unit = TimeUnit.MINUTES)
+	void resumedConditionWaiterFailsWithLockLostAndNoSignalWakesItsGhost() throws Exception {
+		String key = "/process-pause-condition";
+		String lockPath = LockWorker.ROOT + key;
+		CuratorFramework observer = this.zooKeeper.newClient();
+		CuratorLockRegistry contender = new CuratorLockRegistry(
+				this.zooKeeper.newClient(Chaos.clientSettings(Duration.ofSeconds(10), ClientSocket.NIO)), LockWorker.ROOT,
+				16);
+		Lock lock = new LockTemplate(contender, Duration.ofSeconds(30)).lock(key);
+		long pausedMs;
+		long expiredAfterMs;
+		long outcomeAfterResumeMs;
+		String outcome;
+		int woken;
+		try (ChildJvm child = ChildJvm.start("condition-pause", "await", this.zooKeeper.getConnectString(), key,
+				Long.toString(SESSION_TIMEOUT.toMillis()))) {
+			String childSession = child.awaitLine("HELD", Duration.ofSeconds(90));
+			child.awaitLine("AWAITING", Duration.ofSeconds(30));
+			// Queued, and the lock released: the waiter's znode is the one ephemeral below the lock path.
+			await().atMost(Duration.ofSeconds(20))
+				.pollInterval(Duration.ofMillis(20))
+				.until(() -> ZooKeeperExtension.ephemeralZnodes(observer, lockPath),
+						(znodes) -> znodes.size() == 1 && znodes.get(0).substring(lockPath.length()).contains("condition"));
+			long stoppedAt = System.nanoTime();
+			signal(child, "STOP");
+			try {
+				// The server expires the paused JVM's session: its waiter znode goes with it.
+				await().atMost(Duration.ofSeconds(30))
+					.pollInterval(Duration.ofMillis(20))
+					.until(() -> ZooKeeperExtension.ephemeralZnodes(observer, lockPath).isEmpty());
+				expiredAfterMs = Chaos.millisSince(stoppedAt);
+				assertThat(lock.tryLock(30, TimeUnit.SECONDS)).as("the test's registry takes the key meanwhile").isTrue();
+				long resumedAt;
+				try {
+					lock.newCondition().signalAll();
+					woken = contender.conditions().signalAll(key);
+					pausedMs = Chaos.millisSince(stoppedAt);
+					signal(child, "CONT");
+					resumedAt = System.nanoTime();
+					// Resumed while the key is held here: a waiter that wrongly took the signal
+					// would now wait for the lock, and report only once it is let go.
+					outcome = outcome(child, Duration.ofSeconds(15));
+				}
+				finally {
+					lock.unlock();
+				}
+				if (outcome == null) {
+					outcome = outcome(child, Duration.ofSeconds(15));
+				}
+				outcomeAfterResumeMs = Chaos.millisSince(resumedAt);
+			}
+			finally {
+				signal(child, "CONT");
+			}
+			Chaos.report("condition_pause session_timeout_ms=%d paused_ms=%d expired_after_ms=%d woken_by_signal=%d "
+					+ "outcome_after_resume_ms=%d outcome=%s", SESSION_TIMEOUT.toMillis(), pausedMs, expiredAfterMs,
+					woken, outcomeAfterResumeMs, outcome);
+			assertThat(woken).as("waiters the signal sent during the pause found").isZero();
+			assertThat(outcome).as("the resumed child's await (session %s)", childSession)
+				.isNotNull()
+				.startsWith("LOST held=0 ");
+			assertThat(child.awaitLine("UNLOCK", Duration.ofSeconds(10)))
+				.as("the child's unlock() after the lost wait").isEqualTo("OK");
+			assertThat(child.awaitLine("RELOCKED", Duration.ofSeconds(60))).as("the child takes the lock again")
+				.startsWith("true ")
+				.doesNotEndWith(" " + childSession);
+			child.awaitLine("DONE", Duration.ofSeconds(30));
+			assertThat(child.awaitExit(Duration.ofSeconds(30))).isZero();
+		}
+		finally {
+			contender.close();
+		}
+	}
+
+	/** The child's OUTCOME line, or null if none comes in time. */
+	private static String outcome(ChildJvm child, Duration timeout) throws InterruptedException {
+		try {
+			return child.awaitLine("OUTCOME", timeout);
+		}
+		catch (TimeoutException ex) {
+			return null;
+		}
 	}
 
 	private List<String[]> pauseAndResume(String name, String threads, String holdMs, String keep, String idleMs)
