@@ -2,20 +2,29 @@
 # Flash-sale demo of zk-lock: several instances of the sample app, each its own JVM, share one
 # ZooKeeper server and one database: by default an H2 file database that app-1 serves to the
 # others, with --database postgres a PostgreSQL server that the demo starts (see below). The same
-# load is sent three times: to the locked purchase; to the locked purchase again after the
-# instances were restarted with local hand-off off (zk.lock.local-handoff.enabled=false, all else
-# the same); and to the unlocked one. The database is audited after each run; one RESULT line
-# each, and a HANDOFF line comparing the two locked runs.
+# load is sent four times: to the locked purchase; to the reactive purchase (a Mono under the same
+# lock, on R2DBC, its writes fenced by the same row: R2dbcLockFence); to the locked purchase again
+# after the instances were restarted with local hand-off off (zk.lock.local-handoff.enabled=false,
+# all else the same); and to the unlocked one. The database is audited after each run; one RESULT
+# line each, and a HANDOFF line comparing the two blocking locked runs.
+# Between the reactive run and the restart, producers on app-1 and consumers on the other instances
+# move 200 items through an order queue of capacity 5 in the shared database, each side waiting on
+# the distributed Condition of the queue's lock (LockTemplate.lock(key).newCondition()) for the
+# other side to signal: one CONDITION line (items produced, consumed, duplicates, lost, the waits on
+# the condition, and the time from an item's insert to its take by a consumer that had waited).
 # Meanwhile every instance fires a scheduled stock report every 2 s; one SCHEDULED line per job says
 # how many ticks ran and how many ran on more than one instance.
 #
-# With --chaos, only the locked run is made, and while it goes on app-2 (never app-1, which serves
-# the H2 database) is frozen with SIGSTOP for longer than its session timeout, then resumed with
-# SIGCONT, again and again: its grants expire while it sleeps, another instance takes the lock, and
-# the resumed instance is a zombie holder. Each freeze waits (bounded) until app-2 holds a lock.
+# With --chaos, only the locked run is made, every other purchase of it sent to the reactive
+# purchase (one SKU, one lock and one fenced row for both), and while it goes on app-2 (never app-1,
+# which serves the H2 database) is frozen with SIGSTOP for longer than its session timeout, then
+# resumed with SIGCONT, again and again: its grants expire while it sleeps, another instance takes
+# the lock, and the resumed instance is a zombie holder. Each freeze waits (bounded) until app-2
+# holds a lock.
 # The instances run with a 2 s session timeout and 10 ms of work between grant and first write; the
-# store's fence (JdbcLockFence) must refuse the zombies' writes. A CHAOS line counts the pauses, the
-# grants the instances reported lost (zk.lock.lost) and the writes the fence refused; the RESULT
+# store's fence (JdbcLockFence, R2dbcLockFence for the reactive purchase) must refuse the zombies'
+# writes. A CHAOS line counts the pauses, the grants the instances reported lost (zk.lock.lost) and
+# the writes the fences refused, of the blocking and of the reactive purchase; the RESULT
 # line must still say oversold=0 lost_updates=0. The scheduled jobs stay on: app-2 may run a tick
 # another instance runs too after taking its lock or leadership over (a zombie leader), and each
 # SCHEDULED line counts those duplicates and the duplicate writes that committed, which must be 0
@@ -68,8 +77,10 @@
 #                  [--skip-no-handoff] [--chaos [--pause MS] | --keep] [--database h2|postgres] [--aot]
 #                  [--tls | --zookeeper HOST:PORT] [--no-prometheus | --prometheus-keep]
 #
-# Exit status: 0 when neither locked run oversold nor lost an update, no request failed (other
-# than sold out or lock busy; under --chaos also lock lost or lock service unavailable) and no
+# Exit status: 0 when no locked run (the reactive one included) oversold or lost an update, no
+# request failed (other than sold out or lock busy; under --chaos also lock lost or lock service
+# unavailable), the CONDITION line showed every item produced and consumed once (none lost, no
+# duplicate, the queue never above its capacity), and no
 # scheduled tick ran twice (under --chaos: app-2 was frozen at least once and no duplicate tick
 # committed its write), every query of the dashboard answered series when Prometheus ran, and under
 # --tls the TLS line showed the root path and every znode below it
@@ -649,6 +660,25 @@ run_load() {
 	return "$status"
 }
 
+# Producers on app-1 and consumers on the other instances move items through an order queue, each
+# side waiting on the queue lock's Condition (ProducerConsumerLoad): the CONDITION line. In the
+# background, as run_load.
+condition_items=200
+run_condition() {
+	local status=0
+	echo
+	echo "== condition: $condition_items items through an order queue of capacity 5 on $db_name, 3 producers on app-1," \
+		"4 consumers on $( ((instances > 1)) && echo "the other instances" || echo "app-1")"
+	"$java" "${jvm_opts[@]}" -cp "$jar" -Dloader.main=io.github.zklock.sample.demo.ProducerConsumerLoad "$launcher" \
+		--urls "$url_list" --items "$condition_items" --producers 3 --consumers 4 --timeout-seconds 120 \
+		>"$work/condition.log" 2>&1 &
+	load_pid=$!
+	wait "$load_pid" || status=$?
+	load_pid=
+	cat "$work/condition.log"
+	return "$status"
+}
+
 # Prints the value of field $2 of the RESULT line $1 (name=value pairs).
 result_field() {
 	[[ " $1 " =~ \ $2=([^ ]+)\  ]] && echo "${BASH_REMATCH[1]}"
@@ -795,7 +825,8 @@ if ((chaos)); then
 	fence=$(grep '^FENCE ' "$work/load-locked-chaos.log" || true)
 	pauses=$(cat "$work/chaos-pauses" 2>/dev/null || echo 0)
 	echo
-	echo "CHAOS pauses=$pauses lost_grants=$(lost_grants) stale_writes_rejected=$(result_field "$fence" stale_writes_rejected)"
+	echo "CHAOS pauses=$pauses lost_grants=$(lost_grants) stale_writes_rejected=$(result_field "$fence" stale_writes_rejected)" \
+		"stale_reactive_writes_rejected=$(result_field "$fence" stale_reactive_writes_rejected)"
 	[[ -z $chaos_result ]] || echo "$chaos_result"
 	# The scheduled jobs ran on every instance's schedule meanwhile, app-2 a zombie after each freeze:
 	# a tick may run twice (duplicates), but the fence must refuse the zombie's write.
@@ -860,6 +891,11 @@ run_load locked || locked_status=$?
 if grep -q 'sales handed over locally (same token as the sale before): 0 of' "$work/load-locked.log"; then
 	echo "Note: no sale of the locked run was handed over locally (this build has no local hand-off, or it is off)."
 fi
+reactive_status=0
+run_load locked-reactive ", through the reactive purchase (a Mono on R2DBC, fenced by R2dbcLockFence)" ||
+	reactive_status=$?
+condition_status=0
+run_condition || condition_status=$?
 no_handoff_status=0
 if ((no_handoff_run)); then
 	echo
@@ -888,6 +924,8 @@ cat "$work/scheduled.log"
 check_prometheus
 
 locked_result=$(grep '^RESULT ' "$work/load-locked.log" || true)
+reactive_result=$(grep '^RESULT ' "$work/load-locked-reactive.log" || true)
+condition_line=$(grep '^CONDITION ' "$work/condition.log" || true)
 unlocked_result=$(grep '^RESULT ' "$work/load-unlocked.log" || true)
 echo
 echo "Demo took $((SECONDS - started_at))s after the build; logs in ${work#"$root"/}"
@@ -895,6 +933,15 @@ echo "Demo took $((SECONDS - started_at))s after the build; logs in ${work#"$roo
 [[ -n $locked_result ]] || fail "the locked run printed no RESULT (exit $locked_status)"
 [[ $locked_result == *" oversold=0 lost_updates=0 "* ]] || fail "the locked run oversold or lost an update"
 ((locked_status == 0)) || fail "the locked run failed (exit $locked_status)"
+[[ -n $reactive_result ]] || fail "the locked-reactive run printed no RESULT (exit $reactive_status)"
+[[ $reactive_result == *" oversold=0 lost_updates=0 "* ]] || fail "the locked-reactive run oversold or lost an update"
+((reactive_status == 0)) || fail "the locked-reactive run failed (exit $reactive_status)"
+[[ -n $condition_line ]] || fail "the producers and consumers printed no CONDITION line (exit $condition_status)"
+[[ $(result_field "$condition_line" produced) == "$condition_items" && $(result_field "$condition_line" consumed) == "$condition_items" ]] ||
+	fail "the order queue did not move every item: $condition_items items, $(result_field "$condition_line" produced) produced, $(result_field "$condition_line" consumed) consumed"
+[[ $(result_field "$condition_line" duplicates) == 0 && $(result_field "$condition_line" lost) == 0 ]] ||
+	fail "the order queue gave an item twice or lost one (duplicates=$(result_field "$condition_line" duplicates) lost=$(result_field "$condition_line" lost))"
+((condition_status == 0)) || fail "the producer/consumer run failed (exit $condition_status)"
 if ((no_handoff_run)); then
 	no_handoff_result=$(grep '^RESULT ' "$work/load-locked-no-handoff.log" || true)
 	[[ -n $no_handoff_result ]] || fail "the locked-no-handoff run printed no RESULT (exit $no_handoff_status)"
@@ -912,5 +959,5 @@ check_dashboard
 if [[ $unlocked_result == *" oversold=0 lost_updates=0 "* ]]; then
 	echo "Note: the unlocked run happened not to interleave this time; try --think-time 5 or more concurrency."
 else
-	echo "The lock made the difference: the unlocked run oversold or lost updates, the locked $( ((no_handoff_run)) && echo "runs" || echo "run") did not."
+	echo "The lock made the difference: the unlocked run oversold or lost updates, the locked runs did not."
 fi

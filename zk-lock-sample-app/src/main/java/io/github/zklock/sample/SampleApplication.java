@@ -8,6 +8,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 import org.springframework.scheduling.annotation.EnableScheduling;
 
+import io.github.zklock.sample.queue.OrderQueueProperties;
 import io.github.zklock.transaction.JdbcLockFence;
 
 /**
@@ -16,10 +17,15 @@ import io.github.zklock.transaction.JdbcLockFence;
  * database. By default it runs on an embedded ZooKeeper and an in-memory H2 database (see
  * {@code application.yml}); {@code ./demo.sh} runs several instances on one ZooKeeper server and
  * one H2 file database, or one PostgreSQL server with {@code --database postgres}.
+ *
+ * <p>The same purchase also runs reactively ({@link ReactiveStockService}: a {@code Mono} under
+ * the same lock, on R2DBC, fenced by the same row), and the instances share bounded order queues
+ * whose producers and consumers wait on the distributed condition of the queue's lock
+ * ({@link io.github.zklock.sample.queue.OrderQueueService}).
  */
 @SpringBootApplication
 @EnableScheduling
-@EnableConfigurationProperties(SampleProperties.class)
+@EnableConfigurationProperties({ SampleProperties.class, OrderQueueProperties.class })
 public class SampleApplication {
 
 	/**

@@ -146,14 +146,14 @@ public class StockController {
 		return new StockLevel(sku, quantity);
 	}
 
-	private static void checkSku(String sku) {
+	static void checkSku(String sku) {
 		if (!SKU.matcher(sku).matches()) {
 			throw new ResponseStatusException(HttpStatus.BAD_REQUEST,
 					"sku must be 1 to 100 letters, digits, '.', '_' or '-', starting with a letter or digit");
 		}
 	}
 
-	private static String millis(Duration duration) {
+	static String millis(Duration duration) {
 		return String.format(Locale.ROOT, "%.3f", duration.toNanos() / 1_000_000.0);
 	}
 

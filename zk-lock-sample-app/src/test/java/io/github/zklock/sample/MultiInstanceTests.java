@@ -86,6 +86,22 @@ class MultiInstanceTests {
 	}
 
 	@Test
+	void loadGeneratorReportsNoOversellOrLostUpdateWithTheReactivePurchase() throws Exception {
+		LoadGenerator.Outcome outcome = runLoad(LoadGenerator.Mode.LOCKED_REACTIVE, "generator-reactive");
+		LoadReport report = outcome.report();
+		assertThat(report.sold()).isEqualTo(10);
+		assertThat(report.remaining()).isZero();
+		assertThat(report.consistent()).isTrue();
+		assertThat(report.lockWaitP99Millis()).isGreaterThanOrEqualTo(report.lockWaitP50Millis()).isPositive();
+		assertThat(outcome.statuses()).containsExactlyInAnyOrderEntriesOf(Map.of("200", 10L, "409", 20L));
+		assertThat(outcome.reactiveStatuses()).isEqualTo(outcome.statuses());
+		assertThat(outcome.lockedBooksStraight()).isTrue();
+		assertThat(outcome.sales().ordersByInstance()).containsOnlyKeys("instance-a", "instance-b");
+		assertThat(report.toResultLine()).startsWith("RESULT mode=locked-reactive requests=30 sold=10 remaining=0 "
+				+ "oversold=0 lost_updates=0 ");
+	}
+
+	@Test
 	void loadGeneratorReportsLostUpdatesWithoutTheLock() throws Exception {
 		LoadGenerator.Outcome outcome = runLoad(LoadGenerator.Mode.UNLOCKED, "generator-unlocked");
 		assertThat(outcome.report().lostUpdates()).isPositive();

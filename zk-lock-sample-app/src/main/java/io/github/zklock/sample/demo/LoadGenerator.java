@@ -34,13 +34,16 @@ import io.github.zklock.sample.StockExceptionHandler;
  * Sends concurrent purchase requests to several instances of the sample application over HTTP
  * ({@link HttpClient}), then reads the outcome from the shared database and prints it as a
  * {@code RESULT} line ({@link LoadReport}). Used by {@code ./demo.sh}: with the lock, with the lock
- * on instances whose local hand-off is off, and without the lock.
+ * through the reactive purchase, with the lock on instances whose local hand-off is off, and
+ * without the lock.
  *
  * <p>A run sets the SKU's stock through the first instance, then keeps {@code concurrency}
  * requests in flight until {@code requests} have been answered, request {@code i} going to
  * instance {@code i % instances}, or in the sticky modes to the first instance
- * ({@code POST /api/stock/{sku}/purchase}, or
- * {@code .../purchase-unlocked} in unlocked mode, one item each). The lock wait percentiles are
+ * ({@code POST /api/stock/{sku}/purchase}; {@code .../purchase-unlocked} in unlocked mode;
+ * {@code POST /api/reactive/stock/{sku}/purchase}, the reactive purchase on R2DBC under the same
+ * lock and fence, in {@code locked-reactive} mode and for every odd request in {@code locked-chaos}
+ * mode; one item each). The lock wait percentiles are
  * taken over the {@value StockController#LOCK_WAIT_HEADER} headers of the purchases that ran
  * (sold or sold out). Every request has a timeout, and so has the whole run.
  *
@@ -51,7 +54,8 @@ import io.github.zklock.sample.StockExceptionHandler;
  * tokens must strictly increase. In {@code locked-chaos} mode ({@code ./demo.sh --chaos}) the
  * instances are frozen and resumed meanwhile, so purchases may also be refused because their lock
  * was lost (409 with {@value StockExceptionHandler#LOCK_LOST_HEADER}, counted apart, the refusals
- * by the store's fence as {@code stale_writes_rejected}) or fail because ZooKeeper could not serve
+ * by the store's fence as {@code stale_writes_rejected}, those of the reactive purchase as
+ * {@code stale_reactive_writes_rejected}) or fail because ZooKeeper could not serve
  * the lock to an instance just resumed (503): expected there, and printed in a {@code FENCE} line.
  *
  * <p>Usage, from the sample's jar:
@@ -63,8 +67,9 @@ import io.github.zklock.sample.StockExceptionHandler;
  *     [--sku flash-sale-locked] [--stock 500] [--requests 1500] [--concurrency 32] \
  *     [--timeout-seconds 120] [--jdbc-user sa] [--jdbc-password '']
  * </pre>
- * {@code --mode} is {@code locked}, {@code locked-no-handoff}, {@code locked-chaos},
- * {@code locked-sticky}, {@code locked-sticky-kept} ({@code ./demo.sh --keep}) or {@code unlocked}.
+ * {@code --mode} is {@code locked}, {@code locked-reactive}, {@code locked-no-handoff},
+ * {@code locked-chaos}, {@code locked-sticky}, {@code locked-sticky-kept} ({@code ./demo.sh --keep})
+ * or {@code unlocked}.
  *
  * <p>Exit status: 0 when the run completed; 1 when a request failed other than sold out (409) or
  * lock busy (423) (in {@code locked-chaos} mode also lock lost (409) and lock service unavailable
@@ -105,6 +110,7 @@ public final class LoadGenerator {
 		setStock(options.instances().get(0), options.sku(), options.stock());
 		long mark = audit.mark();
 		Map<String, LongAdder> statuses = new ConcurrentHashMap<>();
+		Map<String, LongAdder> reactiveStatuses = new ConcurrentHashMap<>();
 		ConcurrentLinkedQueue<Double> lockWaits = new ConcurrentLinkedQueue<>();
 		AtomicInteger next = new AtomicInteger();
 		ExecutorService workers = Executors.newFixedThreadPool(options.concurrency());
@@ -115,6 +121,9 @@ public final class LoadGenerator {
 					for (int n = next.getAndIncrement(); n < options.requests(); n = next.getAndIncrement()) {
 						String status = purchase(options, n, lockWaits);
 						statuses.computeIfAbsent(status, (key) -> new LongAdder()).increment();
+						if (options.mode().reactive(n)) {
+							reactiveStatuses.computeIfAbsent(status, (key) -> new LongAdder()).increment();
+						}
 					}
 				});
 			}
@@ -132,15 +141,25 @@ public final class LoadGenerator {
 		LoadReport report = new LoadReport(options.mode().label(), options.requests(), options.stock(),
 				sales.sold(), sales.remaining(), LoadReport.percentile(waits, 50), LoadReport.percentile(waits, 99),
 				options.requests() / seconds);
+		return new Outcome(report, sales, counts(statuses), counts(reactiveStatuses));
+	}
+
+	private static SortedMap<String, Long> counts(Map<String, LongAdder> statuses) {
 		SortedMap<String, Long> counts = new TreeMap<>();
 		statuses.forEach((status, count) -> counts.put(status, count.sum()));
-		return new Outcome(report, sales, counts);
+		return counts;
 	}
 
 	private String purchase(Options options, int n, ConcurrentLinkedQueue<Double> lockWaits) {
 		URI instance = options.instances().get(options.mode().sticky() ? 0 : n % options.instances().size());
-		String path = "/api/stock/" + encode(options.sku())
-				+ (options.mode().locked() ? "/purchase" : "/purchase-unlocked");
+		String path;
+		if (options.mode().reactive(n)) {
+			path = "/api/reactive/stock/" + encode(options.sku()) + "/purchase";
+		}
+		else {
+			path = "/api/stock/" + encode(options.sku())
+					+ (options.mode().locked() ? "/purchase" : "/purchase-unlocked");
+		}
 		HttpRequest request = HttpRequest.newBuilder(instance.resolve(path))
 			.timeout(REQUEST_TIMEOUT)
 			.POST(HttpRequest.BodyPublishers.noBody())
@@ -201,11 +220,18 @@ public final class LoadGenerator {
 		Outcome outcome = new LoadGenerator().run(options, audit);
 		String tag = "[" + outcome.report().mode() + "] ";
 		System.out.println(tag + options.requests() + " purchases sent to " + options.instances().size()
-				+ " instances, " + options.concurrency() + " at a time; answers: " + outcome.describeStatuses());
+				+ " instances, " + options.concurrency() + " at a time" + options.mode().endpoints() + "; answers: "
+				+ outcome.describeStatuses());
+		if (options.mode() == Mode.LOCKED_CHAOS) {
+			System.out.println(
+					tag + "answers of the reactive purchase among them: " + outcome.describeReactiveStatuses());
+		}
 		System.out.println(tag + "orders by instance: " + outcome.sales().ordersByInstance());
 		if (options.mode().locked()) {
-			System.out.println("FENCE stale_writes_rejected=" + outcome.count(STALE_TOKEN) + " lock_lost="
-					+ outcome.count(LOCK_LOST) + " lock_service_unavailable=" + outcome.count("503"));
+			System.out.println("FENCE stale_writes_rejected=" + outcome.blockingCount(STALE_TOKEN) + " lock_lost="
+					+ outcome.blockingCount(LOCK_LOST) + " lock_service_unavailable=" + outcome.count("503")
+					+ " stale_reactive_writes_rejected=" + outcome.reactiveCount(STALE_TOKEN) + " reactive_lock_lost="
+					+ outcome.reactiveCount(LOCK_LOST));
 			System.out.println(tag + "fencing tokens non-decreasing in order-id order: "
 					+ (outcome.lockedBooksStraight() ? "yes" : "NO") + "; sales handed over locally (same token as the "
 					+ "sale before): " + outcome.sales().ordersSharingPreviousToken() + " of " + outcome.sales().orders());
@@ -262,6 +288,12 @@ public final class LoadGenerator {
 		LOCKED,
 
 		/**
+		 * {@code POST /api/reactive/stock/{sku}/purchase}: the reactive purchase ({@code Mono}, R2DBC)
+		 * under the same WRITE lock, fenced by the same row; fencing tokens non-decreasing.
+		 */
+		LOCKED_REACTIVE,
+
+		/**
 		 * The same endpoint as {@link #LOCKED}, sent to instances started with
 		 * {@code zk.lock.local-handoff.enabled=false}: every grant has a znode of its own, so the
 		 * fencing tokens strictly increase.
@@ -269,8 +301,9 @@ public final class LoadGenerator {
 		LOCKED_NO_HANDOFF,
 
 		/**
-		 * The same endpoint as {@link #LOCKED}, while {@code ./demo.sh --chaos} freezes and resumes
-		 * an instance: answers of lost locks and of a lock service unavailable are expected too.
+		 * The endpoints of {@link #LOCKED} (even requests) and {@link #LOCKED_REACTIVE} (odd ones) on
+		 * one SKU, while {@code ./demo.sh --chaos} freezes and resumes an instance: answers of lost
+		 * locks and of a lock service unavailable are expected too.
 		 */
 		LOCKED_CHAOS,
 
@@ -292,8 +325,8 @@ public final class LoadGenerator {
 
 		/**
 		 * Return the name used on the command line and in the {@code RESULT} line.
-		 * @return {@code locked}, {@code locked-no-handoff}, {@code locked-chaos},
-		 * {@code locked-sticky}, {@code locked-sticky-kept} or {@code unlocked}
+		 * @return {@code locked}, {@code locked-reactive}, {@code locked-no-handoff},
+		 * {@code locked-chaos}, {@code locked-sticky}, {@code locked-sticky-kept} or {@code unlocked}
 		 */
 		public String label() {
 			return name().toLowerCase(Locale.ROOT).replace('_', '-');
@@ -315,14 +348,33 @@ public final class LoadGenerator {
 			return this == LOCKED_STICKY || this == LOCKED_STICKY_KEPT;
 		}
 
+		/**
+		 * Return whether a request of a run calls the reactive purchase.
+		 * @param request the request's number in the run, from 0
+		 * @return {@code true} for every request of {@link #LOCKED_REACTIVE} and the odd ones of
+		 * {@link #LOCKED_CHAOS}
+		 */
+		public boolean reactive(int request) {
+			return this == LOCKED_REACTIVE || (this == LOCKED_CHAOS && request % 2 == 1);
+		}
+
+		/** The endpoints called, when not the blocking purchase alone. */
+		String endpoints() {
+			return switch (this) {
+				case LOCKED_REACTIVE -> " (the reactive purchase)";
+				case LOCKED_CHAOS -> " (every other one to the reactive purchase)";
+				default -> "";
+			};
+		}
+
 		static Mode of(String label) {
 			for (Mode mode : values()) {
 				if (mode.label().equals(label)) {
 					return mode;
 				}
 			}
-			throw new IllegalArgumentException("--mode must be locked, locked-no-handoff, locked-chaos, locked-sticky, "
-					+ "locked-sticky-kept or unlocked, was '" + label + "'");
+			throw new IllegalArgumentException("--mode must be locked, locked-reactive, locked-no-handoff, "
+					+ "locked-chaos, locked-sticky, locked-sticky-kept or unlocked, was '" + label + "'");
 		}
 
 	}
@@ -390,8 +442,11 @@ public final class LoadGenerator {
 	 * @param sales what the database recorded
 	 * @param statuses how many requests got each answer: an HTTP status code, or a description of
 	 * the failure
+	 * @param reactiveStatuses the same for the requests to the reactive purchase alone (counted in
+	 * {@code statuses} too)
 	 */
-	public record Outcome(LoadReport report, SalesAudit.Sales sales, SortedMap<String, Long> statuses) {
+	public record Outcome(LoadReport report, SalesAudit.Sales sales, SortedMap<String, Long> statuses,
+			SortedMap<String, Long> reactiveStatuses) {
 
 		/**
 		 * Return how many requests got an answer other than 200, 409 (sold out) or 423 (lock busy),
@@ -420,6 +475,24 @@ public final class LoadGenerator {
 		}
 
 		/**
+		 * Return how many requests to the reactive purchase got one answer.
+		 * @param status the answer, as {@link #count(String)} takes it
+		 * @return the number of requests
+		 */
+		public long reactiveCount(String status) {
+			return this.reactiveStatuses.getOrDefault(status, 0L);
+		}
+
+		/**
+		 * Return how many requests to the blocking purchases (locked or unlocked) got one answer.
+		 * @param status the answer, as {@link #count(String)} takes it
+		 * @return the number of requests
+		 */
+		public long blockingCount(String status) {
+			return count(status) - reactiveCount(status);
+		}
+
+		/**
 		 * Return whether every order of the run carries a fencing token and no token is lower than
 		 * the one before it in order-id order, as when every sale ran under the lock. Equal tokens
 		 * are accepted: grants handed over locally share their znode's token.
@@ -430,7 +503,15 @@ public final class LoadGenerator {
 		}
 
 		String describeStatuses() {
-			return this.statuses.entrySet()
+			return describe(this.statuses);
+		}
+
+		String describeReactiveStatuses() {
+			return describe(this.reactiveStatuses);
+		}
+
+		private static String describe(SortedMap<String, Long> statuses) {
+			return statuses.entrySet()
 				.stream()
 				.map((entry) -> entry.getValue() + " x " + entry.getKey())
 				.collect(Collectors.joining(", "));
