@@ -2,9 +2,10 @@
 # The fault campaign: a real ZooKeeper ensemble (Debian's zookeeper package, 3 or 5 servers as
 # unprivileged processes on 127.0.0.1, fsync on), every link of it (server to server, instance to
 # server) through a TCP proxy that a partition cuts; the sample app in 3 JVMs (profile chaos) on a
-# PostgreSQL server (scripts/database-server.sh); clients running six workloads (a fenced counter, the
-# same counter unfenced, the fenced counter through asynchronous grants, transfers under a
-# multi-lock, the stock sale, the @LeaderOnly report job) and recording every operation; and a
+# PostgreSQL server (scripts/database-server.sh); clients running seven workloads (a fenced counter,
+# the same counter unfenced, the fenced counter through asynchronous grants, transfers under a
+# multi-lock, the stock sale, the reactive stock sale on R2DBC fenced by R2dbcLockFence, the
+# @LeaderOnly report job) and recording every operation; and a
 # nemesis that injects, on a schedule drawn from the seed, partitions (the leader isolated, a
 # minority of followers, an instance cut off from every server), SIGSTOP/SIGCONT of a holder past
 # its session timeout, SIGKILL of the leader, of a follower and of an instance, jumps of an

@@ -216,6 +216,10 @@ public final class Campaign {
 				case STOCK_SALE -> Checks.Result.of(workload, operations, Checks.stock(
 						operations.stream().filter((operation) -> operation.outcome() == History.Outcome.OK).count(),
 						INITIAL_STOCK, database.stockLeft(Workload.SKU), database.unitsSold(Workload.SKU)));
+				case REACTIVE_STOCK_SALE -> Checks.Result.of(workload, operations, Checks.stock(
+						operations.stream().filter((operation) -> operation.outcome() == History.Outcome.OK).count(),
+						INITIAL_STOCK, database.stockLeft(Workload.REACTIVE_SKU),
+						database.unitsSold(Workload.REACTIVE_SKU)));
 				// Not called: the checker's result counts the runs it examined, the history has none.
 				case LEADER_JOB -> Checks.leaderJob(database.committedRunsPerTick());
 			});
@@ -226,8 +230,10 @@ public final class Campaign {
 	/** The stock to sell and the accounts to move money between. */
 	private static void prepare(String baseUrl) throws IOException, InterruptedException {
 		HttpClient http = HttpClient.newHttpClient();
-		send(http, HttpRequest.newBuilder(URI.create(baseUrl + "/api/stock/" + Workload.SKU + "?quantity=" + INITIAL_STOCK))
-			.PUT(HttpRequest.BodyPublishers.noBody()));
+		for (String sku : List.of(Workload.SKU, Workload.REACTIVE_SKU)) {
+			send(http, HttpRequest.newBuilder(URI.create(baseUrl + "/api/stock/" + sku + "?quantity=" + INITIAL_STOCK))
+				.PUT(HttpRequest.BodyPublishers.noBody()));
+		}
 		send(http, HttpRequest.newBuilder(URI.create(baseUrl + "/chaos/accounts?count=" + Workload.ACCOUNTS + "&balance="
 				+ Workload.OPENING_BALANCE + "&reset=true")).POST(HttpRequest.BodyPublishers.noBody()));
 	}
@@ -262,6 +268,7 @@ public final class Campaign {
 		clients.put(Workload.ASYNC_COUNTER, 2);
 		clients.put(Workload.TRANSFER, 2);
 		clients.put(Workload.STOCK_SALE, 2);
+		clients.put(Workload.REACTIVE_STOCK_SALE, 2);
 		return clients;
 	}
 

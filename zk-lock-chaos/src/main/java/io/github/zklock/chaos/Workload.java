@@ -23,12 +23,21 @@ enum Workload {
 	/** The sample's stock sale (a read/write lock per SKU, fenced on the stock row). */
 	STOCK_SALE("stock-sale", true),
 
+	/**
+	 * The sample's reactive stock sale: the same sale as a {@code Mono} on R2DBC, under the same
+	 * kind of lock, fenced on its stock row by {@code R2dbcLockFence}; a SKU of its own.
+	 */
+	REACTIVE_STOCK_SALE("reactive-stock-sale", true),
+
 	/** The sample's {@code @LeaderOnly} job: one committed effect per tick at most; no client calls. */
 	LEADER_JOB("leader-job", true);
 
 
 	/** The SKU of the stock sale. */
 	static final String SKU = "chaos-sku";
+
+	/** The SKU of the reactive stock sale. */
+	static final String REACTIVE_SKU = "chaos-sku-reactive";
 
 	/** How many accounts the transfers move money between. */
 	static final int ACCOUNTS = 5;
@@ -98,6 +107,7 @@ enum Workload {
 						+ operation;
 			}
 			case STOCK_SALE -> "/api/stock/" + SKU + "/purchase?quantity=1";
+			case REACTIVE_STOCK_SALE -> "/api/reactive/stock/" + REACTIVE_SKU + "/purchase?quantity=1";
 			case LEADER_JOB -> throw new IllegalStateException("The leader job is not called");
 		};
 	}
