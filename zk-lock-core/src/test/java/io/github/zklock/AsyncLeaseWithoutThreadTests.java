@@ -48,6 +48,12 @@ class AsyncLeaseWithoutThreadTests {
 
 	private static final Duration BOUND = Duration.ofSeconds(30);
 
+	/**
+	 * How long 2,000 queued leases may take to drain: a bound against a hang, not a throughput
+	 * goal (the benchmarks measure that).
+	 */
+	private static final Duration DRAIN_BOUND = Duration.ofMinutes(3);
+
 	private CuratorFramework client;
 
 	private CuratorFramework otherClient;
@@ -146,9 +152,11 @@ class AsyncLeaseWithoutThreadTests {
 		AtomicInteger inside = new AtomicInteger();
 		AtomicInteger mostInside = new AtomicInteger();
 		List<CompletableFuture<LockResult<Integer>>> calls = new ArrayList<>();
+		// Waiting without limit: the test is about threads and permits, not how fast 2,000 leases
+		// drain (some 14 s alone on two idle cores, 37 s with stress-ng --cpu 4 beside it).
 		for (int i = 0; i < 2_000; i++) {
 			int call = i;
-			calls.add(async.execute(LockRequest.permit(this.key, 2), (handle) -> {
+			calls.add(async.execute(LockRequest.permit(this.key, 2).withWaitTime(LockRequest.WAIT_FOREVER), (handle) -> {
 				mostInside.accumulateAndGet(inside.incrementAndGet(), Math::max);
 				inside.decrementAndGet();
 				return CompletableFuture.completedFuture(call);
@@ -162,7 +170,7 @@ class AsyncLeaseWithoutThreadTests {
 		for (Lease lease : rawLeases) {
 			lease.close();
 		}
-		CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new)).get(BOUND.toSeconds(), TimeUnit.SECONDS);
+		CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new)).get(DRAIN_BOUND.toSeconds(), TimeUnit.SECONDS);
 		assertThat(calls).allMatch((call) -> call.join().wasExecuted());
 		assertThat(mostInside.get()).isBetween(1, 2);
 		assertNothingLeft();
