@@ -386,7 +386,8 @@ final class ConditionQueues implements LockConditions {
 				return;
 			}
 			if (ConditionQueues.this.znodes.sessionInstance() != this.session) {
-				lost("its session ended");
+				// Deleted already (by a signal, seen late): nothing left to delete.
+				lost("its session ended", false);
 			}
 			else if (this.woken.complete(Boolean.TRUE)) {
 				ConditionQueues.this.waiting.remove(this);
@@ -394,14 +395,25 @@ final class ConditionQueues implements LockConditions {
 		}
 
 		void lost(String why) {
+			lost(why, true);
+		}
+
+		/**
+		 * The waiter is lost: its wait fails, and a signal it may have taken is passed on.
+		 * @param why the end of the message
+		 * @param znodeThere whether its znode may still be there (not seen deleted)
+		 */
+		private void lost(String why, boolean znodeThere) {
 			if (this.woken.completeExceptionally(new LockLostException(this.lockPath, this.mode,
 					"the waiter on its condition (" + this.path + ") was lost, " + why
 							+ "; a signal may have gone to it"))) {
 				ConditionQueues.this.waiting.remove(this);
-				// The server may keep the znode until it expires the old session: deleted now, it
-				// takes no signal meant for a waiter that still waits.
-				ConditionQueues.this.znodes.delete(this.path, (code, nothing) -> {
-				});
+				if (znodeThere) {
+					// The server may keep the znode until it expires the old session: deleted now,
+					// it takes no signal meant for a waiter that still waits.
+					ConditionQueues.this.znodes.delete(this.path, (code, nothing) -> {
+					});
+				}
 				passOn(this.lockPath, this.path);
 			}
 		}

@@ -20,8 +20,10 @@ import io.github.zklock.LockMode;
  * <ul>
  * <li>{@code await} checks the calling thread holds the lock ({@link IllegalMonitorStateException}
  * otherwise), puts the thread's waiter znode in the key's queue <em>before</em> releasing the lock,
- * so that no signal sent after the release is missed, releases every hold of the thread on the
- * lock (its reentrant count), waits, and takes the holds again before it returns or throws;</li>
+ * so that no signal sent after the release is missed, checks the hold again (a lock lost before the
+ * waiter queued fails the wait, rather than leave it waiting in a later session for a signal sent
+ * before it queued), releases every hold of the thread on the lock (its reentrant count), waits,
+ * and takes the holds again before it returns or throws;</li>
  * <li>{@code signal} wakes the longest waiter of any application, {@code signalAll} every waiter
  * there is; both need the lock held;</li>
  * <li>interrupts and timeouts as {@link java.util.concurrent.locks.AbstractQueuedSynchronizer}'s
@@ -210,6 +212,27 @@ public final class LockCondition implements Condition {
 		long start = System.nanoTime();
 		// Queued before the lock is let go: a signal sent once it is finds this waiter.
 		LockConditions.Waiter waiter = this.conditions.enqueue(this.key, this.mode);
+		try {
+			// Still held once queued: a lock lost meanwhile (its session ended, and the waiter went
+			// into the next session) is told here, or else its waiter is lost with the session
+			// (the registry loses the grants first, then the waiters).
+			this.holder.checkHeld();
+		}
+		catch (LockLostException ex) {
+			try {
+				if (!waiter.leave()) {
+					// A signal came first, for a waiter that will not wait: the next one's.
+					this.conditions.signal(this.key);
+				}
+			}
+			catch (RuntimeException notLeft) {
+				// Lost with the session too: gone already.
+				ex.addSuppressed(notLeft);
+			}
+			// Lost: given up, as a lost waiter's holds are.
+			this.holder.releaseAll().abandon();
+			throw ex;
+		}
 		Released released;
 		try {
 			released = this.holder.releaseAll();

@@ -223,6 +223,11 @@ final class InMemoryZooKeeper implements Znodes {
 		return path;
 	}
 
+	/** How many requests are kept while the connection is suspended, sent but not applied yet. */
+	synchronized int keptRequests() {
+		return this.kept.size();
+	}
+
 	/** Whether the client watches the znode (a waiter watching its predecessor, say). */
 	synchronized boolean watched(String path) {
 		Set<Watcher> watchers = this.dataWatches.get(path);

@@ -91,10 +91,21 @@ final class Interleavings {
 	 * most three times, each time with fewer classes left to transform.
 	 */
 	private static void transformTheClassesOnce() {
+		warmUp(Interleavings::everyKindOfStep);
+	}
+
+	/**
+	 * Explore one schedule of a class's own kinds of steps before its tests, as
+	 * {@link #transformTheClassesOnce()} does for the steps every class takes, so that the classes
+	 * only its scenarios use are transformed there, not in its first test's first schedule. The
+	 * steps must have nothing to wait for, so that a report that it hung can only be Lincheck's
+	 * bound: it is explored again, at most three times.
+	 * @param steps the steps, on a fresh model, which must leave the key free
+	 */
+	static void warmUp(Consumer<Run> steps) {
 		for (int attempt = 1;; attempt++) {
 			try {
-				Lincheck.runConcurrentTest(1, () -> runScenario((model) -> model.oneAttempt(LockMode.WRITE), false,
-						Interleavings::everyKindOfStep));
+				Lincheck.runConcurrentTest(1, () -> runScenario((model) -> model.oneAttempt(LockMode.WRITE), false, steps));
 				return;
 			}
 			catch (AssertionError ex) {
@@ -210,8 +221,14 @@ final class Interleavings {
 			return thread;
 		}
 
+		/** Join every thread, also those that threads started meanwhile. */
 		void joinAll() {
-			join(this.threads.toArray(new Thread[0]));
+			int joined = 0;
+			while (joined < this.threads.size()) {
+				Thread[] started = this.threads.toArray(new Thread[0]);
+				join(started);
+				joined = started.length;
+			}
 		}
 
 		void join(Thread... threads) {
