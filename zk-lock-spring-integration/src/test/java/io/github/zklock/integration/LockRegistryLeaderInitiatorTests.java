@@ -151,8 +151,12 @@ class LockRegistryLeaderInitiatorTests {
 	void yieldingHandsLeadershipToTheOtherCandidate() {
 		Campaign one = campaign(this.first, "one");
 		await().atMost(BOUND).until(() -> one.candidate.grants.get() == 1);
-		Campaign two = campaign(this.second, "two");
-		// The other candidate queues behind the leader.
+		// The other candidate queues behind the leader, and stays queued: its tryLock waits longer
+		// than the test. With a short heartbeat it would leave the queue after each one and queue
+		// again a busy wait later, and the yielding leader, which tries again a busy wait after its
+		// unlock, could find the lock free first and lead again: a yield gives the others a chance,
+		// it does not hand over (the initiator's own tests check only the revocation).
+		Campaign two = campaign(this.second, "two", BOUND.multipliedBy(2));
 		await().atMost(BOUND).until(() -> lockZnodes().size() == 2);
 
 		one.initiator.getContext().yield();
@@ -178,9 +182,17 @@ class LockRegistryLeaderInitiatorTests {
 	}
 
 	private Campaign campaign(Application application, String id) {
+		return campaign(application, id, Duration.ofMillis(100));
+	}
+
+	/**
+	 * @param heartBeat how long the candidate's {@code tryLock} waits, and how often a leader locks
+	 * again
+	 */
+	private Campaign campaign(Application application, String id, Duration heartBeat) {
 		CountingCandidate candidate = new CountingCandidate(id);
 		LockRegistryLeaderInitiator initiator = new LockRegistryLeaderInitiator(application.locks(), candidate);
-		initiator.setHeartBeatMillis(100);
+		initiator.setHeartBeatMillis(heartBeat.toMillis());
 		initiator.setBusyWaitMillis(10);
 		List<AbstractLeaderEvent> events = new CopyOnWriteArrayList<>();
 		initiator.setLeaderEventPublisher(new DefaultLeaderEventPublisher((event) -> {
