@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Shows what the systematic tests of the local queue (LocalQueueInterleavingTests,
-# LocalQueueEndInterleavingTests and KeptLockInterleavingTests in zk-lock-interleavings, Lincheck's
+# Shows what the systematic tests of the local queue and the condition (LocalQueueInterleavingTests,
+# LocalQueueEndInterleavingTests, KeptLockInterleavingTests and ConditionInterleavingTests in
+# zk-lock-interleavings, Lincheck's
 # model checker) find when a fix is taken out, or a defect put in. Each patch in scripts/reverts/
 # reverts one fix (or plants a defect that the code must not have) and names, on its "Found by:"
 # line, the test that should fail with it. For each, the working tree

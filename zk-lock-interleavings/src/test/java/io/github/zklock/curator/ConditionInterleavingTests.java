@@ -22,6 +22,7 @@ import io.github.zklock.spi.LockConditions;
 import io.github.zklock.spi.RegistryGrant;
 
 import static io.github.zklock.curator.Interleavings.explore;
+import static io.github.zklock.curator.Interleavings.twiceFoundAt;
 import static io.github.zklock.curator.LocalQueueModel.PATH;
 import static io.github.zklock.curator.LocalQueueModel.check;
 
@@ -327,7 +328,7 @@ class ConditionInterleavingTests {
 	 */
 	@Test
 	void signalSeenOnlyAfterTheSessionEndedIsPassedOn() {
-		signalSeenOnlyAfterTheSessionEnded(false);
+		signalSeenOnlyAfterTheSessionEnded(false, Interleavings.SCHEDULES);
 	}
 
 	/**
@@ -338,11 +339,11 @@ class ConditionInterleavingTests {
 	 */
 	@Test
 	void ownSignalSeenOnlyAfterTheSessionEndedDeletesTheWaiterOnce() {
-		signalSeenOnlyAfterTheSessionEnded(true);
+		signalSeenOnlyAfterTheSessionEnded(true, twiceFoundAt(2));
 	}
 
-	private static void signalSeenOnlyAfterTheSessionEnded(boolean ownSignal) {
-		explore(LockMode.EXCLUSIVE, true, (run) -> {
+	private static void signalSeenOnlyAfterTheSessionEnded(boolean ownSignal, int schedules) {
+		explore(LockMode.EXCLUSIVE, true, schedules, (run) -> {
 			LocalQueueModel model = run.model;
 			ConditionQueues conditions = conditions(model);
 			AtomicBoolean lost = new AtomicBoolean();
@@ -543,7 +544,7 @@ class ConditionInterleavingTests {
 	 */
 	@Test
 	void lockLostBeforeTheWaiterQueuedEndsTheWait() {
-		explore(LockMode.EXCLUSIVE, true, (run) -> {
+		explore(LockMode.EXCLUSIVE, true, twiceFoundAt(2), (run) -> {
 			LocalQueueModel model = run.model;
 			ConditionQueues conditions = conditions(model);
 			AtomicBoolean ready = new AtomicBoolean();
