@@ -9,6 +9,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
 
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.github.zklock.curator.CuratorLockRegistry;
+import io.github.zklock.spi.LockCondition;
 import io.github.zklock.test.ZooKeeperExtension;
 
 import static io.github.zklock.curator.Admins.admin;
@@ -481,6 +483,78 @@ class LockConditionTests {
 		// The application goes on in its new session.
 		assertThat(lock.tryLock(BOUND_SECONDS, TimeUnit.SECONDS)).isTrue();
 		lock.unlock();
+	}
+
+	/**
+	 * The lock is lost while {@code await} queues its waiter: the session expires right after
+	 * {@code await}'s check (the holder's, here the test's), and the registry is told, so that the
+	 * waiter's create goes into the next session. The wait fails with {@link LockLostException}, its
+	 * holds given up and no waiter left, rather than wait in the new session for a signal sent
+	 * before it queued. (The holder is the test's, on a grant of the template: the view's own holds
+	 * leave no point between the check and the create to expire the session at.)
+	 */
+	@Test
+	void aLockLostAsAwaitQueuesItsWaiterFailsTheWait() throws Exception {
+		AtomicInteger checks = new AtomicInteger();
+		AtomicBoolean abandoned = new AtomicBoolean();
+		CompletableFuture<Void> awaited = inThread(() -> {
+			LockHandle handle = this.template.acquire(LockRequest.of(this.key));
+			new LockCondition(this.registry.conditions(), this.key, LockMode.EXCLUSIVE,
+					lostAfterTheFirstCheck(handle, checks, abandoned))
+				.await();
+			return null;
+		});
+		assertThat(awaited).failsWithin(BOUND_SECONDS, TimeUnit.SECONDS)
+			.withThrowableThat()
+			.havingCause()
+			.isInstanceOf(LockLostException.class);
+		assertThat(checks).hasValue(2);
+		assertThat(abandoned).isTrue();
+		await().atMost(LONG).untilAsserted(() -> assertThat(waiterZnodesOrNone()).isEmpty());
+	}
+
+	/**
+	 * The holds of one grant, whose session is expired at their first check (once the grant is
+	 * told LOST); never taken again.
+	 */
+	private LockCondition.Holder lostAfterTheFirstCheck(LockHandle handle, AtomicInteger checks,
+			AtomicBoolean abandoned) {
+		return new LockCondition.Holder() {
+
+			@Override
+			public void checkHeld() {
+				int check = checks.incrementAndGet();
+				handle.checkHeld();
+				if (check == 1) {
+					try {
+						zooKeeper.expireSession(LockConditionTests.this.client);
+					}
+					catch (Exception ex) {
+						throw new IllegalStateException(ex);
+					}
+					await().atMost(LONG).until(() -> handle.state() == LockState.LOST);
+				}
+			}
+
+			@Override
+			public LockCondition.Released releaseAll() {
+				handle.release();
+				return new LockCondition.Released() {
+
+					@Override
+					public void reacquire() {
+						throw new AssertionError("taken again after its lock was lost");
+					}
+
+					@Override
+					public void abandon() {
+						abandoned.set(true);
+					}
+
+				};
+			}
+
+		};
 	}
 
 	/**

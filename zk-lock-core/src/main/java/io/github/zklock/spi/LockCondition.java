@@ -219,16 +219,7 @@ public final class LockCondition implements Condition {
 			this.holder.checkHeld();
 		}
 		catch (LockLostException ex) {
-			try {
-				if (!waiter.leave()) {
-					// A signal came first, for a waiter that will not wait: the next one's.
-					this.conditions.signal(this.key);
-				}
-			}
-			catch (RuntimeException notLeft) {
-				// Lost with the session too: gone already.
-				ex.addSuppressed(notLeft);
-			}
+			leaveUnwaited(waiter, ex);
 			// Lost: given up, as a lost waiter's holds are.
 			this.holder.releaseAll().abandon();
 			throw ex;
@@ -238,7 +229,7 @@ public final class LockCondition implements Condition {
 			released = this.holder.releaseAll();
 		}
 		catch (RuntimeException ex) {
-			waiter.leave();
+			leaveUnwaited(waiter, ex);
 			throw ex;
 		}
 		boolean signalled;
@@ -289,6 +280,24 @@ public final class LockCondition implements Condition {
 			return TIMED_OUT;
 		}
 		return (nanos == Long.MAX_VALUE) ? Long.MAX_VALUE : nanos - (System.nanoTime() - start);
+	}
+
+	/**
+	 * Leave the queue for a wait that ends before it waited; a signal that reached the waiter
+	 * meanwhile goes on to the next waiter, since this one will not act on it.
+	 * @param waiter the waiter
+	 * @param cause what ends the wait: a failure to leave is added to it, suppressed
+	 */
+	private void leaveUnwaited(LockConditions.Waiter waiter, RuntimeException cause) {
+		try {
+			if (!waiter.leave()) {
+				this.conditions.signal(this.key);
+			}
+		}
+		catch (RuntimeException notLeft) {
+			// Lost with its session, say: gone already.
+			cause.addSuppressed(notLeft);
+		}
 	}
 
 	@Override
